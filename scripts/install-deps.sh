@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Installs the Debian packages turbanet needs to build and test (idempotent: installs only
+# what is missing). Runs apt-get as root, or through sudo.
+set -euo pipefail
+PACKAGES=(
+  build-essential cmake pkg-config   # compiler and build system
+  libcli11-dev                       # command-line parsing
+  libyaml-cpp-dev                    # configuration files
+  libspdlog-dev libfmt-dev           # logging and formatting
+  doctest-dev                        # unit tests
+  libhdf5-dev zlib1g-dev             # run files (HDF5, deflate compression)
+  libopenblas-dev                    # large per-member GEMMs
+  libcsv-dev                         # CSV parsing (RFC 4180 quoting)
+  python3 python3-h5py python3-numpy # the tests check that h5py reads run files
+)
+missing=()
+for p in "${PACKAGES[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]} == 0)); then
+  echo "install-deps: all ${#PACKAGES[@]} packages present"
+  exit 0
+fi
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
+echo "install-deps: installing ${missing[*]}"
+$SUDO apt-get update
+DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y --no-install-recommends "${missing[@]}"

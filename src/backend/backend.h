@@ -1,0 +1,120 @@
+// The compute interface the trainer is written against. A backend owns memory and runs
+// ops over a *block* of swarm members; every tensor carries the member axis first
+// ([S, ...], member stride given explicitly). The CPU backend is the reference; a CUDA
+// backend implements the same ops with cuBLAS and the shared host/device headers in math/.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "config/config.h"
+#include "math/optimizers.h"
+#include "data/sampler.h"
+
+namespace tn {
+
+enum class Trans { N, T };
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+  virtual std::string name() const = 0;     // "cpu", "cuda:0"
+  virtual std::string describe() const = 0; // how ops run, for logs and run files
+  virtual int workers() const = 0;          // blocks that may run at once
+
+  // ---- memory (device memory; the CPU backend's is host memory) ----
+  virtual void* alloc_bytes(std::size_t bytes) = 0;  // zero-filled, 64-byte aligned
+  virtual void release(void* p) = 0;
+  virtual void to_device(void* dst, const void* src, std::size_t bytes) = 0;
+  virtual void to_host(void* dst, const void* src, std::size_t bytes) = 0;
+  template <class T>
+  T* alloc(std::size_t count) { return static_cast<T*>(alloc_bytes(count * sizeof(T))); }
+
+  // Runs fn(begin, end, worker) over blocks of members covering [0, S), at most
+  // `max_block` members each. Blocks may run concurrently on distinct workers
+  // (0 <= worker < workers()); fn must only touch its own members and its worker's
+  // scratch. Returns when all blocks are done.
+  virtual void for_each_block(int S, int max_block,
+                              const std::function<void(int, int, int)>& fn) = 0;
+
+  // ---- GEMM: exactly cublasSgemmStridedBatched's contract (column-major) ----
+  // For each p in [0, batch):
+  //   C_p = alpha · op(A_p) · op(B_p) + beta · C_p
+  // with A_p = A + p·strideA, etc.; op(X) = X (N) or Xᵀ (T). All matrices are
+  // column-major: element (r, c) of a matrix with leading dimension ld is at [r + c·ld].
+  // op(A) is m×k, op(B) is k×n, C is m×n. A is m×k (lda ≥ m) when N, k×m (lda ≥ k) when
+  // T; likewise B; ldc ≥ m. beta = 0 means C is not read (NaN in C does not propagate).
+  // Row-major callers use gemm_rm() below.
+  virtual void gemm_strided_batched(Trans ta, Trans tb, int m, int n, int k, float alpha,
+                                    const float* A, int lda, std::int64_t strideA,
+                                    const float* B, int ldb, std::int64_t strideB, float beta,
+                                    float* C, int ldc, std::int64_t strideC, int batch) = 0;
+
+  // ---- elementwise and reductions over a block of S members ----
+  // Z [S, rows, cols] (member stride sZ) += b [S, cols] (stride sb); A = act(Z) (stride sA).
+  virtual void bias_activation(Activation act, float slope, int S, int rows, int cols, float* Z,
+                               std::int64_t sZ, const float* b, std::int64_t sb, float* A,
+                               std::int64_t sA) = 0;
+  // dA [S, rows, cols] *= act'(Z) in place (turning dL/dA into dL/dZ).
+  virtual void activation_backward(Activation act, float slope, int S, int rows, int cols,
+                                   const float* Z, const float* A, std::int64_t s, float* dA) = 0;
+  // db [S, cols] = sum over rows of dZ [S, rows, cols].
+  virtual void bias_grad(int S, int rows, int cols, const float* dZ, std::int64_t sZ, float* db,
+                         std::int64_t sb) = 0;
+  // Per-member scalars (loss_sum, correct, norm2, h) are device arrays like any tensor.
+  // Loss of outputs Z [S, B, O] (member stride sZ) against targets Y [S, B, T] (stride sY;
+  // T = 1 class labels for cross_entropy, else T = O values). Writes dZ (stride sZ) = dL/dZ
+  // with L the per-member mean over the batch (and outputs, for regression), and *adds*
+  // per-member sums over samples to loss_sum[S] and correct[S] (correct: argmax == label for
+  // cross_entropy; for bce the fraction of outputs with (z > 0) == (y > 0.5)).
+  virtual void loss_backward(const LossConfig& loss, int S, int B, int O, const float* Z,
+                             std::int64_t sZ, const float* Y, std::int64_t sY, float* dZ,
+                             double* loss_sum, double* correct) = 0;
+  // The same loss without gradients (validation), adding to loss_sum and correct.
+  virtual void loss_forward(const LossConfig& loss, int S, int B, int O, const float* Z,
+                            std::int64_t sZ, const float* Y, std::int64_t sY, double* loss_sum,
+                            double* correct) = 0;
+  // P [S, B, O] (stride sP) = what users see: softmax (cross_entropy), sigmoid (bce), or Z.
+  virtual void output_transform(LossType loss, int S, int B, int O, const float* Z,
+                                std::int64_t sZ, float* P, std::int64_t sP) = 0;
+  // Xb [S, B, F] (stride sXb) and Yb [S, B, T] (stride sYb): member s's rows at positions
+  // pos0..pos0+B of its sample order, gathered from X [n, F] and Y [n, T].
+  virtual void gather_batch(const BatchSampler& sampler, std::uint32_t member0, int S,
+                            std::uint32_t pos0, int B, const float* X, int F, const float* Y,
+                            int T, float* Xb, std::int64_t sXb, float* Yb, std::int64_t sYb) = 0;
+  // norm2[s] += Σ x², x [S, n] with member stride sx.
+  virtual void sum_squares(int S, std::int64_t n, const float* x, std::int64_t sx,
+                           double* norm2) = 0;
+  // One optimizer step on parameters P [S, n] (member stride `stride`) with gradients G and
+  // state S1, S2 of the same layout, using member s's step scalars h[s]. When clip > 0 the
+  // gradient of member s is first scaled by min(1, clip / (√norm2[s] + 1e-6)), where
+  // norm2[s] is the squared global norm of all its gradients (PyTorch's clip_grad_norm_).
+  virtual void optimizer_update(OptimizerType type, int S, std::int64_t n, float* P,
+                                const float* G, float* S1, float* S2, std::int64_t stride,
+                                const OptStep* h, float clip, const double* norm2) = 0;
+};
+
+// Row-major GEMM through the column-major contract: for each p,
+// C_p [M×N] = alpha · op(A_p) · op(B_p) + beta · C_p, row-major with leading dimensions
+// lda/ldb/ldc (op(A) is M×K, op(B) is K×N). Uses (AB)ᵀ = BᵀAᵀ: a row-major matrix is its
+// column-major transpose, so the call swaps the operands.
+inline void gemm_rm(Backend& be, Trans ta, Trans tb, int M, int N, int K, float alpha,
+                    const float* A, int lda, std::int64_t sA, const float* B, int ldb,
+                    std::int64_t sB, float beta, float* C, int ldc, std::int64_t sC, int batch) {
+  be.gemm_strided_batched(tb, ta, N, M, K, alpha, B, ldb, sB, A, lda, sA, beta, C, ldc, sC, batch);
+}
+
+struct BackendOptions {
+  DeviceKind device = DeviceKind::Auto;
+  int threads = 0;  // 0 = all hardware threads
+};
+
+// Picks and creates the backend. Throws BackendError when the request cannot be met.
+struct BackendError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+std::unique_ptr<Backend> make_backend(const BackendOptions& opt, std::string* log_note);
+
+}  // namespace tn

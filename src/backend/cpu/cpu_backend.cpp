@@ -1,0 +1,253 @@
+// CPU backend ops: plain loops over members, templated on the activation, loss and
+// optimizer so the inner loops carry no branches on configuration.
+#include "backend/cpu/cpu_backend.h"
+
+#include <cblas.h>
+#include <omp.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <exception>
+#include <mutex>
+#include <thread>
+
+#include "math/activations.h"
+#include "math/losses.h"
+
+namespace tn {
+
+CpuBackend::CpuBackend(int threads) : threads_(threads > 0 ? threads : std::max(1, omp_get_num_procs())) {
+  // Parallelism comes from member blocks; OpenBLAS must not start threads of its own.
+  openblas_set_num_threads(1);
+}
+
+std::string CpuBackend::describe() const {
+  return "cpu: member blocks on " + std::to_string(threads_) +
+         " OpenMP threads; per-member GEMMs (own kernels below 64^3 multiply-adds, OpenBLAS above)";
+}
+
+void* CpuBackend::alloc_bytes(std::size_t bytes) {
+  const std::size_t rounded = std::max<std::size_t>(64, (bytes + 63) / 64 * 64);
+  void* p = std::aligned_alloc(64, rounded);
+  if (!p) throw std::bad_alloc();
+  std::memset(p, 0, rounded);
+  return p;
+}
+void CpuBackend::release(void* p) { std::free(p); }
+void CpuBackend::to_device(void* dst, const void* src, std::size_t bytes) { std::memcpy(dst, src, bytes); }
+void CpuBackend::to_host(void* dst, const void* src, std::size_t bytes) { std::memcpy(dst, src, bytes); }
+
+void CpuBackend::for_each_block(int S, int max_block, const std::function<void(int, int, int)>& fn) {
+  const int bs = std::max(1, max_block);
+  const int blocks = (S + bs - 1) / bs;
+  std::exception_ptr error;
+  std::mutex error_mutex;
+#pragma omp parallel for schedule(dynamic, 1) num_threads(threads_)
+  for (int blk = 0; blk < blocks; ++blk) {
+    try {
+      fn(blk * bs, std::min(S, (blk + 1) * bs), omp_get_thread_num());
+    } catch (...) {
+      std::lock_guard<std::mutex> lock(error_mutex);
+      if (!error) error = std::current_exception();
+    }
+  }
+  if (error) std::rethrow_exception(error);
+}
+
+void CpuBackend::bias_activation(Activation act, float slope, int S, int rows, int cols, float* Z,
+                                 std::int64_t sZ, const float* b, std::int64_t sb, float* A,
+                                 std::int64_t sA) {
+  dispatch_activation(act, [&]<Activation F>() {
+    for (int s = 0; s < S; ++s) {
+      const float* __restrict bias = b + s * sb;
+      for (int r = 0; r < rows; ++r) {
+        float* z = Z + s * sZ + static_cast<std::int64_t>(r) * cols;  // A may alias Z
+        float* a = A + s * sA + static_cast<std::int64_t>(r) * cols;
+        for (int c = 0; c < cols; ++c) {
+          z[c] += bias[c];
+          a[c] = act_forward<F>(z[c], slope);
+        }
+      }
+    }
+  });
+}
+
+void CpuBackend::activation_backward(Activation act, float slope, int S, int rows, int cols,
+                                     const float* Z, const float* A, std::int64_t s, float* dA) {
+  if (act == Activation::Identity) return;
+  dispatch_activation(act, [&]<Activation F>() {
+    const std::int64_t n = static_cast<std::int64_t>(rows) * cols;
+    for (int m = 0; m < S; ++m) {
+      const float* __restrict z = Z + m * s;
+      const float* __restrict a = A + m * s;
+      float* __restrict d = dA + m * s;
+      for (std::int64_t i = 0; i < n; ++i) d[i] *= act_derivative<F>(z[i], a[i], slope);
+    }
+  });
+}
+
+void CpuBackend::bias_grad(int S, int rows, int cols, const float* dZ, std::int64_t sZ, float* db,
+                           std::int64_t sb) {
+  for (int s = 0; s < S; ++s) {
+    float* __restrict out = db + s * sb;
+    std::fill(out, out + cols, 0.0f);
+    for (int r = 0; r < rows; ++r) {
+      const float* __restrict d = dZ + s * sZ + static_cast<std::int64_t>(r) * cols;
+      for (int c = 0; c < cols; ++c) out[c] += d[c];
+    }
+  }
+}
+
+namespace {
+
+// Loss of one sample's outputs z[O] against its targets y, writing dL/dz (unscaled) into g
+// when G is true. Returns the loss; adds correct predictions to *correct.
+template <LossType L, bool G>
+float sample_loss(const LossConfig& cfg, int O, const float* z, const float* y, float* g, double* correct) {
+  float buf[1];
+  if constexpr (L == LossType::CrossEntropy) {
+    int argmax = 0;
+    thread_local std::vector<float> scratch;
+    float* out = g;
+    if constexpr (!G) {
+      scratch.resize(O);
+      out = scratch.data();
+    }
+    const int label = static_cast<int>(y[0]);
+    const float l = softmax_xent(z, O, label, out, &argmax);
+    *correct += argmax == label ? 1.0 : 0.0;
+    return l;
+  } else {
+    float total = 0.0f;
+    for (int j = 0; j < O; ++j) {
+      float* gj = G ? g + j : buf;
+      float l;
+      if constexpr (L == LossType::Bce) {
+        l = bce_logit(z[j], y[j], gj);
+        *correct += ((z[j] > 0.0f) == (y[j] > 0.5f)) ? 1.0 / O : 0.0;
+      } else if constexpr (L == LossType::Mse) {
+        l = mse_elem(z[j], y[j], gj);
+      } else if constexpr (L == LossType::Mae) {
+        l = mae_elem(z[j], y[j], gj);
+      } else {
+        l = huber_elem(z[j], y[j], cfg.huber_delta, gj);
+      }
+      total += l;
+    }
+    if (G && O > 1) {
+      const float inv = 1.0f / static_cast<float>(O);
+      for (int j = 0; j < O; ++j) g[j] *= inv;
+    }
+    return total / static_cast<float>(O);
+  }
+}
+
+template <class F>
+decltype(auto) dispatch_loss(LossType l, F&& f) {
+  switch (l) {
+    case LossType::Bce: return f.template operator()<LossType::Bce>();
+    case LossType::Mse: return f.template operator()<LossType::Mse>();
+    case LossType::Mae: return f.template operator()<LossType::Mae>();
+    case LossType::Huber: return f.template operator()<LossType::Huber>();
+    case LossType::CrossEntropy: break;
+  }
+  return f.template operator()<LossType::CrossEntropy>();
+}
+
+template <bool G>
+void loss_impl(const LossConfig& cfg, int S, int B, int O, const float* Z, std::int64_t sZ,
+               const float* Y, std::int64_t sY, float* dZ, double* loss_sum, double* correct) {
+  const int T = cfg.type == LossType::CrossEntropy ? 1 : O;
+  dispatch_loss(cfg.type, [&]<LossType L>() {
+    const float inv_b = 1.0f / static_cast<float>(B);
+    for (int s = 0; s < S; ++s) {
+      double sum = 0.0;
+      for (int b = 0; b < B; ++b) {
+        const std::int64_t z_off = s * sZ + static_cast<std::int64_t>(b) * O;
+        float* g = G ? dZ + z_off : nullptr;
+        sum += sample_loss<L, G>(cfg, O, Z + z_off, Y + s * sY + static_cast<std::int64_t>(b) * T, g, &correct[s]);
+        if constexpr (G)
+          for (int j = 0; j < O; ++j) g[j] *= inv_b;
+      }
+      loss_sum[s] += sum;
+    }
+  });
+}
+
+}  // namespace
+
+void CpuBackend::loss_backward(const LossConfig& loss, int S, int B, int O, const float* Z,
+                               std::int64_t sZ, const float* Y, std::int64_t sY, float* dZ,
+                               double* loss_sum, double* correct) {
+  loss_impl<true>(loss, S, B, O, Z, sZ, Y, sY, dZ, loss_sum, correct);
+}
+
+void CpuBackend::loss_forward(const LossConfig& loss, int S, int B, int O, const float* Z,
+                              std::int64_t sZ, const float* Y, std::int64_t sY, double* loss_sum,
+                              double* correct) {
+  loss_impl<false>(loss, S, B, O, Z, sZ, Y, sY, nullptr, loss_sum, correct);
+}
+
+void CpuBackend::output_transform(LossType loss, int S, int B, int O, const float* Z,
+                                  std::int64_t sZ, float* P, std::int64_t sP) {
+  for (std::int64_t r = 0; r < static_cast<std::int64_t>(S) * B; ++r) {
+    const float* z = Z + (r / B) * sZ + (r % B) * O;
+    float* p = P + (r / B) * sP + (r % B) * O;
+    if (loss == LossType::CrossEntropy) {
+      const float mx = *std::max_element(z, z + O);
+      float sum = 0.0f;
+      for (int j = 0; j < O; ++j) sum += p[j] = std::exp(z[j] - mx);
+      for (int j = 0; j < O; ++j) p[j] /= sum;
+    } else if (loss == LossType::Bce) {
+      for (int j = 0; j < O; ++j) p[j] = sigmoid(z[j]);
+    } else {
+      std::copy(z, z + O, p);
+    }
+  }
+}
+
+void CpuBackend::gather_batch(const BatchSampler& sampler, std::uint32_t member0, int S,
+                              std::uint32_t pos0, int B, const float* X, int F, const float* Y,
+                              int T, float* Xb, std::int64_t sXb, float* Yb, std::int64_t sYb) {
+  for (int s = 0; s < S; ++s) {
+    for (int b = 0; b < B; ++b) {
+      const std::int64_t i = sampler.index(member0 + s, pos0 + b);
+      std::copy(X + i * F, X + (i + 1) * F, Xb + s * sXb + static_cast<std::int64_t>(b) * F);
+      std::copy(Y + i * T, Y + (i + 1) * T, Yb + s * sYb + static_cast<std::int64_t>(b) * T);
+    }
+  }
+}
+
+void CpuBackend::sum_squares(int S, std::int64_t n, const float* x, std::int64_t sx, double* norm2) {
+  for (int s = 0; s < S; ++s) {
+    const float* v = x + s * sx;
+    double acc = 0.0;
+    for (std::int64_t i = 0; i < n; ++i) acc += static_cast<double>(v[i]) * v[i];
+    norm2[s] += acc;
+  }
+}
+
+void CpuBackend::optimizer_update(OptimizerType type, int S, std::int64_t n, float* P,
+                                  const float* G, float* S1, float* S2, std::int64_t stride,
+                                  const OptStep* h, float clip, const double* norm2) {
+  dispatch_optimizer(type, [&]<OptimizerType O>() {
+    for (int s = 0; s < S; ++s) {
+      const std::int64_t off = s * stride;
+      const OptStep step = h[s];
+      float* __restrict p = P + off;
+      const float* __restrict g = G + off;
+      float* __restrict s1 = S1 + off;
+      float* __restrict s2 = S2 + off;
+      const float k = clip > 0.0f ? clip_scale(clip, norm2[s]) : 1.0f;
+      if (k != 1.0f) {
+        for (std::int64_t i = 0; i < n; ++i) update_param<O>(p[i], g[i] * k, s1[i], s2[i], step);
+      } else {
+        for (std::int64_t i = 0; i < n; ++i) update_param<O>(p[i], g[i], s1[i], s2[i], step);
+      }
+    }
+  });
+}
+
+}  // namespace tn

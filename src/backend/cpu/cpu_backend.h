@@ -1,0 +1,57 @@
+// The CPU backend: the reference implementation of every op. Blocks of members run in
+// parallel on OpenMP threads; inside a block, ops run member by member on one thread, so a
+// member's arithmetic never depends on the thread count or on which members share a block.
+#pragma once
+#include "backend/backend.h"
+
+namespace tn {
+
+class CpuBackend final : public Backend {
+ public:
+  explicit CpuBackend(int threads);
+  std::string name() const override { return "cpu"; }
+  std::string describe() const override;
+  int workers() const override { return threads_; }
+
+  void* alloc_bytes(std::size_t bytes) override;
+  void release(void* p) override;
+  void to_device(void* dst, const void* src, std::size_t bytes) override;
+  void to_host(void* dst, const void* src, std::size_t bytes) override;
+  void for_each_block(int S, int max_block, const std::function<void(int, int, int)>& fn) override;
+
+  void gemm_strided_batched(Trans ta, Trans tb, int m, int n, int k, float alpha, const float* A,
+                            int lda, std::int64_t strideA, const float* B, int ldb,
+                            std::int64_t strideB, float beta, float* C, int ldc,
+                            std::int64_t strideC, int batch) override;
+  void bias_activation(Activation act, float slope, int S, int rows, int cols, float* Z,
+                       std::int64_t sZ, const float* b, std::int64_t sb, float* A,
+                       std::int64_t sA) override;
+  void activation_backward(Activation act, float slope, int S, int rows, int cols, const float* Z,
+                           const float* A, std::int64_t s, float* dA) override;
+  void bias_grad(int S, int rows, int cols, const float* dZ, std::int64_t sZ, float* db,
+                 std::int64_t sb) override;
+  void loss_backward(const LossConfig& loss, int S, int B, int O, const float* Z, std::int64_t sZ,
+                     const float* Y, std::int64_t sY, float* dZ, double* loss_sum,
+                     double* correct) override;
+  void loss_forward(const LossConfig& loss, int S, int B, int O, const float* Z, std::int64_t sZ,
+                    const float* Y, std::int64_t sY, double* loss_sum, double* correct) override;
+  void output_transform(LossType loss, int S, int B, int O, const float* Z, std::int64_t sZ,
+                        float* P, std::int64_t sP) override;
+  void gather_batch(const BatchSampler& sampler, std::uint32_t member0, int S, std::uint32_t pos0,
+                    int B, const float* X, int F, const float* Y, int T, float* Xb,
+                    std::int64_t sXb, float* Yb, std::int64_t sYb) override;
+  void sum_squares(int S, std::int64_t n, const float* x, std::int64_t sx, double* norm2) override;
+  void optimizer_update(OptimizerType type, int S, std::int64_t n, float* P, const float* G,
+                        float* S1, float* S2, std::int64_t stride, const OptStep* h,
+                        float clip, const double* norm2) override;
+
+ private:
+  int threads_;
+};
+
+// One row-major GEMM C[M×N] = alpha·op(A)·op(B) + beta·C on the calling thread (the CPU
+// kernel behind gemm_strided_batched; exposed for tests and benchmarks).
+void cpu_gemm_rowmajor(Trans ta, Trans tb, int M, int N, int K, float alpha, const float* A,
+                       int lda, const float* B, int ldb, float beta, float* C, int ldc);
+
+}  // namespace tn

@@ -1,0 +1,173 @@
+// `turbanet train`: config → data → backend → training → run file.
+#include <spdlog/spdlog.h>
+
+#include <chrono>
+#include <ctime>
+#include <filesystem>
+
+#include "backend/backend.h"
+#include "cli/commands/commands.h"
+#include "cli/progress.h"
+#include "data/prepare.h"
+#include "eval/ensemble.h"
+#include "io/run_file.h"
+#include "train/trainer.h"
+#include "turbanet_version.h"
+
+namespace tn {
+namespace {
+
+Config resolve_config(const TrainOptions& opt) {
+  std::vector<Override> ov;
+  for (const auto& s : opt.set) ov.push_back(parse_override(s));
+  // Dedicated flags are overrides too, so they are validated and recorded like any key.
+  if (opt.swarm) ov.push_back({"swarm.size", std::to_string(*opt.swarm)});
+  if (opt.seed) ov.push_back({"seed", std::to_string(*opt.seed)});
+  if (opt.out) ov.push_back({"output.path", "'" + *opt.out + "'"});
+  return load_config(opt.config_path, ov);
+}
+
+std::string utc_now() {
+  const std::time_t t = std::time(nullptr);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&t));
+  return buf;
+}
+
+Array make_array(std::vector<std::uint64_t> shape, std::vector<float> data) {
+  return Array{std::move(shape), std::move(data)};
+}
+
+// Slices layout-ordered swarm parameters into /params/layer_<i>/{W,b}.
+std::vector<LayerParams> split_layers(const TrainOutput& t, const std::vector<float>& p) {
+  std::vector<LayerParams> layers;
+  const std::uint64_t S = t.layout.S;
+  for (std::size_t li = 0; li < t.shape.layers.size(); ++li) {
+    const DenseLayer& l = t.shape.layers[li];
+    auto slice = [&](int tensor) {
+      const auto begin = p.begin() + t.layout.offset[tensor];
+      return std::vector<float>(begin, begin + S * t.layout.size[tensor]);
+    };
+    layers.push_back({make_array({S, static_cast<std::uint64_t>(l.in), static_cast<std::uint64_t>(l.out)}, slice(2 * li)),
+                      make_array({S, static_cast<std::uint64_t>(l.out)}, slice(2 * li + 1))});
+  }
+  return layers;
+}
+
+RunFile build_run_file(const Config& cfg, const PreparedData& data, const TrainOutput& t,
+                       const Backend& be, double wall) {
+  RunFile r;
+  const std::uint64_t S = cfg.swarm.size, E = t.epochs;
+  r.config_yaml = to_yaml(cfg);
+  r.meta = {TURBANET_VERSION, cfg.name, be.name(), t.kernel, be.workers(), cfg.swarm.size,
+            cfg.swarm.first_member, t.epochs, t.steps_per_epoch * t.epochs, wall, t.train_seconds,
+            utc_now()};
+  r.params = split_layers(t, t.params);
+  r.init_params = split_layers(t, t.init_params);
+  auto hist = [&](const std::vector<float>& h) { return h.empty() ? Array{} : make_array({S, E}, h); };
+  r.train_loss = hist(t.train_loss);
+  r.val_loss = hist(t.val_loss);
+  r.train_accuracy = hist(t.train_acc);
+  r.val_accuracy = hist(t.val_acc);
+  r.diverged_epoch = t.diverged_epoch;
+  if (!data.mean.empty()) {
+    r.normalization.mean = make_array({static_cast<std::uint64_t>(data.features)}, data.mean);
+    r.normalization.std = make_array({static_cast<std::uint64_t>(data.features)}, data.std);
+  }
+  const std::uint64_t N = t.pred_n, O = t.shape.outputs();
+  const EnsembleStats ens = ensemble_mean_std(t.pred_members, cfg.swarm.size, t.pred_n, t.shape.outputs());
+  const SplitData& split = t.pred_split == "test" ? data.test : data.train;
+  Predictions p;
+  p.split = t.pred_split;
+  p.members = make_array({S, N, O}, t.pred_members);
+  p.ensemble_mean = make_array({N, O}, ens.mean);
+  p.ensemble_std = make_array({N, O}, ens.std);
+  p.targets = data.num_classes > 0 ? make_array({N}, split.y)
+                                   : make_array({N, static_cast<std::uint64_t>(data.targets)}, split.y);
+  r.predictions = std::move(p);
+  return r;
+}
+
+void log_summary(const Config& cfg, const TrainOutput& t) {
+  const int S = cfg.swarm.size, E = t.epochs;
+  double loss = 0, acc = 0;
+  int finite = 0;
+  for (int s = 0; s < S; ++s) {
+    const float l = t.train_loss[static_cast<std::size_t>(s) * E + E - 1];
+    if (!std::isfinite(l)) continue;
+    ++finite;
+    loss += l;
+    if (!t.train_acc.empty()) acc += t.train_acc[static_cast<std::size_t>(s) * E + E - 1];
+  }
+  const double steps = static_cast<double>(t.steps_per_epoch) * E;
+  spdlog::info("trained {} members x {} steps in {:.3f} s ({:.3g} member-steps/s); final train loss "
+               "mean {:.5f}{}", S, static_cast<long>(steps), t.train_seconds, S * steps / t.train_seconds,
+               finite ? loss / finite : NAN,
+               t.train_acc.empty() || !finite ? "" : fmt::format(", accuracy mean {:.4f}", acc / finite));
+}
+
+}  // namespace
+
+int run_train(const TrainOptions& opt) {
+  setup_logging(opt.verbosity);
+  const auto wall_start = std::chrono::steady_clock::now();
+  Config cfg;
+  PreparedData data;
+  std::unique_ptr<Backend> be;
+  try {
+    cfg = resolve_config(opt);
+    if (std::filesystem::exists(cfg.output.path) && !opt.force) {
+      spdlog::error("{} already exists; pass --force to replace it, or --out PATH to write elsewhere",
+                    cfg.output.path);
+      return kExitUsage;
+    }
+    std::string note;
+    be = make_backend({cfg.device, opt.threads}, &note);
+    if (!note.empty()) spdlog::info("{}", note);
+    const bool classification = is_classification(cfg.loss.type);
+    data = prepare_data(load_dataset(cfg.data, classification), cfg.data);
+    make_mlp_shape(cfg.model, cfg.loss, data.features, data.num_classes, data.targets);  // validates
+  } catch (const ConfigError& e) {
+    spdlog::error("{}", e.what());
+    return kExitUsage;
+  } catch (const DataError& e) {
+    spdlog::error("{}", e.what());
+    return kExitUsage;
+  } catch (const BackendError& e) {
+    spdlog::error("{}", e.what());
+    return kExitUsage;
+  }
+  spdlog::info("turbanet {} | config {} | device {} | threads {}", TURBANET_VERSION, opt.config_path,
+               be->name(), be->workers());
+  spdlog::debug("resolved configuration:\n{}", to_yaml(cfg));
+  spdlog::info("data {}: {} train / {} val / {} test samples, {} features{}", data.origin, data.train.n,
+               data.val.n, data.test.n, data.features,
+               data.num_classes ? fmt::format(", {} classes", data.num_classes) : "");
+
+  Progress progress(cfg.train.epochs, cfg.train.log_every, opt.verbosity == Verbosity::Quiet);
+  TrainOutput t = train_swarm(cfg, data, *be, [&](const EpochStats& st) { progress(st); });
+  progress.finish();
+  log_summary(cfg, t);
+  spdlog::debug("kernel: {}", t.kernel);
+
+  const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
+  try {
+    write_run_file(cfg.output.path, build_run_file(cfg, data, t, *be, wall));
+  } catch (const RunFileError& e) {
+    spdlog::error("{}", e.what());
+    return kExitIo;
+  }
+  spdlog::info("wrote {}", cfg.output.path);
+  std::vector<int> diverged;
+  for (int s = 0; s < cfg.swarm.size; ++s)
+    if (t.diverged_epoch[s] > 0) diverged.push_back(cfg.swarm.first_member + s);
+  if (!diverged.empty()) {
+    spdlog::error("{} of {} members diverged (members {}); their results are NaN in the run file. "
+                  "Lower optimizer.lr or set optimizer.grad_clip", diverged.size(), cfg.swarm.size,
+                  fmt::join(diverged, ", "));
+    return kExitDiverged;
+  }
+  return kExitOk;
+}
+
+}  // namespace tn

@@ -1,0 +1,144 @@
+// Typed run configuration: the only description of a run that code below cli/ sees.
+// Built and validated from YAML in config/load.cpp; nothing else includes yaml-cpp.
+#pragma once
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "math/activations.h"
+#include "math/losses.h"
+#include "math/optimizers.h"
+
+namespace tn {
+
+// Raised for every user error in a configuration; what() is the full message
+// ("file:line:col: key.path: problem; expected ...; allowed: ...; did you mean 'x'?").
+struct ConfigError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+enum class DeviceKind { Auto, Cpu, Cuda };
+
+struct SwarmConfig {
+  int size = 1;
+  int first_member = 0;  // this run trains members [first_member, first_member + size)
+};
+
+struct LayerConfig {
+  std::string type = "dense";
+  int units = 0;
+  Activation activation = Activation::Identity;
+  float leaky_slope = 0.01f;  // only for leaky_relu
+  enum class Init { Auto, He, Glorot } init = Init::Auto;  // auto: He for relu-like, else Glorot
+};
+
+struct ModelConfig {
+  std::vector<LayerConfig> layers;
+};
+
+struct LossConfig {
+  LossType type = LossType::CrossEntropy;
+  float huber_delta = 1.0f;
+};
+
+struct OptimizerConfig {
+  OptimizerType type = OptimizerType::Adam;
+  double lr = 1e-3;
+  double beta1 = 0.9, beta2 = 0.999, eps = 1e-8;  // adam, adamw; rmsprop uses eps
+  double momentum = 0.0;                           // sgd, rmsprop
+  bool nesterov = false;                           // sgd
+  double alpha = 0.99;                             // rmsprop smoothing constant
+  double weight_decay = 0.0;  // L2 added to the gradient (sgd, adam, rmsprop); decoupled (adamw)
+  double grad_clip = 0.0;     // per-member global gradient norm; 0 = off
+};
+
+enum class ScheduleType { Constant, Step, Cosine, Linear };
+
+struct ScheduleConfig {
+  ScheduleType type = ScheduleType::Constant;
+  double warmup_epochs = 0.0;  // linear warm-up from 0 to lr, any schedule type
+  int step_every = 0;          // step: multiply by gamma every step_every epochs
+  double gamma = 0.1;          // step
+  double min_lr = 0.0;         // cosine and linear: final learning rate
+};
+
+struct SourceConfig {
+  std::string type = "spirals";  // spirals | csv
+  // spirals
+  int n = 128;
+  double noise = 0.05;
+  double rotations = 1.0;
+  std::uint64_t seed = 0;
+  // csv
+  std::string path;                   // resolved: absolute or relative to the working directory
+  std::vector<std::string> features;  // empty = every column except the target
+  std::string target;
+};
+
+struct SplitConfig {
+  double train = 1.0, val = 0.0, test = 0.0;
+  std::uint64_t seed = 0;
+};
+
+enum class PerMember { Shared, Bootstrap };
+enum class Normalize { None, Standard };
+
+struct DataConfig {
+  SourceConfig source;
+  SplitConfig split;
+  PerMember per_member = PerMember::Shared;
+  Normalize normalize = Normalize::None;
+};
+
+struct TrainConfig {
+  int epochs = 1;
+  int batch_size = 32;  // full batch when >= the training split size
+  bool shuffle = true;
+  int log_every = 0;    // epochs between progress lines; 0 = about 10 lines per run
+};
+
+struct OutputConfig {
+  std::string path;  // default runs/<name>.h5
+};
+
+struct Config {
+  std::string name = "run";
+  std::uint64_t seed = 0;
+  DeviceKind device = DeviceKind::Auto;
+  SwarmConfig swarm;
+  ModelConfig model;
+  LossConfig loss;
+  OptimizerConfig optimizer;
+  ScheduleConfig schedule;
+  DataConfig data;
+  TrainConfig train;
+  OutputConfig output;
+
+  std::string source_file;  // the YAML file this was read from ("" when built in code)
+};
+
+// One `--set key.path=value` override, applied to the YAML tree before validation.
+struct Override {
+  std::string key;    // e.g. "optimizer.lr" or "model.layers.0.units"
+  std::string value;  // parsed as YAML, so "1e-3", "[a, b]" and "{type: sgd}" all work
+};
+
+// Reads, overrides and validates a configuration file. Throws ConfigError.
+Config load_config(const std::string& path, const std::vector<Override>& overrides = {});
+// Same, from YAML text; `origin` names it in messages (used by tests and by run files).
+Config parse_config(const std::string& yaml_text, const std::string& origin,
+                    const std::vector<Override>& overrides = {});
+// Parses "key.path=value" as given to --set. Throws ConfigError on a malformed string.
+Override parse_override(const std::string& arg);
+// The resolved configuration as YAML (every key, defaults filled in); parse_config of
+// this text gives back an equal Config.
+std::string to_yaml(const Config& c);
+
+// Names used in YAML, messages and run files.
+const char* to_string(DeviceKind d);
+const char* to_string(ScheduleType s);
+const char* to_string(PerMember p);
+const char* to_string(Normalize n);
+
+}  // namespace tn

@@ -1,0 +1,196 @@
+// The resolved configuration as YAML (to_yaml), and the YAML names of the config enums.
+#include <charconv>
+
+#include "config/yaml_util.h"
+
+namespace tn {
+
+const char* to_string(DeviceKind d) {
+  switch (d) {
+    case DeviceKind::Auto: return "auto";
+    case DeviceKind::Cpu: return "cpu";
+    case DeviceKind::Cuda: return "cuda";
+  }
+  return "?";
+}
+
+const char* to_string(ScheduleType s) {
+  switch (s) {
+    case ScheduleType::Constant: return "constant";
+    case ScheduleType::Step: return "step";
+    case ScheduleType::Cosine: return "cosine";
+    case ScheduleType::Linear: return "linear";
+  }
+  return "?";
+}
+
+const char* to_string(PerMember p) {
+  switch (p) {
+    case PerMember::Shared: return "shared";
+    case PerMember::Bootstrap: return "bootstrap";
+  }
+  return "?";
+}
+
+const char* to_string(Normalize n) {
+  switch (n) {
+    case Normalize::None: return "none";
+    case Normalize::Standard: return "standard";
+  }
+  return "?";
+}
+
+namespace cfg {
+const char* to_string(LayerConfig::Init init) {
+  switch (init) {
+    case LayerConfig::Init::Auto: return "auto";
+    case LayerConfig::Init::He: return "he";
+    case LayerConfig::Init::Glorot: return "glorot";
+  }
+  return "?";
+}
+}  // namespace cfg
+
+namespace {
+
+// Shortest text that reads back as exactly the same value (float or double).
+template <class T>
+std::string exact(T v) {
+  char buf[64];
+  auto r = std::to_chars(buf, buf + sizeof buf, v);
+  return std::string(buf, r.ptr);
+}
+
+// Key/value writers: one overload per value type, so every value is emitted as text.
+void kv(YAML::Emitter& e, const char* key, const std::string& v) {
+  e << YAML::Key << key << YAML::Value << v;
+}
+void kv(YAML::Emitter& e, const char* key, const char* v) { kv(e, key, std::string(v)); }
+void kv(YAML::Emitter& e, const char* key, double v) { kv(e, key, exact(v)); }
+void kv(YAML::Emitter& e, const char* key, float v) { kv(e, key, exact(v)); }
+void kv(YAML::Emitter& e, const char* key, int v) { kv(e, key, std::to_string(v)); }
+void kv(YAML::Emitter& e, const char* key, std::uint64_t v) { kv(e, key, std::to_string(v)); }
+void kv(YAML::Emitter& e, const char* key, bool v) { kv(e, key, v ? "true" : "false"); }
+
+void begin(YAML::Emitter& e, const char* key) {
+  e << YAML::Key << key << YAML::Value << YAML::BeginMap;
+}
+
+void emit_model(YAML::Emitter& e, const ModelConfig& m) {
+  begin(e, "model");
+  e << YAML::Key << "layers" << YAML::Value << YAML::BeginSeq;
+  for (const LayerConfig& l : m.layers) {
+    e << YAML::Flow << YAML::BeginMap;
+    kv(e, "type", l.type);
+    kv(e, "units", l.units);
+    kv(e, "activation", to_string(l.activation));
+    if (l.activation == Activation::LeakyRelu) kv(e, "leaky_slope", l.leaky_slope);
+    kv(e, "init", cfg::to_string(l.init));
+    e << YAML::EndMap;
+  }
+  e << YAML::EndSeq << YAML::EndMap;
+}
+
+void emit_loss(YAML::Emitter& e, const LossConfig& l) {
+  begin(e, "loss");
+  kv(e, "type", to_string(l.type));
+  if (l.type == LossType::Huber) kv(e, "delta", l.huber_delta);
+  e << YAML::EndMap;
+}
+
+void emit_optimizer(YAML::Emitter& e, const OptimizerConfig& o) {
+  const bool sgd = o.type == OptimizerType::Sgd, rms = o.type == OptimizerType::RmsProp;
+  begin(e, "optimizer");
+  kv(e, "type", to_string(o.type));
+  kv(e, "lr", o.lr);
+  if (!sgd && !rms) {
+    kv(e, "beta1", o.beta1);
+    kv(e, "beta2", o.beta2);
+  }
+  if (!sgd) kv(e, "eps", o.eps);
+  if (rms) kv(e, "alpha", o.alpha);
+  if (sgd || rms) kv(e, "momentum", o.momentum);
+  if (sgd) kv(e, "nesterov", o.nesterov);
+  kv(e, "weight_decay", o.weight_decay);
+  kv(e, "grad_clip", o.grad_clip);
+  e << YAML::EndMap;
+}
+
+void emit_schedule(YAML::Emitter& e, const ScheduleConfig& s) {
+  begin(e, "schedule");
+  kv(e, "type", to_string(s.type));
+  kv(e, "warmup_epochs", s.warmup_epochs);
+  if (s.type == ScheduleType::Step) {
+    kv(e, "step_every", s.step_every);
+    kv(e, "gamma", s.gamma);
+  }
+  if (s.type == ScheduleType::Cosine || s.type == ScheduleType::Linear) kv(e, "min_lr", s.min_lr);
+  e << YAML::EndMap;
+}
+
+void emit_source(YAML::Emitter& e, const SourceConfig& s) {
+  begin(e, "source");
+  kv(e, "type", s.type);
+  if (s.type == "csv") {
+    kv(e, "path", s.path);
+    e << YAML::Key << "features" << YAML::Value << YAML::Flow << YAML::BeginSeq;
+    for (const std::string& f : s.features) e << f;
+    e << YAML::EndSeq;
+    kv(e, "target", s.target);
+  } else {
+    kv(e, "n", s.n);
+    kv(e, "noise", s.noise);
+    kv(e, "rotations", s.rotations);
+    kv(e, "seed", s.seed);
+  }
+  e << YAML::EndMap;
+}
+
+void emit_data(YAML::Emitter& e, const DataConfig& d) {
+  begin(e, "data");
+  emit_source(e, d.source);
+  begin(e, "split");
+  kv(e, "train", d.split.train);
+  kv(e, "val", d.split.val);
+  kv(e, "test", d.split.test);
+  kv(e, "seed", d.split.seed);
+  e << YAML::EndMap;
+  kv(e, "per_member", to_string(d.per_member));
+  kv(e, "normalize", to_string(d.normalize));
+  e << YAML::EndMap;
+}
+
+void emit_train(YAML::Emitter& e, const TrainConfig& t) {
+  begin(e, "train");
+  kv(e, "epochs", t.epochs);
+  kv(e, "batch_size", t.batch_size);
+  kv(e, "shuffle", t.shuffle);
+  kv(e, "log_every", t.log_every);
+  e << YAML::EndMap;
+}
+
+}  // namespace
+
+std::string to_yaml(const Config& c) {
+  YAML::Emitter e;
+  e << YAML::BeginMap;
+  kv(e, "name", c.name);
+  kv(e, "seed", c.seed);
+  kv(e, "device", to_string(c.device));
+  begin(e, "swarm");
+  kv(e, "size", c.swarm.size);
+  kv(e, "first_member", c.swarm.first_member);
+  e << YAML::EndMap;
+  emit_model(e, c.model);
+  emit_loss(e, c.loss);
+  emit_optimizer(e, c.optimizer);
+  emit_schedule(e, c.schedule);
+  emit_data(e, c.data);
+  emit_train(e, c.train);
+  begin(e, "output");
+  kv(e, "path", c.output.path);
+  e << YAML::EndMap << YAML::EndMap;
+  return std::string(e.c_str()) + "\n";
+}
+
+}  // namespace tn

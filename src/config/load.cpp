@@ -1,0 +1,215 @@
+// Reads a run configuration: YAML text -> overrides -> schema validation -> Config.
+// The data section (source, split) is in load_data.cpp; to_yaml in emit.cpp.
+#include <cctype>
+#include <cerrno>
+#include <climits>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "config/load_data.h"
+#include "config/yaml_util.h"
+
+namespace tn {
+namespace {
+
+using cfg::Field;
+using cfg::Range;
+
+constexpr long long kIntMax = INT_MAX;
+
+// True for a section that is present and not empty (`swarm:` alone keeps the defaults).
+bool has_section(const Field& f) { return f.present() && !f.node().IsNull(); }
+
+void read_name(const Field& f, std::string& name) {
+  if (!f.present()) return;
+  name = f.string();
+  if (name.empty()) f.fail("must not be empty");
+  for (char ch : name) {
+    if (!std::isalnum(static_cast<unsigned char>(ch)) && ch != '.' && ch != '_' && ch != '-')
+      f.fail(std::string("invalid character '") + ch + "' in '" + name +
+             "'; allowed: letters, digits, '.', '_', '-'");
+  }
+}
+
+void read_swarm(const Field& f, SwarmConfig& s) {
+  if (!has_section(f)) return;
+  f.check_keys({"size", "first_member"});
+  f.get("size", s.size, 1);
+  f.get("first_member", s.first_member, 0, kIntMax - s.size);
+}
+
+LayerConfig read_layer(const Field& f) {
+  if (!f.is_map()) f.fail_type("a map like {type: dense, units: 16}");
+  LayerConfig l;
+  if (Field t = f["type"]; t.present()) t.choose({"dense"});  // the only type so far
+  f.get("activation", l.activation,
+        {Activation::Relu, Activation::LeakyRelu, Activation::Tanh, Activation::Sigmoid,
+         Activation::Gelu, Activation::Identity});
+  f.check_keys({"type", "units", "activation", {"leaky_slope", {"leaky_relu"}}, "init"},
+               "activation", to_string(l.activation));
+  l.units = static_cast<int>(f.required("units").integer(1, kIntMax));
+  f.get("leaky_slope", l.leaky_slope, Range::at_least(0));
+  using Init = LayerConfig::Init;
+  f.get("init", l.init, {Init::Auto, Init::He, Init::Glorot});
+  return l;
+}
+
+ModelConfig read_model(const Field& f) {
+  f.check_keys({"layers"});
+  ModelConfig m;
+  const std::vector<Field> layers = f.required("layers").items();
+  if (layers.empty()) f["layers"].fail("must contain at least one layer");
+  for (const Field& layer : layers) m.layers.push_back(read_layer(layer));
+  return m;
+}
+
+// A section given as a name ("sgd") or as a map with a `type` key.
+template <class E>
+void read_type(const Field& f, E& type, std::initializer_list<E> values) {
+  if (f.node().IsSequence()) f.fail_type("a name or a map");
+  if (f.is_map()) f.get("type", type, values);
+  else type = f.choice(values);
+}
+
+void read_loss(const Field& f, LossConfig& l) {
+  if (!has_section(f)) return;
+  read_type(f, l.type,
+            {LossType::CrossEntropy, LossType::Bce, LossType::Mse, LossType::Mae, LossType::Huber});
+  if (f.is_map()) f.check_keys({"type", {"delta", {"huber"}}}, "type", to_string(l.type));
+  f.get("delta", l.huber_delta, Range::above(0));
+}
+
+void read_optimizer(const Field& f, OptimizerConfig& o) {
+  if (!has_section(f)) return;
+  using T = OptimizerType;
+  read_type(f, o.type, {T::Sgd, T::Adam, T::AdamW, T::RmsProp});
+  const std::vector<std::string> adam = {"adam", "adamw"}, sgd = {"sgd"};
+  if (f.is_map())
+    f.check_keys({"type", "lr", {"beta1", adam}, {"beta2", adam},
+                  {"eps", {"adam", "adamw", "rmsprop"}}, {"momentum", {"sgd", "rmsprop"}},
+                  {"nesterov", sgd}, {"alpha", {"rmsprop"}}, "weight_decay", "grad_clip"},
+                 "type", to_string(o.type));
+  f.get("lr", o.lr, Range::above(0));
+  f.get("beta1", o.beta1, Range::between(0, 1, false, true));
+  f.get("beta2", o.beta2, Range::between(0, 1, false, true));
+  f.get("eps", o.eps, Range::above(0));
+  f.get("momentum", o.momentum, Range::between(0, 1, false, true));
+  f.get("nesterov", o.nesterov);
+  f.get("alpha", o.alpha, Range::between(0, 1, true, true));
+  f.get("weight_decay", o.weight_decay, Range::at_least(0));
+  f.get("grad_clip", o.grad_clip, Range::at_least(0));
+  if (o.nesterov && o.momentum <= 0)
+    f["nesterov"].fail("nesterov needs momentum > 0; set optimizer.momentum, e.g. 0.9");
+}
+
+void read_schedule(const Field& f, ScheduleConfig& s) {
+  if (!has_section(f)) return;
+  using T = ScheduleType;
+  read_type(f, s.type, {T::Constant, T::Step, T::Cosine, T::Linear});
+  if (f.is_map())
+    f.check_keys({"type", "warmup_epochs", {"step_every", {"step"}}, {"gamma", {"step"}},
+                  {"min_lr", {"cosine", "linear"}}},
+                 "type", to_string(s.type));
+  f.get("warmup_epochs", s.warmup_epochs, Range::at_least(0));
+  if (s.type == ScheduleType::Step)
+    s.step_every = static_cast<int>(f.required("step_every").integer(1, kIntMax));
+  f.get("gamma", s.gamma, Range::between(0, 1, true, false));
+  f.get("min_lr", s.min_lr, Range::at_least(0));
+}
+
+void read_train(const Field& f, TrainConfig& t) {
+  if (!has_section(f)) return;
+  f.check_keys({"epochs", "batch_size", "shuffle", "log_every"});
+  f.get("epochs", t.epochs, 1);
+  f.get("batch_size", t.batch_size, 1);
+  f.get("shuffle", t.shuffle);
+  f.get("log_every", t.log_every, 0);
+}
+
+void read_output(const Field& f, Config& c) {
+  if (has_section(f)) {
+    f.check_keys({"path"});
+    if (Field p = f["path"]; p.present()) {
+      c.output.path = p.string();
+      if (c.output.path.empty()) p.fail("must not be empty");
+    }
+  }
+  if (c.output.path.empty()) c.output.path = "runs/" + c.name + ".h5";
+}
+
+// Checks that involve more than one section.
+void check_consistency(const Field& root, const Config& c) {
+  const LayerConfig& last = c.model.layers.back();
+  const Field units = root["model"]["layers"].items().back()["units"];
+  if (c.loss.type == LossType::CrossEntropy && last.units < 2)
+    units.fail("the cross_entropy loss needs at least 2 output units (one per class), got " +
+               std::to_string(last.units) + "; for a single output use loss: bce");
+}
+
+Config read_config(const Field& root, const std::string& base_dir) {
+  root.check_keys({"name", "seed", "device", "swarm", "model", "loss", "optimizer", "schedule",
+                   "data", "train", "output"});
+  Config c;
+  read_name(root["name"], c.name);
+  root.get("seed", c.seed);
+  root.get("device", c.device, {DeviceKind::Auto, DeviceKind::Cpu, DeviceKind::Cuda});
+  read_swarm(root["swarm"], c.swarm);
+  c.model = read_model(root.required("model"));
+  read_loss(root["loss"], c.loss);
+  read_optimizer(root["optimizer"], c.optimizer);
+  read_schedule(root["schedule"], c.schedule);
+  cfg::read_data(root.required("data"), c.data, base_dir);
+  read_train(root["train"], c.train);
+  read_output(root["output"], c);
+  check_consistency(root, c);
+  return c;
+}
+
+// The document of `text`, with YAML syntax errors reported at their location.
+YAML::Node parse_yaml(const std::string& text, const cfg::Origin& origin) {
+  try {
+    YAML::Node root = YAML::Load(text);
+    if (!root.IsDefined() || root.IsNull()) root.reset(YAML::Node(YAML::NodeType::Map));
+    return root;
+  } catch (const YAML::Exception& e) {
+    throw ConfigError(origin.where(e.mark, "") + ": invalid YAML: " + e.msg);
+  }
+}
+
+std::string read_file(const std::string& path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec))
+    throw ConfigError("cannot read config file '" + path + "': " + std::strerror(EISDIR));
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw ConfigError("cannot read config file '" + path + "': " + std::strerror(errno));
+  std::ostringstream text;
+  text << in.rdbuf();
+  if (in.bad()) throw ConfigError("cannot read config file '" + path + "': read error");
+  return text.str();
+}
+
+}  // namespace
+
+Config parse_config(const std::string& yaml_text, const std::string& origin,
+                    const std::vector<Override>& overrides) {
+  const cfg::Origin where{origin, overrides};
+  YAML::Node root = parse_yaml(yaml_text, where);
+  const Field top(where, root, "", root.Mark());
+  if (!root.IsMap()) top.fail_type("a map of settings (name, model, data, ...) at the top level");
+  try {
+    cfg::apply_overrides(root, overrides);
+    Config c = read_config(top, std::filesystem::path(origin).parent_path().string());
+    c.source_file = origin;
+    return c;
+  } catch (const YAML::Exception& e) {  // a yaml-cpp surprise still names the file
+    throw ConfigError(where.where(e.mark, "") + ": " + e.msg);
+  }
+}
+
+Config load_config(const std::string& path, const std::vector<Override>& overrides) {
+  return parse_config(read_file(path), path, overrides);
+}
+
+}  // namespace tn

@@ -1,0 +1,290 @@
+// Typed, located reads from a yaml-cpp tree (see yaml_util.h): parsing of scalars,
+// key checks with suggestions, and the "file:line:col: key.path: problem" messages.
+#include "config/yaml_util.h"
+
+#include <algorithm>
+#include <cctype>
+#include <charconv>
+#include <cmath>
+#include <optional>
+#include <set>
+
+namespace tn::cfg {
+namespace {
+
+std::string fmt_number(double v) {
+  char buf[64];
+  auto r = std::to_chars(buf, buf + sizeof buf, v);
+  return std::string(buf, r.ptr);
+}
+
+bool path_related(const std::string& a, const std::string& b) {
+  auto under = [](const std::string& child, const std::string& parent) {
+    return child.size() > parent.size() && child.compare(0, parent.size(), parent) == 0 &&
+           (child[parent.size()] == '.' || child[parent.size()] == '[');
+  };
+  return !a.empty() && !b.empty() && (a == b || under(a, b) || under(b, a));
+}
+
+// Optimal string alignment distance: Levenshtein plus adjacent transpositions ("sdg").
+std::size_t edit_distance(const std::string& a, const std::string& b) {
+  std::vector<std::vector<std::size_t>> d(a.size() + 1, std::vector<std::size_t>(b.size() + 1));
+  for (std::size_t i = 0; i <= a.size(); ++i) d[i][0] = i;
+  for (std::size_t j = 0; j <= b.size(); ++j) d[0][j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      const std::size_t cost = a[i - 1] == b[j - 1] ? 0 : 1;
+      d[i][j] = std::min({d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + cost});
+      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1])
+        d[i][j] = std::min(d[i][j], d[i - 2][j - 2] + 1);
+    }
+  }
+  return d[a.size()][b.size()];
+}
+
+bool all_digits(const std::string& s) {
+  return !s.empty() &&
+         std::all_of(s.begin(), s.end(), [](unsigned char c) { return std::isdigit(c) != 0; });
+}
+
+std::string lower(std::string s) {
+  for (char& ch : s) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  return s;
+}
+
+std::optional<double> parse_double(std::string s) {
+  if (!s.empty() && s[0] == '+') s.erase(0, 1);
+  double v = 0.0;
+  const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (s.empty() || ec != std::errc() || end != s.data() + s.size() || !std::isfinite(v))
+    return std::nullopt;
+  return v;
+}
+
+// Parses an integer; *overflow is set when the digits are valid but too large.
+template <class T>
+std::optional<T> parse_integer(std::string s, bool* overflow) {
+  if (!s.empty() && s[0] == '+') s.erase(0, 1);
+  T v{};
+  const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (s.empty() || end != s.data() + s.size()) return std::nullopt;
+  *overflow = ec == std::errc::result_out_of_range;
+  if (ec != std::errc() && !*overflow) return std::nullopt;
+  return v;
+}
+
+std::string suggestion_suffix(const std::string& word, const std::vector<std::string>& names) {
+  const std::string near = suggest(word, names);
+  return near.empty() ? "" : "; did you mean '" + near + "'?";
+}
+
+}  // namespace
+
+std::string Origin::where(const YAML::Mark& mark, const std::string& path) const {
+  if (!mark.is_null())
+    return file + ":" + std::to_string(mark.line + 1) + ":" + std::to_string(mark.column + 1);
+  for (auto it = overrides.rbegin(); it != overrides.rend(); ++it)
+    if (path_related(message_path(it->key), path)) return "--set " + it->key + "=" + it->value;
+  return file;
+}
+
+std::string message_path(const std::string& dotted_key) {
+  std::string out, part;
+  auto flush = [&] {
+    if (all_digits(part)) out += "[" + part + "]";
+    else out += (out.empty() ? "" : ".") + part;
+    part.clear();
+  };
+  for (char ch : dotted_key) {
+    if (ch == '.') flush();
+    else part += ch;
+  }
+  flush();
+  return out;
+}
+
+std::string suggest(const std::string& word, const std::vector<std::string>& candidates) {
+  std::string best;
+  std::size_t best_d = 3;  // suggest only within an edit distance of 2
+  for (const auto& c : candidates) {
+    const std::size_t d = edit_distance(lower(word), lower(c));
+    if (d < best_d && d < std::max(word.size(), c.size()) / 2 + 1) best = c, best_d = d;
+  }
+  return best;
+}
+
+std::string join(const std::vector<std::string>& items) {
+  std::string out;
+  for (const auto& s : items) out += (out.empty() ? "" : ", ") + s;
+  return out;
+}
+
+bool Range::contains(double v) const {
+  if (has_lo && (lo_open ? !(v > lo) : !(v >= lo))) return false;
+  if (has_hi && (hi_open ? !(v < hi) : !(v <= hi))) return false;
+  return true;
+}
+
+std::string Range::describe() const {
+  if (has_lo && has_hi)
+    return std::string("in ") + (lo_open ? "(" : "[") + fmt_number(lo) + ", " + fmt_number(hi) +
+           (hi_open ? ")" : "]");
+  if (has_lo) return (lo_open ? "> " : ">= ") + fmt_number(lo);
+  return "of any value";
+}
+
+bool KeyRule::applies(const std::string& selected) const {
+  return applies_to.empty() ||
+         std::find(applies_to.begin(), applies_to.end(), selected) != applies_to.end();
+}
+
+Field::Field(const Origin& origin, YAML::Node node, std::string path, YAML::Mark parent_mark)
+    : origin_(&origin), node_(node), path_(std::move(path)), mark_(parent_mark),
+      present_(node.IsDefined()) {
+  if (present_) mark_ = node_.Mark();
+}
+
+void Field::fail(const std::string& problem) const {
+  const std::string where = origin_->where(mark_, path_);
+  throw ConfigError(where + ": " + (path_.empty() ? "" : path_ + ": ") + problem);
+}
+
+void Field::fail_type(const std::string& expected) const {
+  fail("expected " + expected + ", got " + describe_value());
+}
+
+std::string Field::describe_value() const {
+  if (!present_ || node_.IsNull()) return "an empty value";
+  if (node_.IsMap()) return "a map";
+  if (node_.IsSequence()) return "a list";
+  return "'" + node_.Scalar() + "'";
+}
+
+std::string Field::scalar_text(const std::string& expected) const {
+  if (!present_ || !node_.IsScalar()) fail_type(expected);
+  return node_.Scalar();
+}
+
+Field Field::operator[](const std::string& key) const {
+  const std::string child = path_.empty() ? key : path_ + "." + key;
+  if (!is_map()) return Field(*origin_, YAML::Node(YAML::NodeType::Undefined), child, mark_);
+  const YAML::Node& map = node_;
+  return Field(*origin_, map[key], child, mark_);
+}
+
+Field Field::required(const std::string& key) const {
+  Field f = (*this)[key];
+  if (!f.present()) f.fail("missing required key");
+  return f;
+}
+
+std::vector<Field> Field::items() const {
+  if (!present_ || !node_.IsSequence()) fail_type("a list");
+  std::vector<Field> out;
+  for (std::size_t i = 0; i < node_.size(); ++i)
+    out.emplace_back(*origin_, node_[i], path_ + "[" + std::to_string(i) + "]", mark_);
+  return out;
+}
+
+void Field::check_keys(const std::vector<KeyRule>& rules, const std::string& selector,
+                       const std::string& selected) const {
+  if (!is_map()) fail_type("a map");
+  std::vector<std::string> allowed;
+  for (const auto& r : rules)
+    if (r.applies(selected)) allowed.push_back(r.key);
+  std::set<std::string> seen;
+  for (auto it = node_.begin(); it != node_.end(); ++it) {
+    const std::string name = it->first.IsScalar() ? it->first.Scalar() : "?";
+    const Field key(*origin_, it->first, path_.empty() ? name : path_ + "." + name, mark_);
+    if (!it->first.IsScalar()) key.fail("keys must be plain names; allowed: " + join(allowed));
+    if (!seen.insert(name).second) key.fail("duplicate key");
+    auto rule = std::find_if(rules.begin(), rules.end(), [&](auto& r) { return r.key == name; });
+    if (rule == rules.end())
+      key.fail("unknown key; allowed: " + join(allowed) + suggestion_suffix(name, allowed));
+    if (!rule->applies(selected)) {
+      std::string types;
+      for (const auto& t : rule->applies_to) types += (types.empty() ? "" : " and ") + t;
+      key.fail("only applies to " + types + "; " + selector + " is '" + selected + "'");
+    }
+  }
+}
+
+double Field::number(Range r) const {
+  const std::string t = scalar_text("a number");
+  const auto v = parse_double(t);
+  if (!v) fail_type("a number");
+  if (!r.contains(*v)) fail("value " + t + " is out of range; expected a number " + r.describe());
+  return *v;
+}
+
+long long Field::integer(long long lo, long long hi) const {
+  const std::string t = scalar_text("an integer");
+  bool overflow = false;
+  const auto v = parse_integer<long long>(t, &overflow);
+  if (!v) fail_type("an integer");
+  if (overflow || *v < lo || *v > hi) {
+    const bool open_top = hi == 2147483647;
+    const std::string range =
+        open_top ? ">= " + std::to_string(lo)
+                 : "in [" + std::to_string(lo) + ", " + std::to_string(hi) + "]";
+    fail("value " + t + " is out of range; expected an integer " + range);
+  }
+  return *v;
+}
+
+std::uint64_t Field::uint64() const {
+  const std::string t = scalar_text("a non-negative integer");
+  bool overflow = false;
+  if (!t.empty() && t[0] == '-' && parse_integer<long long>(t, &overflow))
+    fail("value " + t + " is out of range; expected an integer >= 0");
+  const auto v = parse_integer<std::uint64_t>(t, &overflow);
+  if (!v) fail_type("a non-negative integer");
+  if (overflow) fail("value " + t + " is out of range; expected an integer < 2^64");
+  return *v;
+}
+
+bool Field::boolean() const {
+  const std::string t = scalar_text("true or false");
+  if (t == "true" || t == "True" || t == "TRUE") return true;
+  if (t == "false" || t == "False" || t == "FALSE") return false;
+  fail_type("true or false");
+}
+
+std::string Field::string() const { return scalar_text("a string"); }
+
+std::vector<std::string> Field::strings() const {
+  std::vector<std::string> out;
+  for (const Field& item : items()) out.push_back(item.string());
+  return out;
+}
+
+std::size_t Field::choose(const std::vector<std::string>& names) const {
+  if (!present_ || !node_.IsScalar())
+    fail("expected a name, got " + describe_value() + "; allowed: " + join(names));
+  const std::string t = node_.Scalar();
+  const auto it = std::find(names.begin(), names.end(), t);
+  if (it == names.end())
+    fail("unknown value '" + t + "'; allowed: " + join(names) + suggestion_suffix(t, names));
+  return static_cast<std::size_t>(it - names.begin());
+}
+
+void Field::get(const char* key, double& out, Range r) const {
+  if (Field f = (*this)[key]; f.present()) out = f.number(r);
+}
+void Field::get(const char* key, float& out, Range r) const {
+  if (Field f = (*this)[key]; f.present()) out = static_cast<float>(f.number(r));
+}
+void Field::get(const char* key, int& out, long long lo, long long hi) const {
+  if (Field f = (*this)[key]; f.present()) out = static_cast<int>(f.integer(lo, hi));
+}
+void Field::get(const char* key, std::uint64_t& out) const {
+  if (Field f = (*this)[key]; f.present()) out = f.uint64();
+}
+void Field::get(const char* key, bool& out) const {
+  if (Field f = (*this)[key]; f.present()) out = f.boolean();
+}
+void Field::get(const char* key, std::string& out) const {
+  if (Field f = (*this)[key]; f.present()) out = f.string();
+}
+
+}  // namespace tn::cfg

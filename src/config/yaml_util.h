@@ -1,0 +1,120 @@
+// Typed, located reads from a yaml-cpp tree: every failure becomes one ConfigError
+// "file:line:col: key.path: problem; ...". Internal to src/config/.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <initializer_list>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <yaml-cpp/yaml.h>
+
+#include "config/config.h"
+
+namespace tn::cfg {
+
+// Where a tree came from: the file (or origin name) and the --set overrides applied.
+struct Origin {
+  std::string file;
+  std::vector<Override> overrides;
+  // "file:line:col", or "--set key=value" for a node built by an override.
+  std::string where(const YAML::Mark& mark, const std::string& path) const;
+};
+
+// "model.layers.0.units" -> "model.layers[0].units", the form used in messages.
+std::string message_path(const std::string& dotted_key);
+// Nearest candidate by edit distance (case-insensitive), or "" when none is close.
+std::string suggest(const std::string& word, const std::vector<std::string>& candidates);
+// "a, b, c"
+std::string join(const std::vector<std::string>& items);
+// Applies the overrides to `root` (a map), in order. Throws ConfigError.
+void apply_overrides(YAML::Node& root, const std::vector<Override>& overrides);
+// A copy of `node` with null marks, so that messages name the override it came from.
+YAML::Node without_marks(const YAML::Node& node);
+
+// Allowed interval of a number: lo/hi with open or closed ends (absent = unbounded).
+struct Range {
+  double lo = -1e308, hi = 1e308;
+  bool lo_open = false, hi_open = false, has_lo = false, has_hi = false;
+  static Range any() { return {}; }
+  static Range at_least(double lo) { return {lo, 1e308, false, false, true, false}; }
+  static Range above(double lo) { return {lo, 1e308, true, false, true, false}; }
+  static Range between(double lo, double hi, bool lo_open = false, bool hi_open = false) {
+    return {lo, hi, lo_open, hi_open, true, true};
+  }
+  bool contains(double v) const;
+  std::string describe() const;  // "> 0", ">= 1", "in [0, 1)"
+};
+
+// A map key and the selector values (e.g. optimizer types) it applies to; empty = all.
+struct KeyRule {
+  KeyRule(const char* k) : key(k) {}  // NOLINT: implicit, so {"a", "b"} lists keys
+  KeyRule(const char* k, std::vector<std::string> types) : key(k), applies_to(std::move(types)) {}
+  std::string key;
+  std::vector<std::string> applies_to;
+  bool applies(const std::string& selected) const;
+};
+
+// YAML name of a layer initializer ("auto", "he", "glorot").
+const char* to_string(LayerConfig::Init init);
+
+// One node of the tree and its key path; a missing key keeps its parent's location.
+class Field {
+ public:
+  Field(const Origin& origin, YAML::Node node, std::string path, YAML::Mark parent_mark);
+
+  bool present() const { return present_; }
+  const std::string& path() const { return path_; }
+  const YAML::Node& node() const { return node_; }
+  bool is_map() const { return present_ && node_.IsMap(); }
+  bool is_scalar() const { return present_ && node_.IsScalar(); }
+  [[noreturn]] void fail(const std::string& problem) const;
+  [[noreturn]] void fail_type(const std::string& expected) const;  // "expected X, got Y"
+
+  Field operator[](const std::string& key) const;  // child of a map, maybe missing
+  Field required(const std::string& key) const;    // fails "missing required key"
+  std::vector<Field> items() const;                // elements of a list
+  // Fails on a key not in `rules` (suggesting the nearest), on a key that does not
+  // apply to `selected` (the value of `selector`, e.g. type), and on duplicate keys.
+  void check_keys(const std::vector<KeyRule>& rules, const std::string& selector = "",
+                  const std::string& selected = "") const;
+
+  double number(Range r = Range::any()) const;
+  long long integer(long long lo, long long hi) const;
+  std::uint64_t uint64() const;
+  bool boolean() const;
+  std::string string() const;
+  std::vector<std::string> strings() const;
+  std::size_t choose(const std::vector<std::string>& names) const;  // index of the value
+  template <class E>  // one of `values`, named by to_string(E)
+  E choice(std::initializer_list<E> values) const {
+    std::vector<std::string> names;
+    for (E v : values) names.push_back(to_string(v));
+    return values.begin()[choose(names)];
+  }
+
+  // Reads child `key` into `out` when present; leaves the default otherwise.
+  void get(const char* key, double& out, Range r = Range::any()) const;
+  void get(const char* key, float& out, Range r = Range::any()) const;
+  void get(const char* key, int& out, long long lo, long long hi = 2147483647) const;
+  void get(const char* key, std::uint64_t& out) const;
+  void get(const char* key, bool& out) const;
+  void get(const char* key, std::string& out) const;
+  template <class E>
+  void get(const char* key, E& out, std::initializer_list<E> values) const {
+    if (Field f = (*this)[key]; f.present()) out = f.choice(values);
+  }
+
+ private:
+  std::string describe_value() const;  // "'abc'", "a map", "a list", "nothing"
+  std::string scalar_text(const std::string& expected) const;  // fails unless a scalar
+
+  const Origin* origin_;
+  YAML::Node node_;
+  std::string path_;
+  YAML::Mark mark_;
+  bool present_;
+};
+
+}  // namespace tn::cfg

@@ -1,0 +1,351 @@
+// load_csv: reads a CSV file with a header row into a Dataset, streaming it through libcsv.
+#include <csv.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cctype>
+#include <charconv>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <exception>
+#include <limits>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "data/dataset.h"
+
+namespace tn {
+namespace {
+
+constexpr int kRowNotBegun = 0;                 // libcsv's pstate between rows (libcsv.c)
+constexpr unsigned long long kMaxIntegerClasses = 65536;
+constexpr size_t kBlockSize = 1 << 16;
+constexpr size_t kMaxListedColumns = 30;
+constexpr const char* kStrayQuote =
+    "; a double quote may only enclose a whole field, and one inside a quoted field must be "
+    "doubled (\"\")";
+constexpr const char* kUnclosedQuote =
+    "; a quoted field in the row starting here is never closed: add the closing double quote";
+
+std::string quoted(std::string_view s) { return "'" + std::string(s) + "'"; }
+
+std::string_view trim(std::string_view s) {
+  const char* space = " \t\r\n";
+  const size_t first = s.find_first_not_of(space);
+  if (first == std::string_view::npos) return {};
+  return s.substr(first, s.find_last_not_of(space) - first + 1);
+}
+
+std::string plural(size_t n, const char* word) {
+  return std::to_string(n) + " " + word + (n == 1 ? "" : "s");
+}
+
+// Levenshtein distance, ignoring ASCII case.
+size_t edit_distance(std::string_view a, std::string_view b) {
+  std::vector<size_t> prev(b.size() + 1), cur(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) prev[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    cur[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      const bool same =
+          std::tolower((unsigned char)a[i - 1]) == std::tolower((unsigned char)b[j - 1]);
+      cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (same ? 0 : 1)});
+    }
+    std::swap(prev, cur);
+  }
+  return prev[b.size()];
+}
+
+std::string column_list(const std::vector<std::string>& header) {
+  std::string out;
+  for (size_t i = 0; i < header.size() && i < kMaxListedColumns; ++i)
+    out += (i ? ", " : "") + quoted(header[i]);
+  if (header.size() > kMaxListedColumns)
+    out += ", ... (" + std::to_string(header.size() - kMaxListedColumns) + " more)";
+  return out;
+}
+
+// "; did you mean 'x'?" for the closest header name, or "" when nothing is close.
+std::string suggestion(std::string_view name, const std::vector<std::string>& header) {
+  const std::string* best = nullptr;
+  size_t best_d = std::max<size_t>(2, name.size() / 2) + 1;
+  for (const std::string& h : header) {
+    const size_t d = edit_distance(name, h);
+    if (d < best_d) best_d = d, best = &h;
+  }
+  return best ? "; did you mean " + quoted(*best) + "?" : "";
+}
+
+// Parses a whole (trimmed) cell as a finite float; throws DataError naming `at` and `column`.
+float to_float(std::string_view raw, const std::string& at, const std::string& column) {
+  const std::string_view s = trim(raw);
+  const std::string where = at + "column " + quoted(column) + ": ";
+  if (s.empty()) throw DataError(where + "the value is empty; fill it in or remove the row");
+  std::string_view num = s;
+  if (num.size() > 1 && num[0] == '+' && num[1] != '-' && num[1] != '+') num.remove_prefix(1);
+  double v = 0;
+  const auto [end, ec] = std::from_chars(num.data(), num.data() + num.size(), v);
+  if (ec == std::errc::result_out_of_range)
+    throw DataError(where + quoted(s) + " is out of range; rescale the column");
+  if (ec != std::errc() || end != num.data() + num.size())
+    throw DataError(where + quoted(s) + " is not a number; write plain numbers like 1.5 or -2e3");
+  if (std::isnan(v)) throw DataError(where + "NaN is not allowed; remove or impute missing values");
+  if (std::isinf(v))
+    throw DataError(where + quoted(s) + " is infinite, which is not allowed; use a finite number");
+  if (std::fabs(v) > std::numeric_limits<float>::max())
+    throw DataError(where + quoted(s) + " does not fit a 32-bit float; rescale the column");
+  return static_cast<float>(v);
+}
+
+// "0", "7", "12" (no sign, no leading zeros): labels that are kept as class indices.
+bool is_integer_label(std::string_view s) {
+  if (s.empty() || (s.size() > 1 && s[0] == '0')) return false;
+  return std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
+}
+
+class CsvLoader {
+ public:
+  CsvLoader(const SourceConfig& source, bool classification)
+      : src_(source), path_(source.path), classification_(classification) {
+    csv_init(&parser_, CSV_STRICT | CSV_STRICT_FINI | CSV_APPEND_NULL);
+  }
+  ~CsvLoader() { csv_free(&parser_); }
+  CsvLoader(const CsvLoader&) = delete;
+  CsvLoader& operator=(const CsvLoader&) = delete;
+
+  Dataset run();
+
+ private:
+  static void on_field(void* data, size_t len, void* self);
+  static void on_row(int term, void* self);
+  void read_file();
+  void feed(std::string_view block);
+  void check(bool parsed, long line, const char* hint);
+  std::string at_line(long line) const { return path_ + ":" + std::to_string(line) + ": "; }
+  void take_header();
+  size_t find_column(const std::string& name, const char* key) const;
+  void check_used_columns() const;
+  void take_row();
+  void add_label(std::string_view label, const std::string& at);
+  void finish();
+  void finish_classes();
+
+  const SourceConfig& src_;
+  std::string path_;
+  bool classification_;
+  csv_parser parser_{};
+  std::exception_ptr error_;        // thrown inside a callback, rethrown after csv_parse
+  std::vector<std::string> fields_;  // the row being assembled
+  long line_ = 1;                    // physical line being fed
+  long row_line_ = 1;                // physical line where the current row started
+  bool have_header_ = false;
+  std::vector<std::string> header_;
+  std::vector<size_t> feature_cols_;
+  size_t target_col_ = 0;
+  std::unordered_map<std::string, int> class_ids_;  // label text -> first-seen id
+  std::vector<std::string> class_seen_;
+  std::vector<int> labels_;  // first-seen ids, one per row
+  Dataset ds_;
+};
+
+void CsvLoader::on_field(void* data, size_t len, void* self) {
+  auto* me = static_cast<CsvLoader*>(self);
+  if (me->error_) return;
+  try {
+    me->fields_.emplace_back(data ? static_cast<const char*>(data) : "", data ? len : 0);
+  } catch (...) {
+    me->error_ = std::current_exception();
+  }
+}
+
+void CsvLoader::on_row(int, void* self) {
+  auto* me = static_cast<CsvLoader*>(self);
+  if (!me->error_) {
+    try {
+      if (me->have_header_) me->take_row(); else me->take_header();
+    } catch (...) {
+      me->error_ = std::current_exception();
+    }
+  }
+  me->fields_.clear();
+}
+
+Dataset CsvLoader::run() {
+  if (path_.empty()) throw DataError("data.source.path is not set; name the CSV file to read");
+  read_file();
+  const int rc = csv_fini(&parser_, on_field, on_row, this);
+  check(rc == 0, row_line_, kUnclosedQuote);
+  finish();
+  return std::move(ds_);
+}
+
+void CsvLoader::read_file() {
+  struct Closer { void operator()(std::FILE* f) const { std::fclose(f); } };
+  std::unique_ptr<std::FILE, Closer> file(std::fopen(path_.c_str(), "rb"));
+  auto fail = [&] {
+    throw DataError("cannot read CSV file " + quoted(path_) + ": " + std::strerror(errno) +
+                    " (check data.source.path; relative paths start at the working directory)");
+  };
+  if (!file) fail();
+  std::vector<char> buf(kBlockSize);
+  bool first = true;
+  size_t got = 0;
+  while ((got = std::fread(buf.data(), 1, buf.size(), file.get())) > 0) {
+    std::string_view block(buf.data(), got);
+    if (first && block.starts_with("\xEF\xBB\xBF")) block.remove_prefix(3);  // UTF-8 BOM
+    first = false;
+    feed(block);
+  }
+  if (std::ferror(file.get())) fail();
+}
+
+// Feeds one physical line at a time, so row_line_ is the line where each row starts.
+void CsvLoader::feed(std::string_view block) {
+  while (!block.empty()) {
+    const size_t nl = block.find('\n');
+    const size_t len = nl == std::string_view::npos ? block.size() : nl + 1;
+    if (parser_.pstate == kRowNotBegun) row_line_ = line_;
+    const size_t used = csv_parse(&parser_, block.data(), len, on_field, on_row, this);
+    check(used == len, line_, kStrayQuote);
+    if (nl != std::string_view::npos) ++line_;
+    block.remove_prefix(len);
+  }
+}
+
+// Rethrows an error from a callback, then reports a libcsv error (`parsed` false) at `line`.
+void CsvLoader::check(bool parsed, long line, const char* hint) {
+  if (error_) std::rethrow_exception(error_);
+  if (!parsed)
+    throw DataError(at_line(line) + "malformed CSV: " + csv_strerror(csv_error(&parser_)) + hint);
+}
+
+void CsvLoader::take_header() {
+  for (const std::string& f : fields_) header_.emplace_back(trim(f));
+  have_header_ = true;
+  if (src_.target.empty())
+    throw DataError(path_ + ": data.source.target is not set; name the label column, one of: " +
+                    column_list(header_));
+  target_col_ = find_column(src_.target, "data.source.target");
+  for (const std::string& name : src_.features)
+    feature_cols_.push_back(find_column(name, "data.source.features"));
+  if (src_.features.empty())
+    for (size_t c = 0; c < header_.size(); ++c)
+      if (c != target_col_) feature_cols_.push_back(c);
+  if (feature_cols_.empty())
+    throw DataError(at_line(1) + "the header has only the target column " + quoted(src_.target) +
+                    "; add feature columns");
+  check_used_columns();
+}
+
+size_t CsvLoader::find_column(const std::string& name, const char* key) const {
+  const auto it = std::find(header_.begin(), header_.end(), name);
+  if (it != header_.end()) return static_cast<size_t>(it - header_.begin());
+  throw DataError(at_line(1) + key + ": column " + quoted(name) +
+                  " is not in the header; available columns: " + column_list(header_) +
+                  suggestion(name, header_));
+}
+
+// Every used column must have a unique, non-empty name and be used once.
+void CsvLoader::check_used_columns() const {
+  std::vector<size_t> used = feature_cols_;
+  used.push_back(target_col_);
+  for (size_t k = 0; k < used.size(); ++k) {
+    const size_t c = used[k];
+    const std::string& name = header_[c];
+    if (name.empty())
+      throw DataError(at_line(1) + "column " + std::to_string(c + 1) +
+                      " has no name in the header; give it one");
+    if (std::count(used.begin(), used.begin() + k, c) > 0)
+      throw DataError(at_line(1) + "column " + quoted(name) + " is used twice (" +
+                      (c == target_col_ ? "as the target and as a feature" : "in features") +
+                      "); list each column once in data.source.features");
+    if (std::count(header_.begin(), header_.end(), name) > 1)
+      throw DataError(at_line(1) + "column name " + quoted(name) +
+                      " appears more than once in the header; rename the duplicates");
+  }
+}
+
+void CsvLoader::take_row() {
+  const std::string at = at_line(row_line_);
+  if (fields_.size() != header_.size())
+    throw DataError(at + "row has " + plural(fields_.size(), "field") + ", the header has " +
+                    std::to_string(header_.size()) +
+                    "; check for a missing or extra comma, and quote values that contain commas");
+  for (size_t c : feature_cols_) ds_.X.push_back(to_float(fields_[c], at, header_[c]));
+  if (classification_)
+    add_label(trim(fields_[target_col_]), at);
+  else
+    ds_.y.push_back(to_float(fields_[target_col_], at, header_[target_col_]));
+  ++ds_.n;
+}
+
+void CsvLoader::add_label(std::string_view label, const std::string& at) {
+  if (label.empty())
+    throw DataError(at + "column " + quoted(src_.target) +
+                    ": the class label is empty; fill it in or remove the row");
+  const auto [it, fresh] = class_ids_.try_emplace(std::string(label), (int)class_seen_.size());
+  if (fresh) class_seen_.emplace_back(label);
+  labels_.push_back(it->second);
+}
+
+void CsvLoader::finish() {
+  if (!have_header_)
+    throw DataError(path_ + ": the file is empty; the first line must be a header naming the "
+                            "columns, e.g. x1,x2,label");
+  if (ds_.n < 2)
+    throw DataError(path_ + ": found " + plural(ds_.n, "data row") +
+                    " after the header; at least 2 are needed");
+  ds_.features = static_cast<int>(feature_cols_.size());
+  ds_.targets = 1;
+  ds_.origin = path_;
+  for (size_t c : feature_cols_) ds_.feature_names.push_back(header_[c]);
+  if (classification_) finish_classes();
+}
+
+// Integer labels 0..K-1 are kept; any other labels are numbered in sorted order.
+void CsvLoader::finish_classes() {
+  const std::string col = "column " + quoted(src_.target);
+  if (class_seen_.size() < 2)
+    throw DataError(path_ + ": " + col + " has only one class (" + quoted(class_seen_[0]) +
+                    "); classification needs at least 2 distinct labels");
+  std::vector<int> index(class_seen_.size());
+  if (std::all_of(class_seen_.begin(), class_seen_.end(),
+                  [](const std::string& s) { return is_integer_label(s); })) {
+    unsigned long long max = 0;
+    for (size_t i = 0; i < class_seen_.size(); ++i) {
+      unsigned long long v = 0;
+      const std::string& s = class_seen_[i];
+      if (std::from_chars(s.data(), s.data() + s.size(), v).ec != std::errc() ||
+          v >= kMaxIntegerClasses)
+        throw DataError(path_ + ": " + col + ": integer class label " + s +
+                        " is too large (labels are kept as class indices 0..K-1, K <= " +
+                        std::to_string(kMaxIntegerClasses) + "); renumber the classes");
+      index[i] = static_cast<int>(v);
+      max = std::max(max, v);
+    }
+    for (unsigned long long k = 0; k <= max; ++k) ds_.class_names.push_back(std::to_string(k));
+  } else {
+    ds_.class_names = class_seen_;
+    std::sort(ds_.class_names.begin(), ds_.class_names.end());
+    for (size_t i = 0; i < class_seen_.size(); ++i)
+      index[i] = static_cast<int>(
+          std::lower_bound(ds_.class_names.begin(), ds_.class_names.end(), class_seen_[i]) -
+          ds_.class_names.begin());
+  }
+  ds_.num_classes = static_cast<int>(ds_.class_names.size());
+  ds_.y.reserve(labels_.size());
+  for (int id : labels_) ds_.y.push_back(static_cast<float>(index[id]));
+}
+
+}  // namespace
+
+Dataset load_csv(const SourceConfig& source, bool classification) {
+  CsvLoader loader(source, classification);
+  return loader.run();
+}
+
+}  // namespace tn

@@ -1,0 +1,386 @@
+// Thin RAII and error-checking layer over the HDF5 C API (see io/h5.h).
+#include "io/h5.h"
+
+#include <algorithm>
+#include <utility>
+
+namespace tn::h5 {
+
+namespace {
+
+constexpr std::uint64_t kChunkThresholdBytes = 64 * 1024;  // larger datasets are compressed
+constexpr std::uint64_t kChunkTargetBytes = 1024 * 1024;   // fits HDF5's default chunk cache
+constexpr unsigned kDeflateLevel = 4;
+constexpr std::size_t kCoreIncrement = 4 * 1024 * 1024;  // growth step of in-memory files
+
+herr_t innermost_error(unsigned n, const H5E_error2_t* err, void* out) {
+  if (n == 0 && err->desc) *static_cast<std::string*>(out) = err->desc;
+  return 0;
+}
+
+// The sec2 driver reports OS errors as "... errno = 28, error message = 'No space ...', ...".
+std::string os_reason(const std::string& desc) {
+  const std::string key = "error message = '";
+  const auto begin = desc.find(key);
+  if (begin == std::string::npos) return desc;
+  const auto end = desc.find('\'', begin + key.size());
+  return desc.substr(begin + key.size(), end == std::string::npos ? end : end - begin - key.size());
+}
+
+std::vector<hsize_t> to_dims(const std::vector<std::uint64_t>& shape) {
+  return std::vector<hsize_t>(shape.begin(), shape.end());
+}
+
+std::uint64_t product(const std::vector<hsize_t>& dims) {
+  std::uint64_t n = 1;
+  for (hsize_t d : dims) n *= d;
+  return n;
+}
+
+Handle string_type(const std::string& what) {
+  Handle type = own(H5Tcopy(H5T_C_S1), H5Tclose, "creating the string type for " + what);
+  check(H5Tset_size(type.get(), H5T_VARIABLE), "sizing the string type for " + what);
+  check(H5Tset_cset(type.get(), H5T_CSET_UTF8), "setting UTF-8 for " + what);
+  return type;
+}
+
+Handle scalar_space(const std::string& what) {
+  return own(H5Screate(H5S_SCALAR), H5Sclose, "creating the dataspace of " + what);
+}
+
+// Link creation properties that create missing intermediate groups.
+Handle link_props(const std::string& what) {
+  Handle lcpl = own(H5Pcreate(H5P_LINK_CREATE), H5Pclose, "creating link properties for " + what);
+  check(H5Pset_create_intermediate_group(lcpl.get(), 1), "setting link properties for " + what);
+  return lcpl;
+}
+
+// Halves leading dimensions first so a chunk holds whole trailing rows (e.g. some members).
+std::vector<hsize_t> chunk_dims(const std::vector<hsize_t>& dims, std::uint64_t elem_size) {
+  std::vector<hsize_t> chunk = dims;
+  for (std::size_t i = 0; i < chunk.size(); ++i) {
+    while (product(chunk) * elem_size > kChunkTargetBytes && chunk[i] > 1) {
+      chunk[i] = (chunk[i] + 1) / 2;
+    }
+  }
+  return chunk;
+}
+
+Handle dataset_props(const std::vector<hsize_t>& dims, std::uint64_t elem_size,
+                     const std::string& name) {
+  Handle dcpl = own(H5Pcreate(H5P_DATASET_CREATE), H5Pclose, "creating properties of " + name);
+  if (product(dims) * elem_size <= kChunkThresholdBytes) return dcpl;  // contiguous
+  const std::vector<hsize_t> chunk = chunk_dims(dims, elem_size);
+  check(H5Pset_chunk(dcpl.get(), static_cast<int>(chunk.size()), chunk.data()),
+        "setting the chunk shape of " + name);
+  check(H5Pset_shuffle(dcpl.get()), "setting the shuffle filter of " + name);
+  check(H5Pset_deflate(dcpl.get(), kDeflateLevel), "setting the deflate filter of " + name);
+  return dcpl;
+}
+
+void write_dataset(hid_t file, const std::string& name, const std::vector<hsize_t>& dims,
+                   hid_t file_type, hid_t mem_type, const void* data) {
+  const std::uint64_t elem_size = H5Tget_size(file_type);
+  Handle space = own(H5Screate_simple(static_cast<int>(dims.size()), dims.data(), nullptr),
+                     H5Sclose, "creating the dataspace of " + name);
+  Handle dcpl = dataset_props(dims, elem_size, name);
+  Handle lcpl = link_props(name);
+  Handle dset = own(
+      H5Dcreate2(file, name.c_str(), file_type, space.get(), lcpl.get(), dcpl.get(), H5P_DEFAULT),
+      H5Dclose, "creating dataset " + name);
+  if (product(dims) > 0) {
+    check(H5Dwrite(dset.get(), mem_type, H5S_ALL, H5S_ALL, H5P_DEFAULT, data),
+          "writing dataset " + name);
+  }
+  dset.close("dataset " + name);
+}
+
+Handle open_dataset(hid_t file, const std::string& name) {
+  return own(H5Dopen2(file, name.c_str(), H5P_DEFAULT), H5Dclose, "opening dataset " + name);
+}
+
+std::vector<hsize_t> dataset_dims(hid_t dset, const std::string& name) {
+  Handle space = own(H5Dget_space(dset), H5Sclose, "getting the dataspace of " + name);
+  const int rank = static_cast<int>(
+      check(H5Sget_simple_extent_ndims(space.get()), "getting the rank of " + name));
+  std::vector<hsize_t> dims(rank);
+  check(H5Sget_simple_extent_dims(space.get(), dims.data(), nullptr),
+        "getting the shape of " + name);
+  return dims;
+}
+
+void expect_class(hid_t type, H5T_class_t want, const char* want_name, const std::string& what) {
+  const H5T_class_t got = H5Tget_class(type);
+  check(got, "getting the type class of " + what);
+  if (got != want) throw Error(what + " is not of " + want_name + " type");
+}
+
+// Reads one string whose HDF5 type is `type` (variable or fixed length) via `read(mem_type, buf)`.
+template <typename ReadFn>
+std::string read_string(hid_t type, const std::string& what, ReadFn read) {
+  expect_class(type, H5T_STRING, "string", what);
+  const htri_t is_var = H5Tis_variable_str(type);
+  check(is_var, "inspecting the string type of " + what);
+  if (is_var > 0) {
+    char* ptr = nullptr;
+    check(read(type, static_cast<void*>(&ptr)), "reading " + what);
+    std::string value = ptr ? ptr : "";
+    H5free_memory(ptr);
+    return value;
+  }
+  const std::size_t size = H5Tget_size(type);
+  if (size == 0) throw Error("getting the string size of " + what + " failed");
+  std::string buf(size + 1, '\0');
+  check(read(type, static_cast<void*>(buf.data())), "reading " + what);
+  return buf.substr(0, buf.find('\0'));
+}
+
+void expect_scalar(hid_t space, const std::string& what) {
+  const hssize_t n = H5Sget_simple_extent_npoints(space);
+  check(n, "getting the size of " + what);
+  if (n != 1) throw Error(what + " holds " + std::to_string(n) + " values, expected one");
+}
+
+Handle open_attr(hid_t obj, const std::string& what, const char* attr) {
+  return own(H5Aopen(obj, attr, H5P_DEFAULT), H5Aclose, "opening " + what);
+}
+
+std::string attr_name(const std::string& obj_name, const char* attr) {
+  return "attribute '" + std::string(attr) + "' of " + obj_name;
+}
+
+// Opens a one-value attribute and reads it as `mem_type` into `out`.
+void read_scalar_attr(hid_t obj, const std::string& obj_name, const char* attr, hid_t mem_type,
+                      void* out) {
+  const std::string what = attr_name(obj_name, attr);
+  Handle a = open_attr(obj, what, attr);
+  Handle space = own(H5Aget_space(a.get()), H5Sclose, "getting the dataspace of " + what);
+  expect_scalar(space.get(), what);
+  check(H5Aread(a.get(), mem_type, out), "reading " + what);
+}
+
+Handle create_attr(hid_t obj, const std::string& what, const char* attr, hid_t type) {
+  Handle space = scalar_space(what);
+  return own(H5Acreate2(obj, attr, type, space.get(), H5P_DEFAULT, H5P_DEFAULT), H5Aclose,
+             "creating " + what);
+}
+
+}  // namespace
+
+Handle::Handle(Handle&& other) noexcept
+    : id_(std::exchange(other.id_, H5I_INVALID_HID)), closer_(other.closer_) {}
+
+Handle& Handle::operator=(Handle&& other) noexcept {
+  if (this != &other) {
+    if (id_ >= 0) closer_(id_);
+    id_ = std::exchange(other.id_, H5I_INVALID_HID);
+    closer_ = other.closer_;
+  }
+  return *this;
+}
+
+Handle::~Handle() {
+  if (id_ >= 0) closer_(id_);
+}
+
+void Handle::close(const std::string& what) {
+  if (id_ < 0) return;
+  // Never retried: after a failed H5Fclose HDF5 may already have released the object.
+  const herr_t status = closer_(std::exchange(id_, H5I_INVALID_HID));
+  check(status, "closing " + what);
+}
+
+static std::mutex library_mutex;  // guards all HDF5 use in this process
+
+Session::Session() : lock_(library_mutex) {
+  H5Eget_auto2(H5E_DEFAULT, &func_, &data_);
+  H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
+}
+
+Session::~Session() { H5Eset_auto2(H5E_DEFAULT, func_, data_); }
+
+std::string last_error() {
+  std::string desc;
+  H5Ewalk2(H5E_DEFAULT, H5E_WALK_UPWARD, innermost_error, &desc);
+  H5Eclear2(H5E_DEFAULT);
+  return desc.empty() ? "unknown HDF5 error" : os_reason(desc);
+}
+
+std::int64_t check(std::int64_t status, const std::string& what) {
+  if (status < 0) throw Error(what + " failed: " + last_error());
+  return status;
+}
+
+Handle own(hid_t id, Handle::Closer closer, const std::string& what) {
+  check(id, what);
+  return Handle(id, closer);
+}
+
+Handle create_memory_file(const std::string& name) {
+  Handle fapl = own(H5Pcreate(H5P_FILE_ACCESS), H5Pclose, "creating file access properties");
+  check(H5Pset_fapl_core(fapl.get(), kCoreIncrement, 0), "selecting the in-memory driver");
+  return own(H5Fcreate(name.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl.get()), H5Fclose,
+             "creating the in-memory HDF5 file");
+}
+
+std::vector<unsigned char> file_image(hid_t file) {
+  check(H5Fflush(file, H5F_SCOPE_GLOBAL), "flushing the in-memory file");
+  const ssize_t size = check(H5Fget_file_image(file, nullptr, 0), "sizing the file image");
+  std::vector<unsigned char> image(size);
+  check(H5Fget_file_image(file, image.data(), image.size()), "copying the file image");
+  return image;
+}
+
+Handle create_group(hid_t file, const std::string& name) {
+  Handle lcpl = link_props(name);
+  return own(H5Gcreate2(file, name.c_str(), lcpl.get(), H5P_DEFAULT, H5P_DEFAULT), H5Gclose,
+             "creating group " + name);
+}
+
+void write_floats(hid_t file, const std::string& name, const std::vector<std::uint64_t>& shape,
+                  const float* data) {
+  write_dataset(file, name, to_dims(shape), H5T_IEEE_F32LE, H5T_NATIVE_FLOAT, data);
+}
+
+void write_ints(hid_t file, const std::string& name, const std::vector<int>& values) {
+  write_dataset(file, name, {values.size()}, H5T_STD_I32LE, H5T_NATIVE_INT, values.data());
+}
+
+void write_string_dataset(hid_t file, const std::string& name, const std::string& value) {
+  Handle type = string_type(name);
+  Handle space = scalar_space(name);
+  Handle lcpl = link_props(name);
+  Handle dset = own(
+      H5Dcreate2(file, name.c_str(), type.get(), space.get(), lcpl.get(), H5P_DEFAULT, H5P_DEFAULT),
+      H5Dclose, "creating dataset " + name);
+  const char* ptr = value.c_str();
+  check(H5Dwrite(dset.get(), type.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, &ptr),
+        "writing dataset " + name);
+  dset.close("dataset " + name);
+}
+
+void set_string_attr(hid_t obj, const std::string& obj_name, const char* attr,
+                     const std::string& value) {
+  const std::string what = attr_name(obj_name, attr);
+  Handle type = string_type(what);
+  Handle a = create_attr(obj, what, attr, type.get());
+  const char* ptr = value.c_str();
+  check(H5Awrite(a.get(), type.get(), &ptr), "writing " + what);
+  a.close(what);
+}
+
+void set_int_attr(hid_t obj, const std::string& obj_name, const char* attr, std::int64_t value,
+                  hid_t file_type) {
+  const std::string what = attr_name(obj_name, attr);
+  Handle a = create_attr(obj, what, attr, file_type);
+  check(H5Awrite(a.get(), H5T_NATIVE_INT64, &value), "writing " + what);
+  a.close(what);
+}
+
+void set_double_attr(hid_t obj, const std::string& obj_name, const char* attr, double value) {
+  const std::string what = attr_name(obj_name, attr);
+  Handle a = create_attr(obj, what, attr, H5T_IEEE_F64LE);
+  check(H5Awrite(a.get(), H5T_NATIVE_DOUBLE, &value), "writing " + what);
+  a.close(what);
+}
+
+bool exists(hid_t file, const std::string& name) {
+  std::string prefix;
+  std::size_t start = 1;  // `name` is absolute
+  while (start <= name.size()) {
+    const std::size_t end = std::min(name.find('/', start), name.size());
+    prefix = name.substr(0, end);
+    if (check(H5Lexists(file, prefix.c_str(), H5P_DEFAULT), "looking up " + prefix) == 0) {
+      return false;
+    }
+    start = end + 1;
+  }
+  return true;
+}
+
+Handle open_group(hid_t file, const std::string& name) {
+  return own(H5Gopen2(file, name.c_str(), H5P_DEFAULT), H5Gclose, "opening group " + name);
+}
+
+void read_floats(hid_t file, const std::string& name, std::vector<std::uint64_t>& shape,
+                 std::vector<float>& data) {
+  Handle dset = open_dataset(file, name);
+  Handle type = own(H5Dget_type(dset.get()), H5Tclose, "getting the type of " + name);
+  expect_class(type.get(), H5T_FLOAT, "floating-point", "dataset " + name);
+  const std::vector<hsize_t> dims = dataset_dims(dset.get(), name);
+  shape.assign(dims.begin(), dims.end());
+  data.assign(product(dims), 0.0f);
+  if (data.empty()) return;
+  check(H5Dread(dset.get(), H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, data.data()),
+        "reading dataset " + name);
+}
+
+std::vector<int> read_ints(hid_t file, const std::string& name) {
+  Handle dset = open_dataset(file, name);
+  Handle type = own(H5Dget_type(dset.get()), H5Tclose, "getting the type of " + name);
+  expect_class(type.get(), H5T_INTEGER, "integer", "dataset " + name);
+  const std::vector<hsize_t> dims = dataset_dims(dset.get(), name);
+  if (dims.size() != 1) throw Error("dataset " + name + " is not one-dimensional");
+  std::vector<int> values(dims[0]);
+  if (values.empty()) return values;
+  check(H5Dread(dset.get(), H5T_NATIVE_INT, H5S_ALL, H5S_ALL, H5P_DEFAULT, values.data()),
+        "reading dataset " + name);
+  return values;
+}
+
+std::string read_string_dataset(hid_t file, const std::string& name) {
+  Handle dset = open_dataset(file, name);
+  Handle space = own(H5Dget_space(dset.get()), H5Sclose, "getting the dataspace of " + name);
+  expect_scalar(space.get(), "dataset " + name);
+  Handle type = own(H5Dget_type(dset.get()), H5Tclose, "getting the type of " + name);
+  return read_string(type.get(), "dataset " + name, [&](hid_t mem, void* buf) {
+    return H5Dread(dset.get(), mem, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf);
+  });
+}
+
+bool has_attr(hid_t obj, const std::string& obj_name, const char* attr) {
+  return check(H5Aexists(obj, attr), "looking up " + attr_name(obj_name, attr)) > 0;
+}
+
+std::string get_string_attr(hid_t obj, const std::string& obj_name, const char* attr) {
+  const std::string what = attr_name(obj_name, attr);
+  Handle a = open_attr(obj, what, attr);
+  Handle space = own(H5Aget_space(a.get()), H5Sclose, "getting the dataspace of " + what);
+  expect_scalar(space.get(), what);
+  Handle type = own(H5Aget_type(a.get()), H5Tclose, "getting the type of " + what);
+  return read_string(type.get(), what,
+                     [&](hid_t mem, void* buf) { return H5Aread(a.get(), mem, buf); });
+}
+
+std::int64_t get_int_attr(hid_t obj, const std::string& obj_name, const char* attr) {
+  std::int64_t value = 0;
+  read_scalar_attr(obj, obj_name, attr, H5T_NATIVE_INT64, &value);
+  return value;
+}
+
+double get_double_attr(hid_t obj, const std::string& obj_name, const char* attr) {
+  double value = 0;
+  read_scalar_attr(obj, obj_name, attr, H5T_NATIVE_DOUBLE, &value);
+  return value;
+}
+
+std::vector<std::string> list_group(hid_t file, const std::string& name) {
+  Handle group = open_group(file, name);
+  H5G_info_t info;
+  check(H5Gget_info(group.get(), &info), "listing group " + name);
+  std::vector<std::string> names;
+  for (hsize_t i = 0; i < info.nlinks; ++i) {
+    const ssize_t len = check(H5Lget_name_by_idx(group.get(), ".", H5_INDEX_NAME, H5_ITER_INC, i,
+                                                 nullptr, 0, H5P_DEFAULT),
+                              "listing group " + name);
+    std::string link(len + 1, '\0');
+    check(H5Lget_name_by_idx(group.get(), ".", H5_INDEX_NAME, H5_ITER_INC, i, link.data(),
+                             link.size(), H5P_DEFAULT),
+          "listing group " + name);
+    link.resize(len);
+    names.push_back(link);
+  }
+  return names;
+}
+
+}  // namespace tn::h5

@@ -1,0 +1,401 @@
+// Writes (atomically) and reads run files, the HDF5 layout documented in docs/run-file.md.
+#include "io/run_file.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <system_error>
+#include <utility>
+
+#include "io/h5.h"
+
+namespace tn {
+
+namespace fs = std::filesystem;
+
+std::uint64_t Array::size() const {
+  if (shape.empty()) return 0;  // an Array without a shape holds nothing (no scalars here)
+  std::uint64_t n = 1;
+  for (std::uint64_t d : shape) n *= d;
+  return n;
+}
+
+namespace {
+
+constexpr int kFormatVersion = 1;
+
+std::string layer_name(const std::string& root, std::size_t i) {
+  return root + "/layer_" + std::to_string(i);
+}
+
+std::string shape_text(const std::vector<std::uint64_t>& shape) {
+  std::string text = "[";
+  for (std::size_t i = 0; i < shape.size(); ++i) text += (i ? "," : "") + std::to_string(shape[i]);
+  return text + "]";
+}
+
+// ---------------------------------------------------------------- validation (before any I/O)
+
+struct Validator {
+  const std::string& path;
+
+  void fail(const std::string& why) const {
+    throw RunFileError("cannot write run file '" + path + "': " + why);
+  }
+  void array(const Array& a, const std::string& name, bool required) const {
+    if (a.shape.empty() && a.data.empty() && !required) return;
+    if (a.shape.empty()) fail(name + " has no shape");
+    if (a.size() != a.data.size()) {
+      fail(name + " has shape " + shape_text(a.shape) + " (" + std::to_string(a.size()) +
+           " values) but holds " + std::to_string(a.data.size()) + " values");
+    }
+  }
+  void layers(const std::vector<LayerParams>& layers, const std::string& root) const {
+    for (std::size_t i = 0; i < layers.size(); ++i) {
+      array(layers[i].W, layer_name(root, i) + "/W", true);
+      array(layers[i].b, layer_name(root, i) + "/b", true);
+    }
+  }
+  void predictions(const Predictions& p) const {
+    if (p.split.empty() || p.split == "." || p.split.find('/') != std::string::npos) {
+      fail("prediction split '" + p.split + "' is not a valid group name");
+    }
+    const std::string g = "/predictions/" + p.split;
+    array(p.members, g + "/members", false);
+    array(p.ensemble_mean, g + "/ensemble_mean", false);
+    array(p.ensemble_std, g + "/ensemble_std", false);
+    array(p.targets, g + "/targets", false);
+  }
+  void run(const RunFile& r) const {
+    if (r.params.empty()) fail("the run has no parameters (/params/layer_0)");
+    layers(r.params, "/params");
+    layers(r.init_params, "/init_params");
+    array(r.train_loss, "/history/train_loss", false);
+    array(r.val_loss, "/history/val_loss", false);
+    array(r.train_accuracy, "/history/train_accuracy", false);
+    array(r.val_accuracy, "/history/val_accuracy", false);
+    array(r.normalization.mean, "/data/normalization/mean", false);
+    array(r.normalization.std, "/data/normalization/std", false);
+    if (r.predictions) predictions(*r.predictions);
+  }
+};
+
+// ---------------------------------------------------------------- writing
+
+void write_array(hid_t file, const std::string& name, const Array& a) {
+  h5::write_floats(file, name, a.shape, a.data.data());
+}
+
+void write_if_present(hid_t file, const std::string& name, const Array& a) {
+  if (a.size() > 0) write_array(file, name, a);
+}
+
+void write_meta(hid_t file, const RunMeta& m) {
+  const std::string g = "/meta";
+  h5::Handle meta = h5::create_group(file, g);
+  const hid_t id = meta.get();
+  h5::set_string_attr(id, g, "version", m.version);
+  h5::set_string_attr(id, g, "name", m.name);
+  h5::set_string_attr(id, g, "device", m.device);
+  h5::set_string_attr(id, g, "kernel", m.kernel);
+  h5::set_string_attr(id, g, "created", m.created);
+  h5::set_int_attr(id, g, "threads", m.threads, H5T_STD_I32LE);
+  h5::set_int_attr(id, g, "swarm_size", m.swarm_size, H5T_STD_I32LE);
+  h5::set_int_attr(id, g, "first_member", m.first_member, H5T_STD_I32LE);
+  h5::set_int_attr(id, g, "epochs", m.epochs, H5T_STD_I32LE);
+  h5::set_int_attr(id, g, "steps", m.steps, H5T_STD_I64LE);
+  h5::set_double_attr(id, g, "wall_seconds", m.wall_seconds);
+  h5::set_double_attr(id, g, "train_seconds", m.train_seconds);
+  meta.close("group " + g);
+}
+
+void write_layers(hid_t file, const std::string& root, const std::vector<LayerParams>& layers) {
+  for (std::size_t i = 0; i < layers.size(); ++i) {
+    write_array(file, layer_name(root, i) + "/W", layers[i].W);
+    write_array(file, layer_name(root, i) + "/b", layers[i].b);
+  }
+}
+
+void write_predictions(hid_t file, const Predictions& p) {
+  const std::string g = "/predictions/" + p.split;
+  h5::Handle group = h5::create_group(file, g);
+  h5::set_string_attr(group.get(), g, "split", p.split);
+  group.close("group " + g);
+  write_if_present(file, g + "/members", p.members);
+  write_if_present(file, g + "/ensemble_mean", p.ensemble_mean);
+  write_if_present(file, g + "/ensemble_std", p.ensemble_std);
+  write_if_present(file, g + "/targets", p.targets);
+}
+
+void write_objects(hid_t file, const RunFile& run) {
+  h5::set_int_attr(file, "/", "format_version", kFormatVersion, H5T_STD_I32LE);
+  h5::write_string_dataset(file, "/config", run.config_yaml);
+  write_meta(file, run.meta);
+  write_layers(file, "/params", run.params);
+  write_layers(file, "/init_params", run.init_params);
+  write_if_present(file, "/history/train_loss", run.train_loss);
+  write_if_present(file, "/history/val_loss", run.val_loss);
+  write_if_present(file, "/history/train_accuracy", run.train_accuracy);
+  write_if_present(file, "/history/val_accuracy", run.val_accuracy);
+  if (!run.diverged_epoch.empty())
+    h5::write_ints(file, "/members/diverged_epoch", run.diverged_epoch);
+  write_if_present(file, "/data/normalization/mean", run.normalization.mean);
+  write_if_present(file, "/data/normalization/std", run.normalization.std);
+  if (run.predictions) write_predictions(file, *run.predictions);
+}
+
+// Builds the whole file in memory (see h5::create_memory_file) and returns its bytes.
+std::vector<unsigned char> build_image(const fs::path& name, const RunFile& run) {
+  h5::Handle file = h5::create_memory_file(name.string());
+  write_objects(file.get(), run);
+  std::vector<unsigned char> image = h5::file_image(file.get());
+  file.close("the in-memory file");
+  return image;
+}
+
+// Removes the temporary file unless the write succeeded.
+struct TempFile {
+  fs::path path;
+  bool keep = false;
+  ~TempFile() {
+    std::error_code ec;
+    if (!keep) fs::remove(path, ec);
+  }
+};
+
+// Closes a POSIX file descriptor when leaving scope (unless already closed).
+struct Fd {
+  int fd;
+  ~Fd() {
+    if (fd >= 0) ::close(fd);
+  }
+};
+
+[[noreturn]] void fail_io(const std::string& path, const std::string& what, int err) {
+  throw RunFileError("cannot write run file '" + path + "': " + what + ": " + std::strerror(err));
+}
+
+// Writes `bytes` to `tmp` and fsyncs it; a full disk fails here with ENOSPC.
+void write_synced(const fs::path& tmp, const std::vector<unsigned char>& bytes,
+                  const std::string& path) {
+  const std::string where = "'" + tmp.string() + "'";
+  Fd file{::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666)};
+  if (file.fd < 0) fail_io(path, "creating " + where, errno);
+  for (std::size_t done = 0; done < bytes.size();) {
+    const ssize_t n = ::write(file.fd, bytes.data() + done, bytes.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) fail_io(path, "writing " + where, errno);
+    done += static_cast<std::size_t>(n);
+  }
+  if (::fsync(file.fd) != 0) fail_io(path, "fsync of " + where, errno);
+  if (::close(std::exchange(file.fd, -1)) != 0) fail_io(path, "closing " + where, errno);
+}
+
+// Best effort: makes the rename itself durable.
+void fsync_dir(const fs::path& dir) {
+  Fd d{::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC)};
+  if (d.fd >= 0) ::fsync(d.fd);
+}
+
+fs::path parent_dir(const fs::path& target) {
+  return target.has_parent_path() ? target.parent_path() : fs::path(".");
+}
+
+void create_parent_dirs(const fs::path& target, const std::string& path) {
+  if (!target.has_parent_path()) return;
+  std::error_code ec;
+  fs::create_directories(target.parent_path(), ec);
+  if (ec) {
+    throw RunFileError("cannot write run file '" + path + "': cannot create directory '" +
+                       target.parent_path().string() + "': " + ec.message());
+  }
+}
+
+// ".<name>.tmp-<pid>-<n>" beside `target`: unique per process and call.
+fs::path temp_path_for(const fs::path& target) {
+  static std::atomic<unsigned> counter{0};
+  return parent_dir(target) / ("." + target.filename().string() + ".tmp-" +
+                               std::to_string(::getpid()) + "-" + std::to_string(counter++));
+}
+
+// ---------------------------------------------------------------- reading
+
+class Reader {
+ public:
+  Reader(hid_t file, const std::string& path) : file_(file), path_(path) {}
+
+  RunFile read() {
+    check_format_version();
+    RunFile run;
+    run.config_yaml = h5::read_string_dataset(file_, require("/config"));
+    read_meta(run.meta);
+    require("/params/layer_0/W");
+    run.params = read_layers("/params");
+    if (h5::exists(file_, "/init_params")) run.init_params = read_layers("/init_params");
+    read_optional("/history/train_loss", run.train_loss);
+    read_optional("/history/val_loss", run.val_loss);
+    read_optional("/history/train_accuracy", run.train_accuracy);
+    read_optional("/history/val_accuracy", run.val_accuracy);
+    if (h5::exists(file_, "/members/diverged_epoch")) {
+      run.diverged_epoch = h5::read_ints(file_, "/members/diverged_epoch");
+    }
+    read_optional("/data/normalization/mean", run.normalization.mean);
+    read_optional("/data/normalization/std", run.normalization.std);
+    run.predictions = read_predictions();
+    return run;
+  }
+
+ private:
+  hid_t file_;
+  const std::string& path_;
+
+  [[noreturn]] void missing(const std::string& what) const {
+    throw RunFileError("run file '" + path_ + "' has no " + what +
+                       ": it was not written by turbanet or is damaged");
+  }
+
+  // Returns `name` when it exists, else throws the "has no <name>" error.
+  const std::string& require(const std::string& name) const {
+    for (std::size_t end = name.find('/', 1);; end = name.find('/', end + 1)) {
+      const std::string prefix = name.substr(0, end);
+      if (!h5::exists(file_, prefix)) missing(prefix);
+      if (end == std::string::npos) return name;
+    }
+  }
+
+  void check_format_version() const {
+    if (!h5::has_attr(file_, "/", "format_version")) missing("format_version attribute");
+    const std::int64_t v = h5::get_int_attr(file_, "/", "format_version");
+    if (v != kFormatVersion) {
+      throw RunFileError("run file '" + path_ + "' has format_version " + std::to_string(v) +
+                         ", but this turbanet reads only format_version " +
+                         std::to_string(kFormatVersion));
+    }
+  }
+
+  // Reads attribute `attr` of /meta with `get` after checking that it exists.
+  template <typename Get>
+  auto meta_attr(hid_t meta, const char* attr, Get get) const {
+    if (!h5::has_attr(meta, "/meta", attr)) missing("/meta attribute '" + std::string(attr) + "'");
+    return get(meta, "/meta", attr);
+  }
+  std::string text_attr(hid_t meta, const char* attr) const {
+    return meta_attr(meta, attr, h5::get_string_attr);
+  }
+  int int_attr(hid_t meta, const char* attr) const {
+    return static_cast<int>(meta_attr(meta, attr, h5::get_int_attr));
+  }
+
+  void read_meta(RunMeta& m) const {
+    h5::Handle group = h5::open_group(file_, require("/meta"));
+    const hid_t g = group.get();
+    m.version = text_attr(g, "version");
+    m.name = text_attr(g, "name");
+    m.device = text_attr(g, "device");
+    m.kernel = text_attr(g, "kernel");
+    m.created = text_attr(g, "created");
+    m.threads = int_attr(g, "threads");
+    m.swarm_size = int_attr(g, "swarm_size");
+    m.first_member = int_attr(g, "first_member");
+    m.epochs = int_attr(g, "epochs");
+    m.steps = meta_attr(g, "steps", h5::get_int_attr);
+    m.wall_seconds = meta_attr(g, "wall_seconds", h5::get_double_attr);
+    m.train_seconds = meta_attr(g, "train_seconds", h5::get_double_attr);
+  }
+
+  Array read_array(const std::string& name) const {
+    Array a;
+    h5::read_floats(file_, require(name), a.shape, a.data);
+    return a;
+  }
+
+  void read_optional(const std::string& name, Array& out) const {
+    if (h5::exists(file_, name)) out = read_array(name);
+  }
+
+  // layer_0, layer_1, ... until the next one is missing.
+  std::vector<LayerParams> read_layers(const std::string& root) const {
+    std::vector<LayerParams> layers;
+    for (std::size_t i = 0; h5::exists(file_, layer_name(root, i)); ++i) {
+      layers.push_back(
+          {read_array(layer_name(root, i) + "/W"), read_array(layer_name(root, i) + "/b")});
+    }
+    return layers;
+  }
+
+  std::optional<Predictions> read_predictions() const {
+    if (!h5::exists(file_, "/predictions")) return std::nullopt;
+    const std::vector<std::string> splits = h5::list_group(file_, "/predictions");
+    if (splits.empty()) return std::nullopt;
+    const std::string g = "/predictions/" + splits.front();
+    Predictions p;
+    h5::Handle group = h5::open_group(file_, g);
+    p.split = h5::has_attr(group.get(), g, "split") ? h5::get_string_attr(group.get(), g, "split")
+                                                    : splits.front();
+    read_optional(g + "/members", p.members);
+    read_optional(g + "/ensemble_mean", p.ensemble_mean);
+    read_optional(g + "/ensemble_std", p.ensemble_std);
+    read_optional(g + "/targets", p.targets);
+    return p;
+  }
+};
+
+h5::Handle open_for_reading(const std::string& path) {
+  std::error_code ec;
+  const fs::file_status st = fs::status(path, ec);
+  if (!fs::exists(st)) throw RunFileError("run file '" + path + "' does not exist");
+  if (fs::is_directory(st)) throw RunFileError("run file '" + path + "' is a directory");
+  const htri_t is_hdf5 = H5Fis_hdf5(path.c_str());
+  if (is_hdf5 < 0) {
+    throw RunFileError("cannot open run file '" + path + "': " + h5::last_error());
+  }
+  if (is_hdf5 == 0) {
+    throw RunFileError("run file '" + path +
+                       "' is not an HDF5 file: it was not written by turbanet or is damaged");
+  }
+  const hid_t id = H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
+  if (id < 0) throw RunFileError("cannot open run file '" + path + "': " + h5::last_error());
+  return h5::Handle(id, H5Fclose);
+}
+
+}  // namespace
+
+void write_run_file(const std::string& path, const RunFile& run) {
+  Validator{path}.run(run);
+  const fs::path target(path);
+  if (!target.has_filename()) throw RunFileError("run file path '" + path + "' names no file");
+  create_parent_dirs(target, path);
+  TempFile tmp{temp_path_for(target)};
+  std::vector<unsigned char> image;
+  try {
+    h5::Session session;
+    image = build_image(tmp.path, run);
+  } catch (const h5::Error& e) {
+    throw RunFileError("cannot write run file '" + path + "': " + e.what());
+  }
+  write_synced(tmp.path, image, path);
+  std::error_code ec;
+  fs::rename(tmp.path, target, ec);
+  if (ec) {
+    throw RunFileError("cannot write run file '" + path + "': renaming '" + tmp.path.string() +
+                       "' over it failed: " + ec.message());
+  }
+  tmp.keep = true;
+  fsync_dir(parent_dir(target));
+}
+
+RunFile read_run_file(const std::string& path) {
+  h5::Session session;
+  h5::Handle file = open_for_reading(path);
+  try {
+    return Reader(file.get(), path).read();
+  } catch (const h5::Error& e) {
+    throw RunFileError("cannot read run file '" + path + "': " + e.what());
+  }
+}
+
+}  // namespace tn

@@ -1,0 +1,78 @@
+// Optimizer updates for one parameter element, shared by the CPU and CUDA backends.
+// Formulas follow PyTorch's torch.optim definitions (Adam with bias correction and eps
+// outside the square root; AdamW with decoupled weight decay; SGD with optional
+// momentum/Nesterov; RMSprop with optional momentum). Every optimizer keeps at most two
+// state values per parameter, s1 and s2, zero-initialized.
+#pragma once
+#include <cmath>
+
+#include "math/hd.h"
+
+namespace tn {
+
+enum class OptimizerType { Sgd, Adam, AdamW, RmsProp };
+
+const char* to_string(OptimizerType o);
+inline int optimizer_state_slots(OptimizerType o) {
+  switch (o) {
+    case OptimizerType::Sgd: return 1;  // momentum buffer
+    default: return 2;
+  }
+}
+
+// Scalars of one update step for one member (the learning rate after the schedule, and
+// the bias corrections 1 − β^t of step t ≥ 1).
+struct OptStep {
+  float lr, beta1, beta2, eps, weight_decay, momentum, alpha;
+  float bias_correction1, bias_correction2;
+  bool nesterov;
+};
+
+// Gradient-norm clipping factor (PyTorch's clip_grad_norm_): min(1, clip / (‖g‖ + 1e-6)).
+TN_HD float clip_scale(float clip, double norm2) {
+  const float coef = clip / (static_cast<float>(sqrt(norm2)) + 1e-6f);
+  return coef < 1.0f ? coef : 1.0f;
+}
+
+template <OptimizerType O>
+TN_HD void update_param(float& p, float g, float& s1, float& s2, const OptStep& h) {
+  if constexpr (O == OptimizerType::Sgd) {
+    g += h.weight_decay * p;
+    if (h.momentum != 0.0f) {
+      s1 = h.momentum * s1 + g;
+      g = h.nesterov ? g + h.momentum * s1 : s1;
+    }
+    p -= h.lr * g;
+  } else if constexpr (O == OptimizerType::Adam || O == OptimizerType::AdamW) {
+    if constexpr (O == OptimizerType::AdamW) p -= h.lr * h.weight_decay * p;
+    else g += h.weight_decay * p;
+    s1 = h.beta1 * s1 + (1.0f - h.beta1) * g;
+    s2 = h.beta2 * s2 + (1.0f - h.beta2) * g * g;
+    const float mhat = s1 / h.bias_correction1;
+    const float vhat = s2 / h.bias_correction2;
+    p -= h.lr * mhat / (sqrtf(vhat) + h.eps);
+  } else if constexpr (O == OptimizerType::RmsProp) {
+    g += h.weight_decay * p;
+    s1 = h.alpha * s1 + (1.0f - h.alpha) * g * g;
+    const float step = g / (sqrtf(s1) + h.eps);
+    if (h.momentum != 0.0f) {
+      s2 = h.momentum * s2 + step;
+      p -= h.lr * s2;
+    } else {
+      p -= h.lr * step;
+    }
+  }
+}
+
+template <class F>
+decltype(auto) dispatch_optimizer(OptimizerType o, F&& f) {
+  switch (o) {
+    case OptimizerType::Sgd: return f.template operator()<OptimizerType::Sgd>();
+    case OptimizerType::AdamW: return f.template operator()<OptimizerType::AdamW>();
+    case OptimizerType::RmsProp: return f.template operator()<OptimizerType::RmsProp>();
+    case OptimizerType::Adam: break;
+  }
+  return f.template operator()<OptimizerType::Adam>();
+}
+
+}  // namespace tn

@@ -1,0 +1,313 @@
+// The training loop: epochs over member blocks, each block running forward, loss, backward,
+// clipping and the optimizer step through backend ops.
+#include "train/trainer.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <limits>
+#include <memory>
+
+#include "data/sampler.h"
+#include "model/mlp_ops.h"
+#include "train/schedule.h"
+
+namespace tn {
+namespace {
+
+// Device copies of one split.
+struct DeviceSplit {
+  Backend& be;
+  float* X = nullptr;
+  float* Y = nullptr;
+  int n = 0;
+  DeviceSplit(Backend& b, const SplitData& s, int F, int T) : be(b), n(s.n) {
+    if (n == 0) return;
+    X = be.alloc<float>(s.X.size());
+    Y = be.alloc<float>(s.y.size());
+    be.to_device(X, s.X.data(), s.X.size() * sizeof(float));
+    be.to_device(Y, s.y.data(), s.y.size() * sizeof(float));
+  }
+  ~DeviceSplit() {
+    if (X) be.release(X);
+    if (Y) be.release(Y);
+  }
+};
+
+// A swarm array in ParamLayout order on the device.
+struct DeviceArray {
+  Backend& be;
+  float* p;
+  DeviceArray(Backend& b, std::int64_t n) : be(b), p(b.alloc<float>(n)) {}
+  ~DeviceArray() { be.release(p); }
+};
+
+// Scratch of one worker: activations for a block plus per-member scalars.
+struct Worker {
+  Backend& be;
+  MlpBuffers buf;
+  double *loss, *correct, *norm2;
+  OptStep* h;
+  float* P;  // [Sb, Bcap, outputs] predictions
+  std::vector<OptStep> h_host;
+  Worker(Backend& b, const MlpShape& shape, int members, int batch, int targets)
+      : be(b), buf(b, shape, members, batch, targets), h_host(members) {
+    loss = be.alloc<double>(members);
+    correct = be.alloc<double>(members);
+    norm2 = be.alloc<double>(members);
+    h = be.alloc<OptStep>(members);
+    P = be.alloc<float>(static_cast<std::size_t>(members) * batch * shape.outputs());
+  }
+  ~Worker() {
+    for (void* p : {static_cast<void*>(loss), static_cast<void*>(correct), static_cast<void*>(norm2),
+                    static_cast<void*>(h), static_cast<void*>(P)})
+      be.release(p);
+  }
+  void zero(double* d, int n) {
+    const std::vector<double> z(n, 0.0);
+    be.to_device(d, z.data(), n * sizeof(double));
+  }
+  std::vector<double> fetch(const double* d, int n) {
+    std::vector<double> r(n);
+    be.to_host(r.data(), d, n * sizeof(double));
+    return r;
+  }
+};
+
+// Members per block: enough blocks to keep every worker busy, few enough members that a
+// block's activations stay in a core's L2 cache (≈ 256 KiB budget).
+int choose_block(int S, int workers, std::int64_t bytes_per_member) {
+  const int by_cache = static_cast<int>(std::max<std::int64_t>(1, (256 << 10) / std::max<std::int64_t>(1, bytes_per_member)));
+  const int by_balance = std::max(1, (S + 4 * workers - 1) / (4 * workers));
+  return std::clamp(std::min(by_cache, by_balance), 1, 32);
+}
+
+OptStep make_step(const OptimizerConfig& o, double lr, long t1) {
+  OptStep h{};
+  h.lr = static_cast<float>(lr);
+  h.beta1 = static_cast<float>(o.beta1);
+  h.beta2 = static_cast<float>(o.beta2);
+  h.eps = static_cast<float>(o.eps);
+  h.weight_decay = static_cast<float>(o.weight_decay);
+  h.momentum = static_cast<float>(o.momentum);
+  h.alpha = static_cast<float>(o.alpha);
+  h.nesterov = o.nesterov;
+  h.bias_correction1 = static_cast<float>(1.0 - std::pow(o.beta1, static_cast<double>(t1)));
+  h.bias_correction2 = static_cast<float>(1.0 - std::pow(o.beta2, static_cast<double>(t1)));
+  return h;
+}
+
+class Loop {
+ public:
+  Loop(const Config& cfg, const PreparedData& data, Backend& be, TrainOutput& out)
+      : cfg_(cfg), be_(be), out_(out), shape_(out.shape), layout_(out.layout),
+        S_(cfg.swarm.size), F_(data.features), T_(data.targets), O_(shape_.outputs()),
+        train_(be, data.train, F_, T_), val_(be, data.val, F_, T_),
+        P_(be, layout_.total), G_(be, layout_.total), S1_(be, layout_.total), S2_(be, layout_.total) {
+    n_ = data.train.n;
+    bcap_ = std::min(cfg.train.batch_size, n_);
+    out_.steps_per_epoch = (n_ + bcap_ - 1) / bcap_;
+    be_.to_device(P_.p, out_.init_params.data(), out_.init_params.size() * sizeof(float));
+    const std::int64_t per_member = mlp_buffer_bytes_per_member(shape_, bcap_, T_);
+    block_ = choose_block(S_, be_.workers(), per_member);
+    for (int w = 0; w < be_.workers(); ++w)
+      workers_.push_back(std::make_unique<Worker>(be_, shape_, block_, bcap_, T_));
+    sched_ = make_schedule(cfg.schedule, cfg.optimizer.lr, out_.steps_per_epoch, cfg.train.epochs);
+    if (cfg.train.shuffle) {
+      order_host_.resize(n_);
+      order_ = be_.alloc<std::uint32_t>(n_);
+    }
+    sampler_.mode = cfg.data.per_member == PerMember::Bootstrap ? SampleMode::Bootstrap : SampleMode::Shared;
+    sampler_.seed = cfg.seed;
+    sampler_.n = static_cast<std::uint32_t>(n_);
+    sampler_.order = order_;
+    out_.kernel = be_.describe() + "; " + std::to_string(block_) + " members per block";
+  }
+  ~Loop() {
+    if (order_) be_.release(order_);
+  }
+
+  void epoch(int e) {
+    if (order_) {
+      epoch_order(cfg_.seed, static_cast<std::uint32_t>(e), static_cast<std::uint32_t>(n_), order_host_.data());
+      be_.to_device(order_, order_host_.data(), n_ * sizeof(std::uint32_t));
+    }
+    be_.for_each_block(S_, block_, [&](int b0, int b1, int w) { epoch_block(e, b0, b1, *workers_[w]); });
+  }
+
+  void predict(const SplitData& split, std::vector<float>& P) {
+    DeviceSplit d(be_, split, F_, T_);
+    P.assign(static_cast<std::size_t>(S_) * split.n * O_, 0.0f);
+    be_.for_each_block(S_, block_, [&](int b0, int b1, int w) {
+      Worker& wk = *workers_[w];
+      const BlockParams p(P_.p, layout_, b0);
+      const std::int64_t sP = static_cast<std::int64_t>(bcap_) * O_;
+      for_batches(d, b0, b1 - b0, wk, [&](int pos0, int B, const float* Z) {
+        be_.output_transform(cfg_.loss.type, b1 - b0, B, O_, Z, sP, wk.P, sP);
+        for (int s = 0; s < b1 - b0; ++s)
+          be_.to_host(&P[(static_cast<std::size_t>(b0 + s) * split.n + pos0) * O_], wk.P + s * sP,
+                      static_cast<std::size_t>(B) * O_ * sizeof(float));
+      }, p);
+    });
+  }
+
+  void download_params(std::vector<float>& host) {
+    host.resize(layout_.total);
+    be_.to_host(host.data(), P_.p, host.size() * sizeof(float));
+  }
+  int n_train() const { return n_; }
+
+ private:
+  // Runs the forward pass over every Bcap-row batch of split `d` (in order, same rows for
+  // all members) and hands the outputs to fn(pos0, B, Z).
+  template <class Fn>
+  void for_batches(const DeviceSplit& d, int b0, int Sb, Worker& wk, Fn&& fn, const BlockParams& p) {
+    BatchSampler in_order;
+    in_order.n = static_cast<std::uint32_t>(d.n);
+    for (int pos0 = 0; pos0 < d.n; pos0 += bcap_) {
+      const int B = std::min(bcap_, d.n - pos0);
+      be_.gather_batch(in_order, 0, Sb, pos0, B, d.X, F_, d.Y, T_, wk.buf.X,
+                       static_cast<std::int64_t>(bcap_) * F_, wk.buf.Y, static_cast<std::int64_t>(bcap_) * T_);
+      fn(pos0, B, mlp_forward(be_, shape_, p, wk.buf, Sb, B));
+    }
+  }
+
+  void epoch_block(int e, int b0, int b1, Worker& wk) {
+    const int Sb = b1 - b0;
+    const BlockParams p(P_.p, layout_, b0), g(G_.p, layout_, b0), s1(S1_.p, layout_, b0), s2(S2_.p, layout_, b0);
+    const std::int64_t sX = static_cast<std::int64_t>(bcap_) * F_, sY = static_cast<std::int64_t>(bcap_) * T_;
+    const std::int64_t sZ = static_cast<std::int64_t>(bcap_) * O_;
+    const auto clip = static_cast<float>(cfg_.optimizer.grad_clip);
+    wk.zero(wk.loss, Sb);
+    wk.zero(wk.correct, Sb);
+    for (long step = 0; step < out_.steps_per_epoch; ++step) {
+      const int pos0 = static_cast<int>(step * bcap_);
+      const int B = std::min(bcap_, n_ - pos0);
+      be_.gather_batch(sampler_, static_cast<std::uint32_t>(cfg_.swarm.first_member + b0), Sb,
+                       static_cast<std::uint32_t>(pos0), B, train_.X, F_, train_.Y, T_, wk.buf.X, sX, wk.buf.Y, sY);
+      const float* Z = mlp_forward(be_, shape_, p, wk.buf, Sb, B);
+      be_.loss_backward(cfg_.loss, Sb, B, O_, Z, sZ, wk.buf.Y, sY, wk.buf.dA, wk.loss, wk.correct);
+      mlp_backward(be_, shape_, p, g, wk.buf, Sb, B);
+      if (clip > 0.0f) {
+        wk.zero(wk.norm2, Sb);
+        for (int t = 0; t < shape_.tensors(); ++t) be_.sum_squares(Sb, g.stride(t), g.t[t], g.stride(t), wk.norm2);
+      }
+      const long t = static_cast<long>(e) * out_.steps_per_epoch + step;
+      const OptStep h = make_step(cfg_.optimizer, cfg_.optimizer.lr * sched_.factor(static_cast<double>(t)), t + 1);
+      std::fill(wk.h_host.begin(), wk.h_host.begin() + Sb, h);
+      be_.to_device(wk.h, wk.h_host.data(), Sb * sizeof(OptStep));
+      for (int ti = 0; ti < shape_.tensors(); ++ti)
+        be_.optimizer_update(cfg_.optimizer.type, Sb, p.stride(ti), p.t[ti], g.t[ti], s1.t[ti], s2.t[ti],
+                             p.stride(ti), wk.h, clip, wk.norm2);
+    }
+    record(out_.train_loss, out_.train_acc, wk, b0, Sb, e, n_);
+    if (val_.n > 0) {
+      wk.zero(wk.loss, Sb);
+      wk.zero(wk.correct, Sb);
+      for_batches(val_, b0, Sb, wk, [&](int, int B, const float* Zv) {
+        be_.loss_forward(cfg_.loss, Sb, B, O_, Zv, sZ, wk.buf.Y, sY, wk.loss, wk.correct);
+      }, p);
+      record(out_.val_loss, out_.val_acc, wk, b0, Sb, e, val_.n);
+    }
+  }
+
+  void record(std::vector<float>& loss, std::vector<float>& acc, Worker& wk, int b0, int Sb, int e, int n) {
+    const std::vector<double> l = wk.fetch(wk.loss, Sb), c = wk.fetch(wk.correct, Sb);
+    for (int s = 0; s < Sb; ++s) {
+      const std::size_t at = static_cast<std::size_t>(b0 + s) * cfg_.train.epochs + e;
+      loss[at] = static_cast<float>(l[s] / n);
+      if (!acc.empty()) acc[at] = static_cast<float>(c[s] / n);
+    }
+  }
+
+  const Config& cfg_;
+  Backend& be_;
+  TrainOutput& out_;
+  const MlpShape& shape_;
+  const ParamLayout& layout_;
+  int S_, F_, T_, O_;
+  DeviceSplit train_, val_;
+  DeviceArray P_, G_, S1_, S2_;
+  int n_ = 0, bcap_ = 0, block_ = 1;
+  std::vector<std::unique_ptr<Worker>> workers_;
+  LrSchedule sched_;
+  std::vector<std::uint32_t> order_host_;
+  std::uint32_t* order_ = nullptr;
+  BatchSampler sampler_;
+};
+
+EpochStats summarize(const TrainOutput& out, int S, int e, int first_member, std::vector<int>& diverged) {
+  EpochStats st;
+  st.epoch = e + 1;
+  st.epochs = out.epochs;
+  double sum = 0, acc = 0, vsum = 0;
+  int finite = 0;
+  st.loss_min = std::numeric_limits<double>::infinity();
+  st.loss_max = -st.loss_min;
+  for (int s = 0; s < S; ++s) {
+    const std::size_t at = static_cast<std::size_t>(s) * out.epochs + e;
+    const double l = out.train_loss[at];
+    if (!std::isfinite(l)) {
+      if (diverged[s] < 0) {
+        diverged[s] = e + 1;
+        st.newly_diverged.push_back(first_member + s);
+      }
+      continue;
+    }
+    ++finite;
+    sum += l;
+    st.loss_min = std::min(st.loss_min, l);
+    st.loss_max = std::max(st.loss_max, l);
+    if (!out.train_acc.empty()) acc += out.train_acc[at];
+    if (!out.val_loss.empty()) vsum += out.val_loss[at];
+  }
+  st.diverged = S - finite;
+  if (finite > 0) {
+    st.loss_mean = sum / finite;
+    if (!out.train_acc.empty()) st.acc_mean = acc / finite;
+    if (!out.val_loss.empty()) st.val_loss_mean = vsum / finite;
+  } else {
+    st.loss_mean = st.loss_min = st.loss_max = std::numeric_limits<double>::quiet_NaN();
+  }
+  return st;
+}
+
+}  // namespace
+
+TrainOutput train_swarm(const Config& cfg, const PreparedData& data, Backend& be,
+                        const ProgressFn& progress) {
+  TrainOutput out;
+  const int S = cfg.swarm.size, E = cfg.train.epochs;
+  out.shape = make_mlp_shape(cfg.model, cfg.loss, data.features, data.num_classes, data.targets);
+  out.layout = ParamLayout(out.shape, S);
+  out.init_params = init_params(out.shape, out.layout, cfg.seed, cfg.swarm.first_member);
+  out.epochs = E;
+  const bool classification = is_classification(cfg.loss.type);
+  const std::size_t hist = static_cast<std::size_t>(S) * E;
+  out.train_loss.assign(hist, 0.0f);
+  if (classification) out.train_acc.assign(hist, 0.0f);
+  if (data.val.n > 0) {
+    out.val_loss.assign(hist, 0.0f);
+    if (classification) out.val_acc.assign(hist, 0.0f);
+  }
+  out.diverged_epoch.assign(S, -1);
+
+  Loop loop(cfg, data, be, out);
+  const auto start = std::chrono::steady_clock::now();
+  for (int e = 0; e < E; ++e) {
+    loop.epoch(e);
+    EpochStats st = summarize(out, S, e, cfg.swarm.first_member, out.diverged_epoch);
+    st.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    st.member_samples_per_s = st.seconds > 0 ? static_cast<double>(S) * loop.n_train() * (e + 1) / st.seconds : 0;
+    if (progress) progress(st);
+  }
+  out.train_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  loop.download_params(out.params);
+  const SplitData& split = data.test.n > 0 ? data.test : data.train;
+  out.pred_split = split.name;
+  out.pred_n = split.n;
+  loop.predict(split, out.pred_members);
+  return out;
+}
+
+}  // namespace tn

@@ -1,0 +1,47 @@
+// The training loop, written once against the Backend interface.
+#pragma once
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "backend/backend.h"
+#include "config/config.h"
+#include "data/prepare.h"
+#include "model/mlp.h"
+
+namespace tn {
+
+// Swarm summary after one epoch, for progress reporting.
+struct EpochStats {
+  int epoch = 0;  // 1-based
+  int epochs = 0;
+  double loss_mean = 0, loss_min = 0, loss_max = 0;  // over members with a finite loss
+  double acc_mean = -1;                              // classification only, else -1
+  double val_loss_mean = -1;                         // when a validation split exists, else -1
+  int diverged = 0;                                  // members whose loss is not finite
+  std::vector<int> newly_diverged;                   // member indices (global) diverged this epoch
+  double seconds = 0;                                // since training started
+  double member_samples_per_s = 0;
+};
+using ProgressFn = std::function<void(const EpochStats&)>;
+
+struct TrainOutput {
+  MlpShape shape;
+  ParamLayout layout;
+  std::vector<float> init_params, params;  // host copies in layout order
+  int epochs = 0;
+  long steps_per_epoch = 0;
+  std::vector<float> train_loss, val_loss, train_acc, val_acc;  // [S, epochs], empty if n/a
+  std::vector<int> diverged_epoch;                              // [S], 1-based, -1 = never
+  std::string pred_split;                                       // "test" or "train"
+  int pred_n = 0;
+  std::vector<float> pred_members;                              // [S, N, outputs]
+  double train_seconds = 0;
+  std::string kernel;                                           // backend and block layout
+};
+
+// Trains members [cfg.swarm.first_member, +cfg.swarm.size) on `data` with `be`.
+TrainOutput train_swarm(const Config& cfg, const PreparedData& data, Backend& be,
+                        const ProgressFn& progress);
+
+}  // namespace tn

@@ -1,0 +1,143 @@
+// `turbanet train` called as a function: exit codes, messages, and what reaches the disk.
+#include <doctest/doctest.h>
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "cli/commands/commands.h"
+#include "io/run_file.h"
+
+using namespace tn;
+namespace fs = std::filesystem;
+
+namespace {
+
+fs::path scratch(const std::string& name) {
+  fs::path d = fs::temp_directory_path() / ("turbanet-cli-" + std::to_string(::getpid()));
+  fs::create_directories(d);
+  return d / name;
+}
+
+fs::path write_config(const std::string& name, const std::string& text) {
+  const fs::path p = scratch(name);
+  std::ofstream(p) << text;
+  return p;
+}
+
+const std::string kGood =
+    "name: cli\nseed: 1\nswarm: {size: 4}\nmodel:\n  layers:\n    - {type: dense, units: 8, activation: relu}\n"
+    "    - {type: dense, units: 2}\nloss: cross_entropy\noptimizer: {type: adam, lr: 0.01}\n"
+    "data:\n  source: {type: spirals, n: 64}\n  split: {train: 0.75, test: 0.25}\ntrain: {epochs: 5, batch_size: 16}\n";
+
+TrainOptions opts(const fs::path& cfg, const fs::path& out) {
+  TrainOptions o;
+  o.config_path = cfg.string();
+  o.out = out.string();
+  o.verbosity = Verbosity::Quiet;
+  return o;
+}
+
+std::string slurp(const fs::path& p) {
+  std::ifstream f(p, std::ios::binary);
+  std::stringstream s;
+  s << f.rdbuf();
+  return s.str();
+}
+
+}  // namespace
+
+TEST_CASE("a good config trains and writes a complete run file") {
+  const fs::path out = scratch("good.h5");
+  fs::remove(out);
+  REQUIRE(run_train(opts(write_config("good.yaml", kGood), out)) == kExitOk);
+  const RunFile r = read_run_file(out.string());
+  CHECK(r.meta.swarm_size == 4);
+  CHECK(r.meta.epochs == 5);
+  CHECK(r.meta.steps == 5 * 3);  // 48 training samples in batches of 16
+  REQUIRE(r.params.size() == 2);
+  CHECK(r.params[0].W.shape == std::vector<std::uint64_t>{4, 2, 8});
+  CHECK(r.params[1].b.shape == std::vector<std::uint64_t>{4, 2});
+  CHECK(r.params[0].W.data != r.init_params[0].W.data);
+  CHECK(r.train_loss.shape == std::vector<std::uint64_t>{4, 5});
+  REQUIRE(r.predictions.has_value());
+  CHECK(r.predictions->split == "test");
+  CHECK(r.predictions->members.shape == std::vector<std::uint64_t>{4, 16, 2});
+  // The ensemble mean is the mean of the member probabilities.
+  for (std::size_t i = 0; i < 32; ++i) {
+    double m = 0;
+    for (int s = 0; s < 4; ++s) m += r.predictions->members.data[s * 32 + i];
+    CHECK(r.predictions->ensemble_mean.data[i] == doctest::Approx(m / 4).epsilon(1e-6));
+  }
+  CHECK(r.config_yaml.find("name: cli") != std::string::npos);
+}
+
+TEST_CASE("an existing run file is kept unless --force") {
+  const fs::path out = scratch("exists.h5");
+  std::ofstream(out) << "precious";
+  const fs::path cfg = write_config("exists.yaml", kGood);
+  CHECK(run_train(opts(cfg, out)) == kExitUsage);
+  CHECK(slurp(out) == "precious");
+  TrainOptions forced = opts(cfg, out);
+  forced.force = true;
+  CHECK(run_train(forced) == kExitOk);
+  CHECK(read_run_file(out.string()).meta.swarm_size == 4);
+}
+
+TEST_CASE("bad input exits 2 and writes nothing") {
+  const fs::path out = scratch("bad.h5");
+  fs::remove(out);
+  SUBCASE("missing config file") { CHECK(run_train(opts(scratch("nope.yaml"), out)) == kExitUsage); }
+  SUBCASE("typo in a key") {
+    std::string text = kGood;
+    text.replace(text.find("optimizer:"), 10, "optimiser:");
+    CHECK(run_train(opts(write_config("typo.yaml", text), out)) == kExitUsage);
+  }
+  SUBCASE("bad --set") {
+    TrainOptions o = opts(write_config("set.yaml", kGood), out);
+    o.set = {"optimizer.lr=-1"};
+    CHECK(run_train(o) == kExitUsage);
+  }
+  SUBCASE("output units do not match the classes") {
+    std::string text = kGood;
+    text.replace(text.find("units: 2}"), 9, "units: 3}");
+    CHECK(run_train(opts(write_config("units.yaml", text), out)) == kExitUsage);
+  }
+  SUBCASE("cuda requested in a build without it") {
+    CHECK(run_train(opts(write_config("cuda.yaml", "device: cuda\n" + kGood), out)) == kExitUsage);
+  }
+  SUBCASE("missing CSV file") {
+    const std::string text =
+        "model:\n  layers:\n    - {type: dense, units: 3}\ndata:\n  source: {type: csv, path: /nonexistent/x.csv, target: y}\n";
+    CHECK(run_train(opts(write_config("csv.yaml", text), out)) == kExitUsage);
+  }
+  CHECK_FALSE(fs::exists(out));
+}
+
+TEST_CASE("diverging members are reported: exit 3, file written, members marked") {
+  const fs::path out = scratch("diverge.h5");
+  fs::remove(out);
+  TrainOptions o = opts(write_config("diverge.yaml", kGood), out);
+  o.set = {"optimizer={type: sgd, lr: 1.0e30}"};
+  CHECK(run_train(o) == kExitDiverged);
+  const RunFile r = read_run_file(out.string());
+  int diverged = 0;
+  for (int e : r.diverged_epoch) diverged += e > 0;
+  CHECK(diverged > 0);
+}
+
+TEST_CASE("CLI flags override the config") {
+  const fs::path out = scratch("flags.h5");
+  fs::remove(out);
+  TrainOptions o = opts(write_config("flags.yaml", kGood), out);
+  o.swarm = 3;
+  o.seed = 99;
+  o.threads = 1;
+  REQUIRE(run_train(o) == kExitOk);
+  const RunFile r = read_run_file(out.string());
+  CHECK(r.meta.swarm_size == 3);
+  CHECK(r.meta.threads == 1);
+  CHECK(r.config_yaml.find("seed: 99") != std::string::npos);
+}

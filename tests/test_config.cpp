@@ -1,0 +1,464 @@
+// Tests of config loading: schema, defaults, error messages, --set overrides, to_yaml.
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "config/config.h"
+
+using namespace tn;
+namespace fs = std::filesystem;
+
+namespace {
+
+// The example configuration of the documented schema.
+const char* const kExample = R"(name: spirals-small
+seed: 7
+device: cuda
+swarm: {size: 128, first_member: 4}
+model:
+  layers:
+    - {type: dense, units: 16, activation: leaky_relu, leaky_slope: 0.2, init: he}
+    - {type: dense, units: 2}
+loss: cross_entropy
+optimizer: {type: adam, lr: 3.0e-4, beta1: 0.8, beta2: 0.99, eps: 1.0e-7, weight_decay: 0.01, grad_clip: 1.5}
+schedule: {type: cosine, min_lr: 1.0e-5, warmup_epochs: 2.5}
+data:
+  source: {type: spirals, n: 256, noise: 0.1, rotations: 1.5, seed: 3}
+  split: {train: 0.7, val: 0.2, test: 0.1, seed: 9}
+  per_member: bootstrap
+  normalize: standard
+train: {epochs: 1024, batch_size: 64, shuffle: false, log_every: 10}
+output: {path: out/x.h5}
+)";
+
+// The smallest valid configuration: everything else defaults.
+const char* const kMinimal = "model:\n  layers:\n    - {units: 2}\ndata:\n  source: spirals\n";
+
+Config parse(const std::string& text, const std::vector<Override>& ov = {}) {
+  return parse_config(text, "cfg.yaml", ov);
+}
+
+// The ConfigError message of parsing `text`, or "<no error>".
+std::string error_of(const std::string& text, const std::vector<Override>& ov = {}) {
+  try {
+    parse(text, ov);
+  } catch (const ConfigError& e) {
+    return e.what();
+  }
+  return "<no error>";
+}
+
+std::string load_error(const std::string& path) {
+  try {
+    load_config(path);
+  } catch (const ConfigError& e) {
+    return e.what();
+  }
+  return "<no error>";
+}
+
+std::string override_error(const std::string& arg) {
+  try {
+    parse_override(arg);
+  } catch (const ConfigError& e) {
+    return e.what();
+  }
+  return "<no error>";
+}
+
+// kMinimal followed by `extra` top-level text.
+std::string with(const std::string& extra) { return std::string(kMinimal) + extra; }
+
+#define CHECK_HAS(msg, part) CHECK_MESSAGE((msg).find(part) != std::string::npos, (msg))
+
+void write_file(const fs::path& p, const std::string& text) {
+  fs::create_directories(p.parent_path());
+  std::ofstream(p) << text;
+}
+
+// A fresh, empty temporary directory for one test.
+fs::path temp_dir(const std::string& name) {
+  const fs::path d = fs::temp_directory_path() / ("turbanet_test_config_" + name);
+  fs::remove_all(d);
+  fs::create_directories(d);
+  return d;
+}
+
+void check_same(const Config& a, const Config& b) {
+  CHECK(a.name == b.name);
+  CHECK(a.seed == b.seed);
+  CHECK(a.device == b.device);
+  CHECK(a.swarm.size == b.swarm.size);
+  CHECK(a.swarm.first_member == b.swarm.first_member);
+  REQUIRE(a.model.layers.size() == b.model.layers.size());
+  for (std::size_t i = 0; i < a.model.layers.size(); ++i) {
+    const LayerConfig &x = a.model.layers[i], &y = b.model.layers[i];
+    CHECK(x.type == y.type);
+    CHECK(x.units == y.units);
+    CHECK(x.activation == y.activation);
+    CHECK(x.leaky_slope == y.leaky_slope);
+    CHECK(x.init == y.init);
+  }
+  CHECK(a.loss.type == b.loss.type);
+  CHECK(a.loss.huber_delta == b.loss.huber_delta);
+  const OptimizerConfig &o = a.optimizer, &p = b.optimizer;
+  CHECK(o.type == p.type);
+  CHECK(o.lr == p.lr);
+  CHECK(o.beta1 == p.beta1);
+  CHECK(o.beta2 == p.beta2);
+  CHECK(o.eps == p.eps);
+  CHECK(o.momentum == p.momentum);
+  CHECK(o.nesterov == p.nesterov);
+  CHECK(o.alpha == p.alpha);
+  CHECK(o.weight_decay == p.weight_decay);
+  CHECK(o.grad_clip == p.grad_clip);
+  CHECK(a.schedule.type == b.schedule.type);
+  CHECK(a.schedule.warmup_epochs == b.schedule.warmup_epochs);
+  CHECK(a.schedule.step_every == b.schedule.step_every);
+  CHECK(a.schedule.gamma == b.schedule.gamma);
+  CHECK(a.schedule.min_lr == b.schedule.min_lr);
+  const SourceConfig &s = a.data.source, &t = b.data.source;
+  CHECK(s.type == t.type);
+  CHECK(s.n == t.n);
+  CHECK(s.noise == t.noise);
+  CHECK(s.rotations == t.rotations);
+  CHECK(s.seed == t.seed);
+  CHECK(s.path == t.path);
+  CHECK(s.features == t.features);
+  CHECK(s.target == t.target);
+  CHECK(a.data.split.train == b.data.split.train);
+  CHECK(a.data.split.val == b.data.split.val);
+  CHECK(a.data.split.test == b.data.split.test);
+  CHECK(a.data.split.seed == b.data.split.seed);
+  CHECK(a.data.per_member == b.data.per_member);
+  CHECK(a.data.normalize == b.data.normalize);
+  CHECK(a.train.epochs == b.train.epochs);
+  CHECK(a.train.batch_size == b.train.batch_size);
+  CHECK(a.train.shuffle == b.train.shuffle);
+  CHECK(a.train.log_every == b.train.log_every);
+  CHECK(a.output.path == b.output.path);
+}
+
+void check_round_trip(const Config& c) {
+  const std::string text = to_yaml(c);
+  INFO(text);
+  check_same(parse_config(text, "x"), c);
+}
+
+}  // namespace
+
+TEST_CASE("config: the documented example parses to the expected values") {
+  const Config c = parse(kExample);
+  CHECK(c.name == "spirals-small");
+  CHECK(c.seed == 7);
+  CHECK(c.device == DeviceKind::Cuda);
+  CHECK(c.swarm.size == 128);
+  CHECK(c.swarm.first_member == 4);
+  REQUIRE(c.model.layers.size() == 2);
+  CHECK(c.model.layers[0].units == 16);
+  CHECK(c.model.layers[0].activation == Activation::LeakyRelu);
+  CHECK(c.model.layers[0].leaky_slope == 0.2f);
+  CHECK(c.model.layers[0].init == LayerConfig::Init::He);
+  CHECK(c.model.layers[1].units == 2);
+  CHECK(c.model.layers[1].activation == Activation::Identity);
+  CHECK(c.model.layers[1].init == LayerConfig::Init::Auto);
+  CHECK(c.loss.type == LossType::CrossEntropy);
+  CHECK(c.optimizer.type == OptimizerType::Adam);
+  CHECK(c.optimizer.lr == 3e-4);
+  CHECK(c.optimizer.beta1 == 0.8);
+  CHECK(c.optimizer.beta2 == 0.99);
+  CHECK(c.optimizer.eps == 1e-7);
+  CHECK(c.optimizer.weight_decay == 0.01);
+  CHECK(c.optimizer.grad_clip == 1.5);
+  CHECK(c.schedule.type == ScheduleType::Cosine);
+  CHECK(c.schedule.min_lr == 1e-5);
+  CHECK(c.schedule.warmup_epochs == 2.5);
+  CHECK(c.data.source.type == "spirals");
+  CHECK(c.data.source.n == 256);
+  CHECK(c.data.source.noise == 0.1);
+  CHECK(c.data.source.rotations == 1.5);
+  CHECK(c.data.source.seed == 3);
+  CHECK(c.data.split.train == 0.7);
+  CHECK(c.data.split.val == 0.2);
+  CHECK(c.data.split.test == 0.1);
+  CHECK(c.data.split.seed == 9);
+  CHECK(c.data.per_member == PerMember::Bootstrap);
+  CHECK(c.data.normalize == Normalize::Standard);
+  CHECK(c.train.epochs == 1024);
+  CHECK(c.train.batch_size == 64);
+  CHECK_FALSE(c.train.shuffle);
+  CHECK(c.train.log_every == 10);
+  CHECK(c.output.path == "out/x.h5");
+  CHECK(c.source_file == "cfg.yaml");
+}
+
+TEST_CASE("config: missing keys take the struct defaults") {
+  const Config c = parse(kMinimal);
+  const Config d;
+  CHECK(c.name == "run");
+  CHECK(c.output.path == "runs/run.h5");
+  CHECK(c.device == DeviceKind::Auto);
+  CHECK(c.swarm.size == d.swarm.size);
+  CHECK(c.loss.type == LossType::CrossEntropy);
+  CHECK(c.optimizer.type == OptimizerType::Adam);
+  CHECK(c.optimizer.lr == d.optimizer.lr);
+  CHECK(c.schedule.type == ScheduleType::Constant);
+  CHECK(c.data.source.n == d.data.source.n);
+  CHECK(c.data.split.train == 1.0);
+  CHECK(c.train.epochs == d.train.epochs);
+  CHECK(c.train.batch_size == d.train.batch_size);
+  CHECK(parse(with("name: abc\n")).output.path == "runs/abc.h5");
+  // Sections given by name, and empty sections.
+  const Config e = parse(with("optimizer: sgd\nschedule: linear\nloss: bce\nswarm:\ntrain:\n"));
+  CHECK(e.optimizer.type == OptimizerType::Sgd);
+  CHECK(e.schedule.type == ScheduleType::Linear);
+  CHECK(e.loss.type == LossType::Bce);  // bce is fine with fewer than 2 outputs
+}
+
+TEST_CASE("config: enum names") {
+  CHECK(std::string(to_string(DeviceKind::Cuda)) == "cuda");
+  CHECK(std::string(to_string(ScheduleType::Cosine)) == "cosine");
+  CHECK(std::string(to_string(PerMember::Bootstrap)) == "bootstrap");
+  CHECK(std::string(to_string(Normalize::Standard)) == "standard");
+}
+
+TEST_CASE("config errors: YAML syntax and unreadable files") {
+  const std::string m = error_of("name: a\nmodel: [1, 2\nseed: 3\n");
+  CHECK_HAS(m, "cfg.yaml:3:");
+  CHECK_HAS(m, "invalid YAML");
+  CHECK_HAS(error_of("- a\n- b\n"), "cfg.yaml:1:1: expected a map of settings");
+
+  const fs::path dir = temp_dir("unreadable");
+  const std::string missing = (dir / "nope.yaml").string();
+  CHECK(load_error(missing) ==
+        "cannot read config file '" + missing + "': No such file or directory");
+  CHECK_HAS(load_error(dir.string()), "cannot read config file");
+}
+
+TEST_CASE("config errors: unknown keys suggest the nearest valid key") {
+  std::string m = error_of(with("optimiser: {lr: 0.1}\n"));
+  CHECK_HAS(m, "cfg.yaml:6:1: optimiser: unknown key");
+  CHECK_HAS(m, "allowed: name, seed, device, swarm, model");
+  CHECK_HAS(m, "did you mean 'optimizer'?");
+  m = error_of(with("optimizer:\n  type: adam\n  lr_: 0.1\n"));
+  CHECK_HAS(m, "cfg.yaml:8:3: optimizer.lr_: unknown key");
+  CHECK_HAS(m, "did you mean 'lr'?");
+  m = error_of(with("train: {epochs: 3, zzzzzz: 1}\n"));
+  CHECK_HAS(m, "train.zzzzzz: unknown key; allowed: epochs, batch_size, shuffle, log_every");
+  CHECK(m.find("did you mean") == std::string::npos);
+  CHECK_HAS(error_of(with("name: a\nname: b\n")), "cfg.yaml:7:1: name: duplicate key");
+}
+
+TEST_CASE("config errors: wrong types") {
+  CHECK_HAS(error_of(with("optimizer: {lr: abc}\n")),
+            "cfg.yaml:6:17: optimizer.lr: expected a number, got 'abc'");
+  CHECK_HAS(error_of(with("swarm: 3\n")), "swarm: expected a map, got '3'");
+  CHECK_HAS(error_of("model: {layers: 3}\ndata: {source: spirals}\n"),
+            "model.layers: expected a list");
+  CHECK_HAS(error_of(with("train: {shuffle: yes}\n")),
+            "train.shuffle: expected true or false, got 'yes'");
+  CHECK_HAS(
+      error_of(
+          "model:\n  layers:\n    - {units: 4}\n    - {units: 2.5}\ndata: {source: spirals}\n"),
+      "cfg.yaml:4:15: model.layers[1].units: expected an integer, got '2.5'");
+  CHECK_HAS(error_of(with("optimizer: {lr: }\n")),
+            "optimizer.lr: expected a number, got an empty value");
+  CHECK_HAS(error_of(with("name: [a]\n")), "name: expected a string, got a list");
+}
+
+TEST_CASE("config errors: out-of-range values state the allowed range") {
+  CHECK_HAS(error_of(with("optimizer: {lr: 0}\n")),
+            "optimizer.lr: value 0 is out of range; expected a number > 0");
+  CHECK_HAS(error_of(with("optimizer: {beta1: 1}\n")), "expected a number in [0, 1)");
+  CHECK_HAS(error_of(with("train: {epochs: 0}\n")),
+            "train.epochs: value 0 is out of range; expected an integer >= 1");
+  CHECK_HAS(error_of(with("seed: -1\n")),
+            "seed: value -1 is out of range; expected an integer >= 0");
+  CHECK_HAS(error_of(with("schedule: {type: step, step_every: 5, gamma: 0}\n")),
+            "schedule.gamma: value 0 is out of range; expected a number in (0, 1]");
+  CHECK_HAS(error_of(with("loss: {type: huber, delta: -1}\n")), "loss.delta");
+  CHECK_HAS(error_of(with("name: my run\n")), "name: invalid character ' '");
+  CHECK_HAS(error_of(with("optimizer: {type: sgd, nesterov: true}\n")),
+            "optimizer.nesterov: nesterov needs momentum > 0");
+  CHECK(parse(with("optimizer: {type: sgd, momentum: 0.9, nesterov: true}\n")).optimizer.nesterov);
+}
+
+TEST_CASE("config errors: unknown enum values list the allowed ones") {
+  std::string m =
+      error_of("model:\n  layers:\n    - {units: 2, activation: relux}\ndata: {source: spirals}\n");
+  CHECK_HAS(m, "cfg.yaml:3:30: model.layers[0].activation: unknown value 'relux'");
+  CHECK_HAS(m, "allowed: relu, leaky_relu, tanh, sigmoid, gelu, identity");
+  CHECK_HAS(m, "did you mean 'relu'?");
+  m = error_of(with("optimizer: sdg\n"));
+  CHECK_HAS(
+      m, "optimizer: unknown value 'sdg'; allowed: sgd, adam, adamw, rmsprop; did you mean 'sgd'?");
+  CHECK_HAS(error_of(with("device: gpu\n")), "allowed: auto, cpu, cuda");
+  CHECK_HAS(error_of("model: {layers: [{units: 2}]}\ndata: {source: spirals, normalize: minmax}\n"),
+            "data.normalize: unknown value 'minmax'; allowed: none, standard");
+}
+
+TEST_CASE("config errors: missing required keys") {
+  CHECK_HAS(error_of("data: {source: spirals}\n"), "cfg.yaml:1:1: model: missing required key");
+  CHECK_HAS(error_of("model: {layers: [{units: 2}]}\ndata: {split: {train: 1}}\n"),
+            "data.source: missing required key");
+  CHECK_HAS(error_of("model: {layers: [{activation: relu}]}\ndata: {source: spirals}\n"),
+            "model.layers[0].units: missing required key");
+  CHECK_HAS(error_of("model: {layers: []}\ndata: {source: spirals}\n"),
+            "model.layers: must contain at least one layer");
+  CHECK_HAS(error_of(with("schedule: {type: step}\n")),
+            "schedule.step_every: missing required key");
+  CHECK_HAS(error_of(""), "model: missing required key");
+}
+
+TEST_CASE("config errors: keys that do not apply to the selected type") {
+  CHECK_HAS(error_of(with("optimizer: {type: adam, nesterov: true}\n")),
+            "cfg.yaml:6:25: optimizer.nesterov: only applies to sgd; type is 'adam'");
+  CHECK_HAS(error_of(with("optimizer: {type: sgd, beta1: 0.5}\n")),
+            "optimizer.beta1: only applies to adam and adamw; type is 'sgd'");
+  CHECK_HAS(error_of(with("schedule: {gamma: 0.5}\n")),
+            "schedule.gamma: only applies to step; type is 'constant'");
+  CHECK_HAS(error_of(with("loss: {type: mse, delta: 2}\n")),
+            "loss.delta: only applies to huber; type is 'mse'");
+  CHECK_HAS(error_of("model:\n  layers: [{units: 2, leaky_slope: 0.1}]\ndata: {source: spirals}\n"),
+            "model.layers[0].leaky_slope: only applies to leaky_relu; activation is 'identity'");
+  CHECK_HAS(
+      error_of("model: {layers: [{units: 2}]}\ndata: {source: {type: spirals, path: a.csv}}\n"),
+      "data.source.path: only applies to csv; type is 'spirals'");
+}
+
+TEST_CASE("config errors: split fractions and cross-field checks") {
+  std::string m = error_of(with("  split: {train: 0.7, val: 0.2}\n"));
+  CHECK_HAS(m,
+            "cfg.yaml:6:10: data.split: train + val + test must sum to 1, got 0.9 (0.7 + 0.2 + 0)");
+  CHECK(parse(with("  split: {train: 0.8, val: 0.1, test: 0.1}\n")).data.split.test == 0.1);
+  CHECK_HAS(error_of(with("  split: {train: 0}\n")), "data.split.train: value 0 is out of range");
+  m = error_of("model: {layers: [{units: 1}]}\ndata: {source: spirals}\n");
+  CHECK_HAS(m, "model.layers[0].units: the cross_entropy loss needs at least 2 output units");
+  CHECK_HAS(m, "use loss: bce");
+  CHECK(parse("model: {layers: [{units: 3}]}\nloss: bce\ndata: {source: spirals}\n").loss.type ==
+        LossType::Bce);
+}
+
+TEST_CASE("config overrides: parse_override") {
+  const Override o = parse_override("optimizer.lr=1e-3");
+  CHECK(o.key == "optimizer.lr");
+  CHECK(o.value == "1e-3");
+  CHECK(parse_override("model.layers=[{units: 2}]").value == "[{units: 2}]");
+  CHECK(parse_override("output.path=a=b").value == "a=b");
+  CHECK_HAS(override_error("optimizer.lr"), "--set optimizer.lr: missing '='");
+  CHECK_HAS(override_error("optimizer.lr"),
+            "--set expects key.path=value, e.g. --set optimizer.lr=3e-4");
+  CHECK_HAS(override_error("=3"), "empty key");
+  CHECK_HAS(override_error("optimizer..lr=3"), "empty component in key 'optimizer..lr'");
+}
+
+TEST_CASE("config overrides: applied to the tree before validation") {
+  const std::string two =
+      "model:\n  layers:\n    - {units: 8, activation: tanh}\n    - {units: 2}\n"
+      "data: {source: spirals}\n";
+  Config c =
+      parse(two, {parse_override("model.layers.0.units=32"), parse_override("optimizer.lr=3e-4"),
+                  parse_override("schedule.type=step"), parse_override("schedule.step_every=10"),
+                  parse_override("data.source.noise=0.5"), parse_override("train.shuffle=false")});
+  CHECK(c.model.layers[0].units == 32);
+  CHECK(c.model.layers[0].activation == Activation::Tanh);
+  CHECK(c.optimizer.lr == 3e-4);
+  CHECK(c.schedule.type == ScheduleType::Step);
+  CHECK(c.schedule.step_every == 10);
+  CHECK(c.data.source.noise == 0.5);
+  CHECK_FALSE(c.train.shuffle);
+  // Whole YAML values, and the last override wins.
+  c = parse(two, {parse_override("optimizer={type: sgd, lr: 0.1}"),
+                  parse_override("optimizer.lr=0.2"), parse_override("model.layers=[{units: 3}]")});
+  CHECK(c.optimizer.type == OptimizerType::Sgd);
+  CHECK(c.optimizer.lr == 0.2);
+  REQUIRE(c.model.layers.size() == 1);
+  CHECK(c.model.layers[0].units == 3);
+  // A section given by name takes keys: `optimizer: sgd` becomes {type: sgd, lr: 0.5}.
+  c = parse(with("optimizer: sgd\n"), {parse_override("optimizer.lr=0.5")});
+  CHECK(c.optimizer.type == OptimizerType::Sgd);
+  CHECK(c.optimizer.lr == 0.5);
+  // An override fills a section left empty in the file.
+  CHECK(parse(with("optimizer:\n"), {parse_override("optimizer.lr=0.5")}).optimizer.lr == 0.5);
+}
+
+TEST_CASE("config overrides: errors name the --set argument") {
+  const std::string two = "model:\n  layers: [{units: 4}, {units: 2}]\ndata: {source: spirals}\n";
+  std::string m = error_of(two, {parse_override("optimizer.lrr=0.1")});
+  CHECK_HAS(m, "--set optimizer.lrr=0.1: optimizer.lrr: unknown key");
+  CHECK_HAS(m, "did you mean 'lr'?");
+  m = error_of(two, {parse_override("model.layers.1.units=abc")});
+  CHECK_HAS(
+      m, "--set model.layers.1.units=abc: model.layers[1].units: expected an integer, got 'abc'");
+  CHECK_HAS(error_of(two, {parse_override("model.layers.2.units=3")}),
+            "--set model.layers.2.units=3: index 2 is out of range; 'model.layers' has 2 elements");
+  CHECK_HAS(error_of(two, {parse_override("model.layers.99999999999999999999.units=3")}),
+            "index 99999999999999999999 is out of range");
+  CHECK_HAS(error_of(two, {parse_override("model.layers.x=3")}), "'model.layers' is a list");
+  CHECK_HAS(error_of(two, {parse_override("optimizer.lr=[1,")}),
+            "--set optimizer.lr=[1,: invalid YAML value");
+  // Values from the file keep their file location even when overrides are given.
+  CHECK_HAS(error_of(two + "seed: x\n", {parse_override("optimizer.lr=0.1")}),
+            "cfg.yaml:4:7: seed");
+}
+
+TEST_CASE("config: to_yaml round-trips exactly") {
+  check_round_trip(parse(kExample));
+  check_round_trip(parse(kMinimal));
+  Config c = parse(
+      with("optimizer: {type: sgd, lr: 0.1, momentum: 0.9, nesterov: true}\n"
+           "schedule: {type: step, step_every: 7, gamma: 0.3}\nloss: {type: huber, delta: 0.3}\n"));
+  check_round_trip(c);
+  c.optimizer.lr = 0.1 + 0.2;  // needs all 17 digits
+  c.model.layers[0].activation = Activation::LeakyRelu;
+  c.model.layers[0].leaky_slope = 1.0f / 3.0f;
+  c.loss.huber_delta = 0.1f;
+  c.data.split = {0.6, 0.3, 0.1, 12345678901234567ull};
+  check_round_trip(c);
+  c = parse(with("optimizer: {type: rmsprop, alpha: 0.95, momentum: 0.5, eps: 1.0e-6}\n"
+                 "schedule: {type: linear, min_lr: 1.0e-6}\n"));
+  check_round_trip(c);
+  const std::string text = to_yaml(c);
+  CHECK_HAS(text, "alpha: 0.95");
+  CHECK(text.find("beta1") == std::string::npos);  // only keys that apply to rmsprop
+  CHECK(text.find("nesterov") == std::string::npos);
+  CHECK(text.find("gamma") == std::string::npos);  // and to the linear schedule
+}
+
+TEST_CASE("config: csv source paths") {
+  const fs::path dir = temp_dir("csv");
+  const fs::path data = dir / "data" / "turbanet_cfg_test.csv";
+  write_file(data, "a,b,label\n1,2,0\n");
+  write_file(dir / "cfg.yaml",
+             "model: {layers: [{units: 2}]}\ndata:\n  source: {type: csv, "
+             "path: data/turbanet_cfg_test.csv, features: [a, b], target: label}\n");
+  // Not found from the working directory: resolved against the config file's directory.
+  Config c = load_config((dir / "cfg.yaml").string());
+  CHECK(c.data.source.type == "csv");
+  CHECK(fs::path(c.data.source.path) == data);
+  CHECK(c.data.source.features == std::vector<std::string>{"a", "b"});
+  CHECK(c.data.source.target == "label");
+  CHECK(c.source_file == (dir / "cfg.yaml").string());
+  check_round_trip(c);
+  // Found from the working directory: kept as written.
+  const std::string rel = fs::relative(data).string();
+  write_file(dir / "other" / "cfg.yaml",
+             "model: {layers: [{units: 2}]}\ndata: {source: {type: csv, path: '" + rel +
+                 "', target: label}}\n");
+  c = load_config((dir / "other" / "cfg.yaml").string());
+  CHECK(c.data.source.path == rel);
+  CHECK(c.data.source.features.empty());
+  // Missing file, and missing target.
+  const std::string bad = (dir / "bad.yaml").string();
+  write_file(
+      bad,
+      "model: {layers: [{units: 2}]}\ndata:\n  source: {type: csv, path: nope.csv, target: y}\n");
+  CHECK_HAS(load_error(bad), bad + ":3:29: data.source.path: file not found: 'nope.csv'");
+  CHECK_HAS(error_of("model: {layers: [{units: 2}]}\ndata: {source: {type: csv, path: " +
+                     data.string() + "}}\n"),
+            "data.source.target: missing required key");
+  fs::remove_all(dir);
+}
