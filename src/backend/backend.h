@@ -54,6 +54,7 @@ class Backend {
 
   // ---- elementwise and reductions over a block of S members ----
   // Z [S, rows, cols] (member stride sZ) += b [S, cols] (stride sb); A = act(Z) (stride sA).
+  // A may be Z itself only for the identity activation.
   virtual void bias_activation(Activation act, float slope, int S, int rows, int cols, float* Z,
                                std::int64_t sZ, const float* b, std::int64_t sb, float* A,
                                std::int64_t sA) = 0;

@@ -38,7 +38,8 @@ int main(int argc, char** argv) {
   std::string out;
   CLI::App* t = app.add_subcommand("train", "Train the swarm a YAML config describes; write runs/<name>.h5");
   t->add_option("config", train.config_path, "YAML configuration file")->required();
-  t->add_option("--set", train.set, "Override a config key, e.g. --set optimizer.lr=3e-4 (repeatable)");
+  t->add_option("--set", train.set, "Override a config key, e.g. --set optimizer.lr=3e-4 (repeatable)")
+      ->allow_extra_args(false);
   t->add_option("--out", out, "Run file to write (overrides output.path)");
   t->add_option("--swarm", swarm, "Swarm size (overrides swarm.size)")->check(CLI::PositiveNumber);
   t->add_option("--seed", seed, "Seed for initialization and batch order (overrides seed)")->check(CLI::NonNegativeNumber);

@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "math/hd.h"
+#include "math/scalar.h"
 
 namespace tn {
 

@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "math/hd.h"
+#include "math/scalar.h"
 
 namespace tn {
 

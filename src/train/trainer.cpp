@@ -114,8 +114,10 @@ class Loop {
       workers_.push_back(std::make_unique<Worker>(be_, shape_, block_, bcap_, T_));
     sched_ = make_schedule(cfg.schedule, cfg.optimizer.lr, out_.steps_per_epoch, cfg.train.epochs);
     if (cfg.train.shuffle) {
-      order_host_.resize(n_);
-      order_ = be_.alloc<std::uint32_t>(n_);
+      // Room for the orders of a chunk of epochs (at most 64 MiB of indices).
+      max_chunk_ = static_cast<int>(std::clamp<std::int64_t>((64 << 20) / (4 * static_cast<std::int64_t>(n_)), 1, 256));
+      order_host_.resize(static_cast<std::size_t>(max_chunk_) * n_);
+      order_ = be_.alloc<std::uint32_t>(order_host_.size());
     }
     sampler_.mode = cfg.data.per_member == PerMember::Bootstrap ? SampleMode::Bootstrap : SampleMode::Shared;
     sampler_.seed = cfg.seed;
@@ -127,12 +129,25 @@ class Loop {
     if (order_) be_.release(order_);
   }
 
-  void epoch(int e) {
+  // Epochs a single run_epochs call may cover.
+  int max_chunk() const { return max_chunk_; }
+
+  // Trains epochs [e0, e1). Each block runs all of them before the next synchronization, so
+  // its members stay in one core's cache and threads meet once per chunk, not per epoch.
+  void run_epochs(int e0, int e1) {
     if (order_) {
-      epoch_order(cfg_.seed, static_cast<std::uint32_t>(e), static_cast<std::uint32_t>(n_), order_host_.data());
-      be_.to_device(order_, order_host_.data(), n_ * sizeof(std::uint32_t));
+      for (int e = e0; e < e1; ++e)
+        epoch_order(cfg_.seed, static_cast<std::uint32_t>(e), static_cast<std::uint32_t>(n_),
+                    order_host_.data() + static_cast<std::size_t>(e - e0) * n_);
+      be_.to_device(order_, order_host_.data(), static_cast<std::size_t>(e1 - e0) * n_ * sizeof(std::uint32_t));
     }
-    be_.for_each_block(S_, block_, [&](int b0, int b1, int w) { epoch_block(e, b0, b1, *workers_[w]); });
+    be_.for_each_block(S_, block_, [&](int b0, int b1, int w) {
+      for (int e = e0; e < e1; ++e) {
+        BatchSampler sampler = sampler_;
+        if (order_) sampler.order = order_ + static_cast<std::size_t>(e - e0) * n_;
+        epoch_block(e, b0, b1, sampler, *workers_[w]);
+      }
+    });
   }
 
   void predict(const SplitData& split, std::vector<float>& P) {
@@ -172,7 +187,7 @@ class Loop {
     }
   }
 
-  void epoch_block(int e, int b0, int b1, Worker& wk) {
+  void epoch_block(int e, int b0, int b1, const BatchSampler& sampler, Worker& wk) {
     const int Sb = b1 - b0;
     const BlockParams p(P_.p, layout_, b0), g(G_.p, layout_, b0), s1(S1_.p, layout_, b0), s2(S2_.p, layout_, b0);
     const std::int64_t sX = static_cast<std::int64_t>(bcap_) * F_, sY = static_cast<std::int64_t>(bcap_) * T_;
@@ -183,7 +198,7 @@ class Loop {
     for (long step = 0; step < out_.steps_per_epoch; ++step) {
       const int pos0 = static_cast<int>(step * bcap_);
       const int B = std::min(bcap_, n_ - pos0);
-      be_.gather_batch(sampler_, static_cast<std::uint32_t>(cfg_.swarm.first_member + b0), Sb,
+      be_.gather_batch(sampler, static_cast<std::uint32_t>(cfg_.swarm.first_member + b0), Sb,
                        static_cast<std::uint32_t>(pos0), B, train_.X, F_, train_.Y, T_, wk.buf.X, sX, wk.buf.Y, sY);
       const float* Z = mlp_forward(be_, shape_, p, wk.buf, Sb, B);
       be_.loss_backward(cfg_.loss, Sb, B, O_, Z, sZ, wk.buf.Y, sY, wk.buf.dA, wk.loss, wk.correct);
@@ -228,7 +243,7 @@ class Loop {
   int S_, F_, T_, O_;
   DeviceSplit train_, val_;
   DeviceArray P_, G_, S1_, S2_;
-  int n_ = 0, bcap_ = 0, block_ = 1;
+  int n_ = 0, bcap_ = 0, block_ = 1, max_chunk_ = 1 << 20;
   std::vector<std::unique_ptr<Worker>> workers_;
   LrSchedule sched_;
   std::vector<std::uint32_t> order_host_;
@@ -294,12 +309,24 @@ TrainOutput train_swarm(const Config& cfg, const PreparedData& data, Backend& be
 
   Loop loop(cfg, data, be, out);
   const auto start = std::chrono::steady_clock::now();
-  for (int e = 0; e < E; ++e) {
-    loop.epoch(e);
-    EpochStats st = summarize(out, S, e, cfg.swarm.first_member, out.diverged_epoch);
-    st.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    st.member_samples_per_s = st.seconds > 0 ? static_cast<double>(S) * loop.n_train() * (e + 1) / st.seconds : 0;
-    if (progress) progress(st);
+  auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); };
+  // Chunks of epochs sized to take about 50 ms, so progress stays live while threads
+  // rarely synchronize. Results do not depend on the chunking.
+  int chunk = 1;
+  for (int e0 = 0; e0 < E;) {
+    const int e1 = std::min({E, e0 + chunk, e0 + loop.max_chunk()});
+    const double t0 = elapsed();
+    loop.run_epochs(e0, e1);
+    const double t1 = elapsed(), dt = t1 - t0;
+    for (int e = e0; e < e1; ++e) {
+      EpochStats st = summarize(out, S, e, cfg.swarm.first_member, out.diverged_epoch);
+      st.seconds = t0 + dt * (e + 1 - e0) / (e1 - e0);
+      st.member_samples_per_s = st.seconds > 0 ? static_cast<double>(S) * loop.n_train() * (e + 1) / st.seconds : 0;
+      if (progress) progress(st);
+    }
+    const double per_epoch = dt / (e1 - e0);
+    chunk = std::clamp(static_cast<int>(0.05 / std::max(per_epoch, 1e-9)), 1, std::max(1, 2 * chunk));
+    e0 = e1;
   }
   out.train_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   loop.download_params(out.params);

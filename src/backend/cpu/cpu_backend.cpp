@@ -63,11 +63,13 @@ void CpuBackend::bias_activation(Activation act, float slope, int S, int rows, i
     for (int s = 0; s < S; ++s) {
       const float* __restrict bias = b + s * sb;
       for (int r = 0; r < rows; ++r) {
-        float* z = Z + s * sZ + static_cast<std::int64_t>(r) * cols;  // A may alias Z
-        float* a = A + s * sA + static_cast<std::int64_t>(r) * cols;
-        for (int c = 0; c < cols; ++c) {
-          z[c] += bias[c];
-          a[c] = act_forward<F>(z[c], slope);
+        float* __restrict z = Z + s * sZ + static_cast<std::int64_t>(r) * cols;
+        for (int c = 0; c < cols; ++c) z[c] += bias[c];
+        if constexpr (F != Activation::Identity) {
+          float* __restrict a = A + s * sA + static_cast<std::int64_t>(r) * cols;
+          for (int c = 0; c < cols; ++c) a[c] = act_forward<F>(z[c], slope);
+        } else if (A != Z) {
+          std::copy(z, z + cols, A + s * sA + static_cast<std::int64_t>(r) * cols);
         }
       }
     }
@@ -90,12 +92,18 @@ void CpuBackend::activation_backward(Activation act, float slope, int S, int row
 
 void CpuBackend::bias_grad(int S, int rows, int cols, const float* dZ, std::int64_t sZ, float* db,
                            std::int64_t sb) {
+  // Column sums in strips of 64 columns held in a local accumulator (no aliasing with dZ, so
+  // the compiler keeps it in registers for narrow layers).
+  constexpr int kStrip = 64;
   for (int s = 0; s < S; ++s) {
-    float* __restrict out = db + s * sb;
-    std::fill(out, out + cols, 0.0f);
-    for (int r = 0; r < rows; ++r) {
-      const float* __restrict d = dZ + s * sZ + static_cast<std::int64_t>(r) * cols;
-      for (int c = 0; c < cols; ++c) out[c] += d[c];
+    for (int c0 = 0; c0 < cols; c0 += kStrip) {
+      const int w = std::min(kStrip, cols - c0);
+      float acc[kStrip] = {};
+      for (int r = 0; r < rows; ++r) {
+        const float* d = dZ + s * sZ + static_cast<std::int64_t>(r) * cols + c0;
+        for (int c = 0; c < w; ++c) acc[c] += d[c];
+      }
+      std::copy(acc, acc + w, db + s * sb + c0);
     }
   }
 }
@@ -214,8 +222,12 @@ void CpuBackend::gather_batch(const BatchSampler& sampler, std::uint32_t member0
   for (int s = 0; s < S; ++s) {
     for (int b = 0; b < B; ++b) {
       const std::int64_t i = sampler.index(member0 + s, pos0 + b);
-      std::copy(X + i * F, X + (i + 1) * F, Xb + s * sXb + static_cast<std::int64_t>(b) * F);
-      std::copy(Y + i * T, Y + (i + 1) * T, Yb + s * sYb + static_cast<std::int64_t>(b) * T);
+      const float* x = X + i * F;
+      const float* y = Y + i * T;
+      float* xb = Xb + s * sXb + static_cast<std::int64_t>(b) * F;
+      float* yb = Yb + s * sYb + static_cast<std::int64_t>(b) * T;
+      for (int f = 0; f < F; ++f) xb[f] = x[f];  // rows are short: a loop beats memmove calls
+      for (int t = 0; t < T; ++t) yb[t] = y[t];
     }
   }
 }

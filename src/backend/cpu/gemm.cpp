@@ -1,7 +1,9 @@
-// CPU GEMM kernels. Small products (the common case in a swarm) run in register-friendly
-// loops vectorized along the output row; large ones go to OpenBLAS, single-threaded per
-// call because parallelism comes from running member blocks on separate threads. The
-// choice depends only on the shape, so every member of a swarm takes the same path.
+// CPU GEMM kernels. Small products (the common case in a swarm) run in register-blocked
+// loops: each block of R output rows keeps R×W accumulators in vector registers while
+// streaming rows of B, oriented so that the wide side of C is the vectorized one. Large
+// products go to OpenBLAS, single-threaded per call because parallelism comes from running
+// member blocks on separate threads. Every choice depends only on the shape, so all members
+// of a swarm take the same path and get the same rounding.
 #include <cblas.h>
 
 #include <algorithm>
@@ -15,23 +17,65 @@ namespace {
 // Products with at least this many multiply-adds go to OpenBLAS.
 constexpr long kBlasThreshold = 64L * 64 * 64;
 
-// C[M×N] (+)= alpha·op(A)·Bn with Bn row-major K×N (leading dimension ldb).
-void small_gemm(Trans ta, int M, int N, int K, float alpha, const float* A, int lda,
-                const float* Bn, int ldb, float beta, float* C, int ldc) {
-  for (int i = 0; i < M; ++i) {
-    float* __restrict c = C + static_cast<std::int64_t>(i) * ldc;
-    if (beta == 0.0f) {
-      std::fill(c, c + N, 0.0f);
-    } else if (beta != 1.0f) {
-      for (int j = 0; j < N; ++j) c[j] *= beta;
-    }
-    for (int k = 0; k < K; ++k) {
-      const float a = alpha * (ta == Trans::N ? A[static_cast<std::int64_t>(i) * lda + k]
-                                              : A[static_cast<std::int64_t>(k) * lda + i]);
-      const float* __restrict b = Bn + static_cast<std::int64_t>(k) * ldb;
-      for (int j = 0; j < N; ++j) c[j] += a * b[j];
+// Element (i, k) of op(A) for row-major storage.
+struct OpA {
+  const float* A;
+  int lda;
+  bool trans;
+  float operator()(int i, int k) const {
+    return trans ? A[static_cast<std::int64_t>(k) * lda + i] : A[static_cast<std::int64_t>(i) * lda + k];
+  }
+};
+
+// C[i0..i0+R, j0..j0+W) = alpha · Σ_k op(A)(i, k) · Bn[k, j] + beta · C; Bn row-major K×·.
+template <int R, int W>
+inline void tile(const OpA& a, int i0, int j0, int K, float alpha, const float* Bn, int ldb,
+                 float beta, float* C, int ldc) {
+  float acc[R][W] = {};
+  for (int k = 0; k < K; ++k) {
+    const float* __restrict b = Bn + static_cast<std::int64_t>(k) * ldb + j0;
+    for (int r = 0; r < R; ++r) {
+      const float av = a(i0 + r, k);
+      for (int w = 0; w < W; ++w) acc[r][w] += av * b[w];
     }
   }
+  for (int r = 0; r < R; ++r) {
+    float* __restrict c = C + static_cast<std::int64_t>(i0 + r) * ldc + j0;
+    if (beta == 0.0f) {
+      for (int w = 0; w < W; ++w) c[w] = alpha * acc[r][w];
+    } else {
+      for (int w = 0; w < W; ++w) c[w] = alpha * acc[r][w] + beta * c[w];
+    }
+  }
+}
+
+// All rows for columns [j0, j0 + W): blocks of 4 rows, then single rows.
+template <int W>
+inline void column_strip(const OpA& a, int M, int j0, int K, float alpha, const float* Bn, int ldb,
+                         float beta, float* C, int ldc) {
+  int i = 0;
+  for (; i + 4 <= M; i += 4) tile<4, W>(a, i, j0, K, alpha, Bn, ldb, beta, C, ldc);
+  for (; i < M; ++i) tile<1, W>(a, i, j0, K, alpha, Bn, ldb, beta, C, ldc);
+}
+
+// C[M×N] = alpha·op(A)·Bn + beta·C, with N split into strips of 32, 16, 8, 4, 2, 1 columns.
+void small_gemm(const OpA& a, int M, int N, int K, float alpha, const float* Bn, int ldb,
+                float beta, float* C, int ldc) {
+  int j = 0;
+  for (; j + 32 <= N; j += 32) column_strip<32>(a, M, j, K, alpha, Bn, ldb, beta, C, ldc);
+  if (j + 16 <= N) { column_strip<16>(a, M, j, K, alpha, Bn, ldb, beta, C, ldc); j += 16; }
+  if (j + 8 <= N) { column_strip<8>(a, M, j, K, alpha, Bn, ldb, beta, C, ldc); j += 8; }
+  if (j + 4 <= N) { column_strip<4>(a, M, j, K, alpha, Bn, ldb, beta, C, ldc); j += 4; }
+  if (j + 2 <= N) { column_strip<2>(a, M, j, K, alpha, Bn, ldb, beta, C, ldc); j += 2; }
+  if (j < N) column_strip<1>(a, M, j, K, alpha, Bn, ldb, beta, C, ldc);
+}
+
+// Row-major copy of the transpose of X (rows × cols, leading dimension ld) into `out`.
+const float* transposed(const float* X, int rows, int cols, int ld, std::vector<float>& out) {
+  out.resize(static_cast<std::size_t>(rows) * cols);
+  for (int r = 0; r < rows; ++r)
+    for (int c = 0; c < cols; ++c) out[static_cast<std::size_t>(c) * rows + r] = X[static_cast<std::int64_t>(r) * ld + c];
+  return out.data();
 }
 
 }  // namespace
@@ -45,16 +89,25 @@ void cpu_gemm_rowmajor(Trans ta, Trans tb, int M, int N, int K, float alpha, con
                 beta, C, ldc);
     return;
   }
-  if (tb == Trans::N) {
-    small_gemm(ta, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+  thread_local std::vector<float> pack, outT;
+  if (N >= 8 || M < 2 * N) {
+    // Direct: vectorize along C's rows; B is needed row-major K×N.
+    const float* Bn = tb == Trans::N ? B : transposed(B, N, K, ldb, pack);
+    small_gemm(OpA{A, lda, ta == Trans::T}, M, N, K, alpha, Bn, tb == Trans::N ? ldb : N, beta, C, ldc);
     return;
   }
-  // op(B) = Bᵀ: pack it row-major K×N so the inner loop runs along contiguous memory.
-  thread_local std::vector<float> packed;
-  packed.resize(static_cast<std::size_t>(K) * N);
-  for (int j = 0; j < N; ++j)
-    for (int k = 0; k < K; ++k) packed[static_cast<std::size_t>(k) * N + j] = B[static_cast<std::int64_t>(j) * ldb + k];
-  small_gemm(ta, M, N, K, alpha, A, lda, packed.data(), N, beta, C, ldc);
+  // Narrow C (few columns, many rows): compute Cᵀ [N×M] = op(B)ᵀ·op(A)ᵀ, vectorized along
+  // M, then store it transposed. op(A)ᵀ is needed row-major K×M: stored A when ta = T.
+  const float* An = ta == Trans::T ? A : transposed(A, M, K, lda, pack);
+  outT.resize(static_cast<std::size_t>(N) * M);
+  small_gemm(OpA{B, ldb, tb == Trans::N}, N, M, K, 1.0f, An, ta == Trans::T ? lda : M, 0.0f, outT.data(), M);
+  for (int i = 0; i < M; ++i) {
+    float* c = C + static_cast<std::int64_t>(i) * ldc;
+    for (int j = 0; j < N; ++j) {
+      const float v = alpha * outT[static_cast<std::size_t>(j) * M + i];
+      c[j] = beta == 0.0f ? v : v + beta * c[j];
+    }
+  }
 }
 
 void CpuBackend::gemm_strided_batched(Trans ta, Trans tb, int m, int n, int k, float alpha,
