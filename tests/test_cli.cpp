@@ -116,6 +116,13 @@ TEST_CASE("bad input exits 2 and writes nothing") {
   CHECK_FALSE(fs::exists(out));
 }
 
+TEST_CASE("an output path that cannot be written fails before training") {
+  const fs::path blocker = scratch("blocker");
+  std::ofstream(blocker) << "a file, not a directory";
+  CHECK(run_train(opts(write_config("blocked.yaml", kGood), blocker / "run.h5")) == kExitUsage);
+  CHECK(run_train(opts(write_config("blocked.yaml", kGood), fs::temp_directory_path())) == kExitUsage);
+}
+
 TEST_CASE("diverging members are reported: exit 3, file written, members marked") {
   const fs::path out = scratch("diverge.h5");
   fs::remove(out);

@@ -10,7 +10,7 @@ namespace {
 
 constexpr std::uint64_t kChunkThresholdBytes = 64 * 1024;  // larger datasets are compressed
 constexpr std::uint64_t kChunkTargetBytes = 1024 * 1024;   // fits HDF5's default chunk cache
-constexpr unsigned kDeflateLevel = 4;
+constexpr unsigned kDeflateLevel = 1;
 constexpr std::size_t kCoreIncrement = 4 * 1024 * 1024;  // growth step of in-memory files
 
 herr_t innermost_error(unsigned n, const H5E_error2_t* err, void* out) {

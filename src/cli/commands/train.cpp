@@ -1,7 +1,12 @@
 // `turbanet train`: config → data → backend → training → run file.
 #include <spdlog/spdlog.h>
 
+#include <unistd.h>
+
+#include <cerrno>
 #include <chrono>
+#include <cstdio>
+#include <cstring>
 #include <ctime>
 #include <filesystem>
 
@@ -25,6 +30,26 @@ Config resolve_config(const TrainOptions& opt) {
   if (opt.seed) ov.push_back({"seed", std::to_string(*opt.seed)});
   if (opt.out) ov.push_back({"output.path", "'" + *opt.out + "'"});
   return load_config(opt.config_path, ov);
+}
+
+// Fails early (before training) when the run file could not be written: a directory that
+// cannot be created or written to, or a directory where the file should be.
+void check_output_path(const std::string& path, bool force) {
+  namespace fs = std::filesystem;
+  const fs::path out(path);
+  std::error_code ec;
+  if (fs::is_directory(out, ec))
+    throw ConfigError("output.path: '" + path + "' is a directory; give a file name such as " + path + "/run.h5");
+  if (fs::exists(out, ec) && !force)
+    throw ConfigError("output.path: " + path + " already exists; pass --force to replace it, or --out PATH to write elsewhere");
+  const fs::path dir = out.has_parent_path() ? out.parent_path() : fs::path(".");
+  fs::create_directories(dir, ec);
+  if (ec) throw ConfigError("output.path: cannot create directory '" + dir.string() + "': " + ec.message());
+  const fs::path probe = dir / (".turbanet-probe-" + std::to_string(::getpid()));
+  std::FILE* f = std::fopen(probe.c_str(), "wb");
+  if (!f) throw ConfigError("output.path: cannot write to directory '" + dir.string() + "': " + std::strerror(errno));
+  std::fclose(f);
+  fs::remove(probe, ec);
 }
 
 std::string utc_now() {
@@ -116,11 +141,7 @@ int run_train(const TrainOptions& opt) {
   std::unique_ptr<Backend> be;
   try {
     cfg = resolve_config(opt);
-    if (std::filesystem::exists(cfg.output.path) && !opt.force) {
-      spdlog::error("{} already exists; pass --force to replace it, or --out PATH to write elsewhere",
-                    cfg.output.path);
-      return kExitUsage;
-    }
+    check_output_path(cfg.output.path, opt.force);
     std::string note;
     be = make_backend({cfg.device, opt.threads}, &note);
     if (!note.empty()) spdlog::info("{}", note);
@@ -139,7 +160,7 @@ int run_train(const TrainOptions& opt) {
   }
   spdlog::info("turbanet {} | config {} | device {} | threads {}", TURBANET_VERSION, opt.config_path,
                be->name(), be->workers());
-  spdlog::debug("resolved configuration:\n{}", to_yaml(cfg));
+  spdlog::info("resolved configuration:\n{}", to_yaml(cfg));
   spdlog::info("data {}: {} train / {} val / {} test samples, {} features{}", data.origin, data.train.n,
                data.val.n, data.test.n, data.features,
                data.num_classes ? fmt::format(", {} classes", data.num_classes) : "");
