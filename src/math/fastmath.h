@@ -1,7 +1,7 @@
 // Branch-free float exp, log, tanh and erf for host and device code. They inline into loops
 // that the compiler vectorizes (libm calls would block that and cost ~20 cycles each), and
 // they are the same polynomials on every backend. Accuracy (checked in tests/test_math.cpp
-// against libm): exp and log within a few ulp, tanh within 2e-7 and erf within 5e-7 absolute.
+// against libm): exp and log within a few ulp, tanh within 2e-7 and erf within 6e-7 absolute.
 #pragma once
 #include <cmath>
 #include <cstdint>
@@ -91,8 +91,8 @@ TN_HD float fast_tanh(float x) {
   return ax < 0.625f ? small : big;
 }
 
-// erf by Abramowitz & Stegun 7.1.26 (|error| ≤ 1.5e-7 in exact arithmetic, ≤ 5e-7 in
-// float), odd-symmetric.
+// erf by Abramowitz & Stegun 7.1.26 (|error| ≤ 1.5e-7 in exact arithmetic, ≤ 6e-7 in
+// float: an exhaustive scan of [0, 10] finds 5.6e-7 near x = 0.042), odd-symmetric.
 TN_HD float fast_erf(float x) {
   const float ax = x < 0.0f ? -x : x;
   const float t = 1.0f / (1.0f + 0.3275911f * ax);
