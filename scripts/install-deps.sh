@@ -9,7 +9,7 @@ PACKAGES=(
   libspdlog-dev libfmt-dev           # logging and formatting
   doctest-dev                        # unit tests
   libhdf5-dev zlib1g-dev             # run files (HDF5, deflate compression)
-  libopenblas-dev                    # large per-member GEMMs
+  libopenblas-serial-dev             # large per-member GEMMs (serial: the threads are ours)
   libcsv-dev                         # CSV parsing (RFC 4180 quoting)
   python3 python3-h5py python3-numpy # the tests check that h5py reads run files
 )

@@ -12,10 +12,12 @@
 #include "config/config.h"
 #include "math/optimizers.h"
 #include "data/sampler.h"
+#include "model/mlp.h"
 
 namespace tn {
 
 enum class Trans { N, T };
+struct FusedBatch;
 
 class Backend {
  public:
@@ -51,6 +53,16 @@ class Backend {
                                     const float* A, int lda, std::int64_t strideA,
                                     const float* B, int ldb, std::int64_t strideB, float beta,
                                     float* C, int ldc, std::int64_t strideC, int batch) = 0;
+
+  // ---- optional fused step ----
+  // Members per block the fused kernel wants for this model and batch capacity, or 0 when
+  // the backend has no fused kernel for it. Decided by shape only, never by swarm size.
+  virtual int fused_block(const MlpShape& shape, int batch) const { return 0; }
+  // Forward, loss and backward of one batch for a block, with exactly the result of
+  // gather_batch + mlp_forward + loss_backward + mlp_backward up to float rounding: fills the
+  // gradients and adds to loss_sum/correct. Returns false when not supported (fused_block
+  // returned 0), and the trainer runs the separate ops.
+  virtual bool fused_loss_grad(const FusedBatch& fb) { return false; }
 
   // ---- elementwise and reductions over a block of S members ----
   // Z [S, rows, cols] (member stride sZ) += b [S, cols] (stride sb); A = act(Z) (stride sA).
@@ -95,6 +107,25 @@ class Backend {
   virtual void optimizer_update(OptimizerType type, int S, std::int64_t n, float* P,
                                 const float* G, float* S1, float* S2, std::int64_t stride,
                                 const OptStep* h, float clip, const double* norm2) = 0;
+};
+
+// Everything a fused forward+loss+backward over one batch needs (see
+// Backend::fused_loss_grad). Per-member arrays are device arrays like any tensor.
+struct FusedBatch {
+  const MlpShape* shape = nullptr;
+  const LossConfig* loss = nullptr;
+  const BatchSampler* sampler = nullptr;
+  std::uint32_t member0 = 0;  // global index of the block's first member (for the sampler)
+  int S = 0;                  // members in the block
+  std::uint32_t pos0 = 0;     // first position of the batch in each member's sample order
+  int B = 0;                  // rows in the batch
+  const float* X = nullptr;   // [n, F] training inputs
+  const float* Y = nullptr;   // [n, T] training targets
+  int T = 1;
+  const BlockParams* params = nullptr;  // read
+  const BlockParams* grads = nullptr;   // written (same layout)
+  double* loss_sum = nullptr;           // [S], added to as by loss_backward
+  double* correct = nullptr;            // [S]
 };
 
 // Row-major GEMM through the column-major contract: for each p,

@@ -58,6 +58,10 @@ ParamLayout::ParamLayout(const MlpShape& shape, int S_) : S(S_) {
   }
 }
 
+BlockParams::BlockParams(float* base, const ParamLayout& lay, int m0) : layout(&lay) {
+  for (std::size_t i = 0; i < lay.size.size(); ++i) t.push_back(base + lay.at(static_cast<int>(i), m0));
+}
+
 namespace {
 bool uses_he(const DenseLayer& l) {
   if (l.init != LayerConfig::Init::Auto) return l.init == LayerConfig::Init::He;

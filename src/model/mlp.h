@@ -43,6 +43,14 @@ struct ParamLayout {
   std::int64_t at(int tensor, int member) const { return offset[tensor] + member * size[tensor]; }
 };
 
+// A block's view of swarm arrays: member m0's slice of each tensor (stride = tensor size).
+struct BlockParams {
+  std::vector<float*> t;  // per tensor: base + layout.at(tensor, m0)
+  const ParamLayout* layout = nullptr;
+  BlockParams(float* base, const ParamLayout& layout, int m0);
+  std::int64_t stride(int tensor) const { return layout->size[tensor]; }
+};
+
 // Initial parameters for members [first_member, first_member + S) in `layout` order:
 // He normal (std √(2/in)) for relu-like activations, Glorot uniform (limit √(6/(in+out)))
 // otherwise, biases zero. Member k's values depend only on (seed, k).

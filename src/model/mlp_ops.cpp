@@ -34,10 +34,6 @@ MlpBuffers::~MlpBuffers() {
   for (void* p : owned_) be_.release(p);
 }
 
-BlockParams::BlockParams(float* base, const ParamLayout& lay, int m0) : layout(&lay) {
-  for (std::size_t i = 0; i < lay.size.size(); ++i) t.push_back(base + lay.at(static_cast<int>(i), m0));
-}
-
 const float* mlp_forward(Backend& be, const MlpShape& shape, const BlockParams& p, MlpBuffers& buf,
                          int Sb, int B) {
   const float* in = buf.X;

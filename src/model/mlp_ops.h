@@ -32,14 +32,6 @@ struct MlpBuffers {
 // Bytes MlpBuffers needs per member (for choosing block sizes).
 std::int64_t mlp_buffer_bytes_per_member(const MlpShape& shape, int batch, int targets);
 
-// A block's view of swarm arrays: member m0's slice of each tensor (stride = tensor size).
-struct BlockParams {
-  std::vector<float*> t;  // per tensor: base + layout.at(tensor, m0)
-  const ParamLayout* layout = nullptr;
-  BlockParams(float* base, const ParamLayout& layout, int m0);
-  std::int64_t stride(int tensor) const { return layout->size[tensor]; }
-};
-
 // Z_l, A_l for Sb members on B rows of buf.X. Returns the output logits buf.Z.back().
 const float* mlp_forward(Backend& be, const MlpShape& shape, const BlockParams& p, MlpBuffers& buf,
                          int Sb, int B);

@@ -109,7 +109,8 @@ class Loop {
     out_.steps_per_epoch = (n_ + bcap_ - 1) / bcap_;
     be_.to_device(P_.p, out_.init_params.data(), out_.init_params.size() * sizeof(float));
     const std::int64_t per_member = mlp_buffer_bytes_per_member(shape_, bcap_, T_);
-    block_ = choose_block(S_, be_.workers(), per_member);
+    fused_ = be_.fused_block(shape_, bcap_);
+    block_ = fused_ > 0 ? fused_ : choose_block(S_, be_.workers(), per_member);
     for (int w = 0; w < be_.workers(); ++w)
       workers_.push_back(std::make_unique<Worker>(be_, shape_, block_, bcap_, T_));
     sched_ = make_schedule(cfg.schedule, cfg.optimizer.lr, out_.steps_per_epoch, cfg.train.epochs);
@@ -123,7 +124,9 @@ class Loop {
     sampler_.seed = cfg.seed;
     sampler_.n = static_cast<std::uint32_t>(n_);
     sampler_.order = order_;
-    out_.kernel = be_.describe() + "; " + std::to_string(block_) + " members per block";
+    out_.kernel = be_.describe() + "; " + std::to_string(block_) + " members per block; " +
+                  (fused_ > 0 ? "fused step, members in SIMD lanes"
+                              : "per-member GEMMs (own kernels below 64^3 multiply-adds, OpenBLAS above)");
   }
   ~Loop() {
     if (order_) be_.release(order_);
@@ -198,11 +201,16 @@ class Loop {
     for (long step = 0; step < out_.steps_per_epoch; ++step) {
       const int pos0 = static_cast<int>(step * bcap_);
       const int B = std::min(bcap_, n_ - pos0);
-      be_.gather_batch(sampler, static_cast<std::uint32_t>(cfg_.swarm.first_member + b0), Sb,
-                       static_cast<std::uint32_t>(pos0), B, train_.X, F_, train_.Y, T_, wk.buf.X, sX, wk.buf.Y, sY);
-      const float* Z = mlp_forward(be_, shape_, p, wk.buf, Sb, B);
-      be_.loss_backward(cfg_.loss, Sb, B, O_, Z, sZ, wk.buf.Y, sY, wk.buf.dA, wk.loss, wk.correct);
-      mlp_backward(be_, shape_, p, g, wk.buf, Sb, B);
+      const auto member0 = static_cast<std::uint32_t>(cfg_.swarm.first_member + b0);
+      const FusedBatch fb{&shape_, &cfg_.loss, &sampler, member0, Sb, static_cast<std::uint32_t>(pos0), B,
+                          train_.X, train_.Y, T_, &p, &g, wk.loss, wk.correct};
+      if (fused_ == 0 || !be_.fused_loss_grad(fb)) {
+        be_.gather_batch(sampler, member0, Sb, static_cast<std::uint32_t>(pos0), B, train_.X, F_,
+                         train_.Y, T_, wk.buf.X, sX, wk.buf.Y, sY);
+        const float* Z = mlp_forward(be_, shape_, p, wk.buf, Sb, B);
+        be_.loss_backward(cfg_.loss, Sb, B, O_, Z, sZ, wk.buf.Y, sY, wk.buf.dA, wk.loss, wk.correct);
+        mlp_backward(be_, shape_, p, g, wk.buf, Sb, B);
+      }
       if (clip > 0.0f) {
         wk.zero(wk.norm2, Sb);
         for (int t = 0; t < shape_.tensors(); ++t) be_.sum_squares(Sb, g.stride(t), g.t[t], g.stride(t), wk.norm2);
@@ -243,7 +251,7 @@ class Loop {
   int S_, F_, T_, O_;
   DeviceSplit train_, val_;
   DeviceArray P_, G_, S1_, S2_;
-  int n_ = 0, bcap_ = 0, block_ = 1, max_chunk_ = 1 << 20;
+  int n_ = 0, bcap_ = 0, block_ = 1, max_chunk_ = 1 << 20, fused_ = 0;
   std::vector<std::unique_ptr<Worker>> workers_;
   LrSchedule sched_;
   std::vector<std::uint32_t> order_host_;

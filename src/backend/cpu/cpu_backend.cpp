@@ -13,6 +13,7 @@
 #include <mutex>
 #include <thread>
 
+#include "backend/cpu/lanes_mlp.h"
 #include "math/activations.h"
 #include "math/losses.h"
 
@@ -24,8 +25,23 @@ CpuBackend::CpuBackend(int threads) : threads_(threads > 0 ? threads : std::max(
 }
 
 std::string CpuBackend::describe() const {
-  return "cpu: member blocks on " + std::to_string(threads_) +
-         " OpenMP threads; per-member GEMMs (own kernels below 64^3 multiply-adds, OpenBLAS above)";
+  return "cpu: member blocks on " + std::to_string(threads_) + " OpenMP threads";
+}
+
+// Small models run fused with members in SIMD lanes; the rest member by member with
+// per-member GEMMs. The lane kernel wins while a lane group's scratch stays within a few
+// MiB (L2 plus part of L3); wider models are GEMM-bound and better served by OpenBLAS.
+constexpr std::int64_t kLaneScratchBudget = 4 << 20;
+
+int CpuBackend::fused_block(const MlpShape& shape, int batch) const {
+  const int targets = shape.outputs();  // upper bound on targets per sample
+  return lanes_scratch_bytes(shape, batch, targets) <= kLaneScratchBudget ? kLanes : 0;
+}
+
+bool CpuBackend::fused_loss_grad(const FusedBatch& fb) {
+  if (fused_block(*fb.shape, fb.B) == 0) return false;
+  lanes_loss_grad(fb);
+  return true;
 }
 
 void* CpuBackend::alloc_bytes(std::size_t bytes) {

@@ -19,6 +19,9 @@ class CpuBackend final : public Backend {
   void to_host(void* dst, const void* src, std::size_t bytes) override;
   void for_each_block(int S, int max_block, const std::function<void(int, int, int)>& fn) override;
 
+  int fused_block(const MlpShape& shape, int batch) const override;
+  bool fused_loss_grad(const FusedBatch& fb) override;
+
   void gemm_strided_batched(Trans ta, Trans tb, int m, int n, int k, float alpha, const float* A,
                             int lda, std::int64_t strideA, const float* B, int ldb,
                             std::int64_t strideB, float beta, float* C, int ldc,
