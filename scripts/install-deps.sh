@@ -7,11 +7,13 @@ PACKAGES=(
   libcli11-dev                       # command-line parsing
   libyaml-cpp-dev                    # configuration files
   libspdlog-dev libfmt-dev           # logging and formatting
+  nlohmann-json3-dev                 # eval --json output; the tests read the metric fixture
   doctest-dev                        # unit tests
   libhdf5-dev zlib1g-dev             # run files (HDF5, deflate compression)
   libopenblas-serial-dev             # large per-member GEMMs (serial: the threads are ours)
   libcsv-dev                         # CSV parsing (RFC 4180 quoting)
   python3 python3-h5py python3-numpy # the tests check that h5py reads run files
+  dataset-fashion-mnist              # real data: configs/fashion-mnist-*.yaml and its test
 )
 missing=()
 for p in "${PACKAGES[@]}"; do

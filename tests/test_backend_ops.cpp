@@ -190,8 +190,8 @@ TEST_CASE("loss_backward and loss_forward for every loss") {
             for (int j = 0; j < T; ++j) y[j] = (b + j) % 3 == 0 ? 0.3f : float((s + b + j) % 2);
         }
       std::vector<double> loss(d.S, 0.25), correct(d.S, 1.0), loss_f(d.S, 0.25), correct_f(d.S, 1.0);
-      be.loss_backward(cfg, d.S, d.B, d.O, Z.data(), Z.stride, Y.data(), Y.stride, dZ.data(), loss.data(), correct.data());
-      be.loss_forward(cfg, d.S, d.B, d.O, Z.data(), Z.stride, Y.data(), Y.stride, loss_f.data(), correct_f.data());
+      be.loss_backward(cfg, d.S, d.B, d.O, Z.data(), Z.stride, Y.data(), Y.stride, dZ.data(), loss.data(), correct.data(), nullptr);
+      be.loss_forward(cfg, d.S, d.B, d.O, Z.data(), Z.stride, Y.data(), Y.stride, loss_f.data(), correct_f.data(), nullptr);
       int bad = 0;
       std::vector<double> g(d.O);
       for (int s = 0; s < d.S; ++s) {

@@ -62,14 +62,14 @@ TEST_CASE("a good config trains and writes a complete run file") {
   CHECK(r.params[1].b.shape == std::vector<std::uint64_t>{4, 2});
   CHECK(r.params[0].W.data != r.init_params[0].W.data);
   CHECK(r.train_loss.shape == std::vector<std::uint64_t>{4, 5});
-  REQUIRE(r.predictions.has_value());
-  CHECK(r.predictions->split == "test");
-  CHECK(r.predictions->members.shape == std::vector<std::uint64_t>{4, 16, 2});
+  const Predictions* pred = r.find_predictions("test");
+  REQUIRE(pred != nullptr);
+  CHECK(pred->members.shape == std::vector<std::uint64_t>{4, 16, 2});
   // The ensemble mean is the mean of the member probabilities.
   for (std::size_t i = 0; i < 32; ++i) {
     double m = 0;
-    for (int s = 0; s < 4; ++s) m += r.predictions->members.data[s * 32 + i];
-    CHECK(r.predictions->ensemble_mean.data[i] == doctest::Approx(m / 4).epsilon(1e-6));
+    for (int s = 0; s < 4; ++s) m += pred->members.data[s * 32 + i];
+    CHECK(pred->ensemble_mean.data[i] == doctest::Approx(m / 4).epsilon(1e-6));
   }
   CHECK(r.config_yaml.find("name: cli") != std::string::npos);
 }

@@ -7,8 +7,10 @@
 #include <vector>
 
 #include "config/config.h"
+#include "config_test_util.h"
 
 using namespace tn;
+using namespace tn::test;
 namespace fs = std::filesystem;
 
 namespace {
@@ -34,32 +36,6 @@ train: {epochs: 1024, batch_size: 64, shuffle: false, log_every: 10}
 output: {path: out/x.h5}
 )";
 
-// The smallest valid configuration: everything else defaults.
-const char* const kMinimal = "model:\n  layers:\n    - {units: 2}\ndata:\n  source: spirals\n";
-
-Config parse(const std::string& text, const std::vector<Override>& ov = {}) {
-  return parse_config(text, "cfg.yaml", ov);
-}
-
-// The ConfigError message of parsing `text`, or "<no error>".
-std::string error_of(const std::string& text, const std::vector<Override>& ov = {}) {
-  try {
-    parse(text, ov);
-  } catch (const ConfigError& e) {
-    return e.what();
-  }
-  return "<no error>";
-}
-
-std::string load_error(const std::string& path) {
-  try {
-    load_config(path);
-  } catch (const ConfigError& e) {
-    return e.what();
-  }
-  return "<no error>";
-}
-
 std::string override_error(const std::string& arg) {
   try {
     parse_override(arg);
@@ -67,85 +43,6 @@ std::string override_error(const std::string& arg) {
     return e.what();
   }
   return "<no error>";
-}
-
-// kMinimal followed by `extra` top-level text.
-std::string with(const std::string& extra) { return std::string(kMinimal) + extra; }
-
-#define CHECK_HAS(msg, part) CHECK_MESSAGE((msg).find(part) != std::string::npos, (msg))
-
-void write_file(const fs::path& p, const std::string& text) {
-  fs::create_directories(p.parent_path());
-  std::ofstream(p) << text;
-}
-
-// A fresh, empty temporary directory for one test.
-fs::path temp_dir(const std::string& name) {
-  const fs::path d = fs::temp_directory_path() / ("turbanet_test_config_" + name);
-  fs::remove_all(d);
-  fs::create_directories(d);
-  return d;
-}
-
-void check_same(const Config& a, const Config& b) {
-  CHECK(a.name == b.name);
-  CHECK(a.seed == b.seed);
-  CHECK(a.device == b.device);
-  CHECK(a.swarm.size == b.swarm.size);
-  CHECK(a.swarm.first_member == b.swarm.first_member);
-  REQUIRE(a.model.layers.size() == b.model.layers.size());
-  for (std::size_t i = 0; i < a.model.layers.size(); ++i) {
-    const LayerConfig &x = a.model.layers[i], &y = b.model.layers[i];
-    CHECK(x.type == y.type);
-    CHECK(x.units == y.units);
-    CHECK(x.activation == y.activation);
-    CHECK(x.leaky_slope == y.leaky_slope);
-    CHECK(x.init == y.init);
-  }
-  CHECK(a.loss.type == b.loss.type);
-  CHECK(a.loss.huber_delta == b.loss.huber_delta);
-  const OptimizerConfig &o = a.optimizer, &p = b.optimizer;
-  CHECK(o.type == p.type);
-  CHECK(o.lr == p.lr);
-  CHECK(o.beta1 == p.beta1);
-  CHECK(o.beta2 == p.beta2);
-  CHECK(o.eps == p.eps);
-  CHECK(o.momentum == p.momentum);
-  CHECK(o.nesterov == p.nesterov);
-  CHECK(o.alpha == p.alpha);
-  CHECK(o.weight_decay == p.weight_decay);
-  CHECK(o.grad_clip == p.grad_clip);
-  CHECK(a.schedule.type == b.schedule.type);
-  CHECK(a.schedule.warmup_epochs == b.schedule.warmup_epochs);
-  CHECK(a.schedule.step_every == b.schedule.step_every);
-  CHECK(a.schedule.gamma == b.schedule.gamma);
-  CHECK(a.schedule.min_lr == b.schedule.min_lr);
-  const SourceConfig &s = a.data.source, &t = b.data.source;
-  CHECK(s.type == t.type);
-  CHECK(s.n == t.n);
-  CHECK(s.noise == t.noise);
-  CHECK(s.rotations == t.rotations);
-  CHECK(s.seed == t.seed);
-  CHECK(s.path == t.path);
-  CHECK(s.features == t.features);
-  CHECK(s.target == t.target);
-  CHECK(a.data.split.train == b.data.split.train);
-  CHECK(a.data.split.val == b.data.split.val);
-  CHECK(a.data.split.test == b.data.split.test);
-  CHECK(a.data.split.seed == b.data.split.seed);
-  CHECK(a.data.per_member == b.data.per_member);
-  CHECK(a.data.normalize == b.data.normalize);
-  CHECK(a.train.epochs == b.train.epochs);
-  CHECK(a.train.batch_size == b.train.batch_size);
-  CHECK(a.train.shuffle == b.train.shuffle);
-  CHECK(a.train.log_every == b.train.log_every);
-  CHECK(a.output.path == b.output.path);
-}
-
-void check_round_trip(const Config& c) {
-  const std::string text = to_yaml(c);
-  INFO(text);
-  check_same(parse_config(text, "x"), c);
 }
 
 }  // namespace
@@ -223,6 +120,10 @@ TEST_CASE("config: enum names") {
   CHECK(std::string(to_string(ScheduleType::Cosine)) == "cosine");
   CHECK(std::string(to_string(PerMember::Bootstrap)) == "bootstrap");
   CHECK(std::string(to_string(Normalize::Standard)) == "standard");
+  CHECK(std::string(to_string(Normalize::MinMax)) == "minmax");
+  CHECK(std::string(to_string(PerMember::Subsample)) == "subsample");
+  CHECK(std::string(to_string(PerMember::Shards)) == "shards");
+  CHECK(std::string(to_string(PerMember::GroupBy)) == "group_by");
 }
 
 TEST_CASE("config errors: YAML syntax and unreadable files") {
@@ -296,8 +197,9 @@ TEST_CASE("config errors: unknown enum values list the allowed ones") {
   CHECK_HAS(
       m, "optimizer: unknown value 'sdg'; allowed: sgd, adam, adamw, rmsprop; did you mean 'sgd'?");
   CHECK_HAS(error_of(with("device: gpu\n")), "allowed: auto, cpu, cuda");
-  CHECK_HAS(error_of("model: {layers: [{units: 2}]}\ndata: {source: spirals, normalize: minmax}\n"),
-            "data.normalize: unknown value 'minmax'; allowed: none, standard");
+  CHECK_HAS(error_of("model: {layers: [{units: 2}]}\ndata: {source: spirals, normalize: minmx}\n"),
+            "data.normalize: unknown value 'minmx'; allowed: none, standard, minmax; did you mean "
+            "'minmax'?");
 }
 
 TEST_CASE("config errors: missing required keys") {
@@ -326,7 +228,7 @@ TEST_CASE("config errors: keys that do not apply to the selected type") {
             "model.layers[0].leaky_slope: only applies to leaky_relu; activation is 'identity'");
   CHECK_HAS(
       error_of("model: {layers: [{units: 2}]}\ndata: {source: {type: spirals, path: a.csv}}\n"),
-      "data.source.path: only applies to csv; type is 'spirals'");
+      "data.source.path: only applies to csv and hdf5; type is 'spirals'");
 }
 
 TEST_CASE("config errors: split fractions and cross-field checks") {

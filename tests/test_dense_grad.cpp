@@ -102,7 +102,7 @@ std::vector<float> backend_grads(const MlpShape& shape, const ParamLayout& layou
   loss_sum.assign(Sb, 0.0);
   std::vector<double> correct(Sb, 0.0);
   be.loss_backward(pbs[0].loss, Sb, B, O, Z, std::int64_t(Bcap) * O, buf.Y, std::int64_t(Bcap) * T, buf.dA,
-                   loss_sum.data(), correct.data());
+                   loss_sum.data(), correct.data(), nullptr);
   mlp_backward(be, shape, p, g, buf, Sb, B);
   return G;
 }

@@ -67,7 +67,7 @@ void check_case(const Case& c) {
                   static_cast<std::int64_t>(c.B) * T);
   const float* Z = mlp_forward(be, shape, P, buf, c.S, c.B);
   be.loss_backward(loss, c.S, c.B, O, Z, static_cast<std::int64_t>(c.B) * O, buf.Y, static_cast<std::int64_t>(c.B) * T,
-                   buf.dA, loss_o.data(), corr_o.data());
+                   buf.dA, loss_o.data(), corr_o.data(), nullptr);
   mlp_backward(be, shape, P, Go, buf, c.S, c.B);
 
   double max_err = 0;

@@ -97,7 +97,7 @@ RunFile full_run() {
   p.ensemble_mean = make_array({30000, 2}, 42);
   p.ensemble_std = make_array({30000, 2}, 43);
   p.targets = make_array({30000}, 44);
-  run.predictions = p;
+  run.put(p);
   return run;
 }
 
@@ -146,13 +146,15 @@ void check_run(const RunFile& got, const RunFile& want) {
   CHECK(got.diverged_epoch == want.diverged_epoch);
   check_array(got.normalization.mean, want.normalization.mean, "mean");
   check_array(got.normalization.std, want.normalization.std, "std");
-  REQUIRE(got.predictions.has_value() == want.predictions.has_value());
-  if (!want.predictions) return;
-  CHECK(got.predictions->split == want.predictions->split);
-  check_array(got.predictions->members, want.predictions->members, "members");
-  check_array(got.predictions->ensemble_mean, want.predictions->ensemble_mean, "ensemble_mean");
-  check_array(got.predictions->ensemble_std, want.predictions->ensemble_std, "ensemble_std");
-  check_array(got.predictions->targets, want.predictions->targets, "targets");
+  REQUIRE(got.predictions.size() == want.predictions.size());
+  for (std::size_t i = 0; i < want.predictions.size(); ++i) {
+    const tn::Predictions &g = got.predictions[i], &w = want.predictions[i];
+    CHECK(g.split == w.split);
+    check_array(g.members, w.members, "members");
+    check_array(g.ensemble_mean, w.ensemble_mean, "ensemble_mean");
+    check_array(g.ensemble_std, w.ensemble_std, "ensemble_std");
+    check_array(g.targets, w.targets, "targets");
+  }
 }
 
 std::string read_bytes(const std::string& path) {
@@ -234,12 +236,11 @@ TEST_CASE("run file: absent optional parts round-trip as absent") {
   CHECK(got.val_accuracy.data.empty());
   CHECK(got.normalization.mean.size() == 0);
   CHECK(got.diverged_epoch.empty());
-  CHECK_FALSE(got.predictions.has_value());
+  CHECK(got.predictions.empty());
 
   SUBCASE("predictions with only some arrays") {
     RunFile partial = minimal_run();
-    partial.predictions =
-        tn::Predictions{"val", make_array({3, 6, 2}, 5), {}, {}, make_array({6}, 6)};
+    partial.put(tn::Predictions{"val", make_array({3, 6, 2}, 5), {}, {}, make_array({6}, 6)});
     tn::write_run_file(path, partial);
     check_run(tn::read_run_file(path), partial);
   }

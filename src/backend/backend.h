@@ -82,13 +82,15 @@ class Backend {
   // with L the per-member mean over the batch (and outputs, for regression), and *adds*
   // per-member sums over samples to loss_sum[S] and correct[S] (correct: argmax == label for
   // cross_entropy; for bce the fraction of outputs with (z > 0) == (y > 0.5)).
+  // rows (null: all B) gives member s's valid rows rows[s] ≤ B: the mean is over those, the
+  // rest get dZ = 0 and add nothing (members with fewer samples than the batch).
   virtual void loss_backward(const LossConfig& loss, int S, int B, int O, const float* Z,
                              std::int64_t sZ, const float* Y, std::int64_t sY, float* dZ,
-                             double* loss_sum, double* correct) = 0;
+                             double* loss_sum, double* correct, const int* rows) = 0;
   // The same loss without gradients (validation), adding to loss_sum and correct.
   virtual void loss_forward(const LossConfig& loss, int S, int B, int O, const float* Z,
                             std::int64_t sZ, const float* Y, std::int64_t sY, double* loss_sum,
-                            double* correct) = 0;
+                            double* correct, const int* rows) = 0;
   // P [S, B, O] (stride sP) = what users see: softmax (cross_entropy), sigmoid (bce), or Z.
   virtual void output_transform(LossType loss, int S, int B, int O, const float* Z,
                                 std::int64_t sZ, float* P, std::int64_t sP) = 0;
@@ -104,6 +106,7 @@ class Backend {
   // state S1, S2 of the same layout, using member s's step scalars h[s]. When clip > 0 the
   // gradient of member s is first scaled by min(1, clip / (√norm2[s] + 1e-6)), where
   // norm2[s] is the squared global norm of all its gradients (PyTorch's clip_grad_norm_).
+  // Members with h[s].skip are left unchanged.
   virtual void optimizer_update(OptimizerType type, int S, std::int64_t n, float* P,
                                 const float* G, float* S1, float* S2, std::int64_t stride,
                                 const OptStep* h, float clip, const double* norm2) = 0;
@@ -126,6 +129,7 @@ struct FusedBatch {
   const BlockParams* grads = nullptr;   // written (same layout)
   double* loss_sum = nullptr;           // [S], added to as by loss_backward
   double* correct = nullptr;            // [S]
+  const int* rows = nullptr;            // [S] valid rows per member, as for loss_backward
 };
 
 // Row-major GEMM through the column-major contract: for each p,

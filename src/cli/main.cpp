@@ -29,7 +29,9 @@ int main(int argc, char** argv) {
       "  turbanet train configs/spirals.yaml\n"
       "  turbanet train configs/spirals-small.yaml --swarm 16 --set optimizer.lr=3e-3 --force\n"
       "  turbanet train configs/iris.yaml --threads 1 --out runs/iris-1.h5\n"
-      "Exit codes: 0 ok, 1 I/O failure, 2 bad config/data/arguments, 3 some members diverged.");
+      "  turbanet eval runs/spirals.h5 --split test --json\n"
+      "  turbanet predict runs/iris.h5 --input new.csv --out predictions.csv\n"
+      "Exit codes: 0 ok, 1 I/O failure, 2 bad config/data/arguments/run file, 3 some members diverged.");
 
   tn::TrainOptions train;
   bool quiet = false, verbose = false;
@@ -48,6 +50,36 @@ int main(int argc, char** argv) {
   add_verbosity(t, &quiet, &verbose);
   t->footer("Example: turbanet train configs/spirals.yaml --swarm 32 --set train.epochs=200");
 
+  tn::EvalOptions eval;
+  std::string split, data, eval_out;
+  CLI::App* e = app.add_subcommand("eval", "Metrics of every member and of the ensemble; stored in the run file under /eval/<split>");
+  e->add_option("run", eval.run_path, "Run file written by turbanet train")->required();
+  e->add_option("--split", split, "Split of the run's data: test (default; train if there is none), val, train, all")
+      ->check(CLI::IsMember({"test", "val", "train", "all"}));
+  e->add_option("--data", data, "Evaluate new data instead: a YAML config (its data section) or a CSV file "
+                                "with the run's feature and target columns");
+  e->add_option("--combine", eval.combine, "Ensemble rule: mean_prob (default), vote, mean_logit")
+      ->check(CLI::IsMember({"mean_prob", "vote", "mean_logit"}));
+  e->add_flag("--json", eval.json, "Print one JSON object on stdout instead of the table");
+  e->add_option("--out", eval_out, "Write the results to FILE.json, or to FILE.h5 (a copy of the run "
+                                   "file) instead of updating the run file");
+  e->add_option("--threads", eval.threads, "CPU threads (default: all cores)")->check(CLI::NonNegativeNumber);
+  add_verbosity(e, &quiet, &verbose);
+  e->footer("Example: turbanet eval runs/spirals.h5 --split all --combine vote");
+
+  tn::PredictOptions predict;
+  std::string predict_out;
+  CLI::App* p = app.add_subcommand("predict", "Ensemble and member predictions with per-sample uncertainty for new inputs");
+  p->add_option("run", predict.run_path, "Run file written by turbanet train")->required();
+  p->add_option("--input", predict.input, "CSV file with the training feature columns (by name), or a "
+                                          "YAML config whose data to predict")->required();
+  p->add_option("--out", predict_out, "FILE.csv or FILE.h5 (default: CSV on stdout)");
+  p->add_option("--combine", predict.combine, "Ensemble rule: mean_prob (default), vote, mean_logit")
+      ->check(CLI::IsMember({"mean_prob", "vote", "mean_logit"}));
+  p->add_option("--threads", predict.threads, "CPU threads (default: all cores)")->check(CLI::NonNegativeNumber);
+  add_verbosity(p, &quiet, &verbose);
+  p->footer("Example: turbanet predict runs/iris.h5 --input data/iris.csv --out runs/iris-predictions.h5");
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -61,6 +93,18 @@ int main(int argc, char** argv) {
       if (t->count("--seed")) train.seed = seed;
       train.verbosity = verbosity(quiet, verbose);
       return tn::run_train(train);
+    }
+    if (e->parsed()) {
+      if (e->count("--split")) eval.split = split;
+      if (e->count("--data")) eval.data = data;
+      if (e->count("--out")) eval.out = eval_out;
+      eval.verbosity = verbosity(quiet, verbose);
+      return tn::run_eval(eval);
+    }
+    if (p->parsed()) {
+      if (p->count("--out")) predict.out = predict_out;
+      predict.verbosity = verbosity(quiet, verbose);
+      return tn::run_predict(predict);
     }
   } catch (const std::exception& e) {
     spdlog::critical("internal error: {}", e.what());

@@ -64,16 +64,26 @@ struct ScheduleConfig {
 };
 
 struct SourceConfig {
-  std::string type = "spirals";  // spirals | csv
-  // spirals
+  // spirals | moons | sine (built-in generators) | csv | idx | hdf5 | npy
+  std::string type = "spirals";
+  // generators
   int n = 128;
   double noise = 0.05;
-  double rotations = 1.0;
+  double rotations = 1.0;  // spirals
   std::uint64_t seed = 0;
   // csv
-  std::string path;                   // resolved: absolute or relative to the working directory
-  std::vector<std::string> features;  // empty = every column except the target
+  std::string path;                   // also the hdf5 file; resolved: absolute or relative to the working directory
+  std::vector<std::string> features;  // empty = every column except the target (and group column)
+  // or a range of header columns, inclusive, in header order (`features: {from: a, to: b}`)
+  std::string features_from, features_to;
   std::string target;
+  // idx: MNIST-style image and label files (plain or .gz); the test pair is optional and,
+  // when given, is the test split
+  std::string images, labels, test_images, test_labels;
+  // hdf5: dataset names inside `path` (test ones optional, as for idx)
+  std::string x_dataset = "X", y_dataset = "y", test_x_dataset, test_y_dataset;
+  // npy: one .npy file each (test ones optional, as for idx)
+  std::string x_path, y_path, test_x_path, test_y_path;
 };
 
 struct SplitConfig {
@@ -81,14 +91,23 @@ struct SplitConfig {
   std::uint64_t seed = 0;
 };
 
-enum class PerMember { Shared, Bootstrap };
-enum class Normalize { None, Standard };
+// What each member trains on, drawn from the training split:
+//   shared     every sample, the same batches for all members
+//   bootstrap  round(fraction·n) draws with replacement, different per member
+//   subsample  round(fraction·n) distinct samples, different per member
+//   shards     a partition of the training split into S disjoint parts; member k gets part k
+//   group_by   one member per distinct value of a CSV column (groups sorted by value)
+enum class PerMember { Shared, Bootstrap, Subsample, Shards, GroupBy };
+enum class Normalize { None, Standard, MinMax };
 
 struct DataConfig {
   SourceConfig source;
   SplitConfig split;
   PerMember per_member = PerMember::Shared;
+  double member_fraction = 1.0;  // bootstrap and subsample
+  std::string group_by;          // group_by: the column
   Normalize normalize = Normalize::None;
+  bool normalize_per_member = false;  // group_by only: statistics per group
 };
 
 struct TrainConfig {

@@ -28,6 +28,9 @@ const char* to_string(PerMember p) {
   switch (p) {
     case PerMember::Shared: return "shared";
     case PerMember::Bootstrap: return "bootstrap";
+    case PerMember::Subsample: return "subsample";
+    case PerMember::Shards: return "shards";
+    case PerMember::GroupBy: return "group_by";
   }
   return "?";
 }
@@ -36,6 +39,7 @@ const char* to_string(Normalize n) {
   switch (n) {
     case Normalize::None: return "none";
     case Normalize::Standard: return "standard";
+    case Normalize::MinMax: return "minmax";
   }
   return "?";
 }
@@ -128,20 +132,72 @@ void emit_schedule(YAML::Emitter& e, const ScheduleConfig& s) {
   e << YAML::EndMap;
 }
 
+// Keys `a` and `b` when set (the optional test pair of a file source).
+void kv_pair(YAML::Emitter& e, const char* a, const std::string& va, const char* b,
+             const std::string& vb) {
+  if (va.empty()) return;
+  kv(e, a, va);
+  kv(e, b, vb);
+}
+
+void emit_csv(YAML::Emitter& e, const SourceConfig& s) {
+  kv(e, "path", s.path);
+  e << YAML::Key << "features" << YAML::Value << YAML::Flow;
+  if (!s.features_from.empty()) {
+    e << YAML::BeginMap;
+    kv(e, "from", s.features_from);
+    kv(e, "to", s.features_to);
+    e << YAML::EndMap;
+  } else {
+    e << YAML::BeginSeq;
+    for (const std::string& f : s.features) e << f;
+    e << YAML::EndSeq;
+  }
+  kv(e, "target", s.target);
+}
+
 void emit_source(YAML::Emitter& e, const SourceConfig& s) {
   begin(e, "source");
   kv(e, "type", s.type);
   if (s.type == "csv") {
+    emit_csv(e, s);
+  } else if (s.type == "idx") {
+    kv(e, "images", s.images);
+    kv(e, "labels", s.labels);
+    kv_pair(e, "test_images", s.test_images, "test_labels", s.test_labels);
+  } else if (s.type == "hdf5") {
     kv(e, "path", s.path);
-    e << YAML::Key << "features" << YAML::Value << YAML::Flow << YAML::BeginSeq;
-    for (const std::string& f : s.features) e << f;
-    e << YAML::EndSeq;
-    kv(e, "target", s.target);
-  } else {
+    kv(e, "x_dataset", s.x_dataset);
+    kv(e, "y_dataset", s.y_dataset);
+    kv_pair(e, "test_x_dataset", s.test_x_dataset, "test_y_dataset", s.test_y_dataset);
+  } else if (s.type == "npy") {
+    kv(e, "x_path", s.x_path);
+    kv(e, "y_path", s.y_path);
+    kv_pair(e, "test_x_path", s.test_x_path, "test_y_path", s.test_y_path);
+  } else {  // generators
     kv(e, "n", s.n);
     kv(e, "noise", s.noise);
-    kv(e, "rotations", s.rotations);
+    if (s.type == "spirals") kv(e, "rotations", s.rotations);
     kv(e, "seed", s.seed);
+  }
+  e << YAML::EndMap;
+}
+
+// A mode name, or {bootstrap|subsample: {fraction: f}} when f != 1, or {group_by: COLUMN}.
+void emit_per_member(YAML::Emitter& e, const DataConfig& d) {
+  const bool fraction = (d.per_member == PerMember::Bootstrap ||
+                         d.per_member == PerMember::Subsample) && d.member_fraction != 1.0;
+  if (!fraction && d.per_member != PerMember::GroupBy) {
+    kv(e, "per_member", to_string(d.per_member));
+    return;
+  }
+  e << YAML::Key << "per_member" << YAML::Value << YAML::Flow << YAML::BeginMap;
+  if (fraction) {
+    begin(e, to_string(d.per_member));
+    kv(e, "fraction", d.member_fraction);
+    e << YAML::EndMap;
+  } else {
+    kv(e, "group_by", d.group_by);
   }
   e << YAML::EndMap;
 }
@@ -155,8 +211,9 @@ void emit_data(YAML::Emitter& e, const DataConfig& d) {
   kv(e, "test", d.split.test);
   kv(e, "seed", d.split.seed);
   e << YAML::EndMap;
-  kv(e, "per_member", to_string(d.per_member));
+  emit_per_member(e, d);
   kv(e, "normalize", to_string(d.normalize));
+  if (d.per_member == PerMember::GroupBy) kv(e, "normalize_per_member", d.normalize_per_member);
   e << YAML::EndMap;
 }
 

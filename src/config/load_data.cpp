@@ -1,7 +1,8 @@
-// Reader of the `data` section: the source (spirals or csv, with csv path resolution),
-// the train/val/test split and the per-member options.
+// Reader of the `data` section: the source (generators and files, with path resolution),
+// the train/val/test split, the per-member data mode and normalization.
 #include "config/load_data.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -22,11 +23,16 @@ bool is_file(const fs::path& p) {
   return fs::exists(p, ec) && !fs::is_directory(p, ec);
 }
 
-// The csv path as written if it exists from the working directory, else relative to
+std::string non_empty(const Field& f) {
+  std::string v = f.string();
+  if (v.empty()) f.fail("must not be empty");
+  return v;
+}
+
+// A data file path as written if it exists from the working directory, else relative to
 // the config file's directory; fails when neither exists.
 std::string resolve_path(const Field& f, const std::string& base_dir) {
-  const std::string written = f.string();
-  if (written.empty()) f.fail("must not be empty");
+  const std::string written = non_empty(f);
   const fs::path p(written);
   if (is_file(p)) return written;
   if (p.is_relative() && !base_dir.empty() && is_file(fs::path(base_dir) / p))
@@ -37,58 +43,181 @@ std::string resolve_path(const Field& f, const std::string& base_dir) {
          (p.is_relative() ? "; looked in " + looked : std::string()));
 }
 
+// An optional pair of keys naming the test set: both or neither. `read` reads one value.
+template <class Read>
+void read_test_pair(const Field& f, const char* a, const char* b, std::string& va,
+                    std::string& vb, Read read) {
+  const Field fa = f[a], fb = f[b];
+  if (fa.present() != fb.present()) {
+    const Field& given = fa.present() ? fa : fb;
+    given.fail(std::string("is given without ") + (fa.present() ? b : a) +
+               "; the test set needs both (or leave out both)");
+  }
+  if (!fa.present()) return;
+  va = read(fa);
+  vb = read(fb);
+}
+
+// `features: [a, b]` or `features: {from: a, to: d}` (a range of header columns).
+void read_features(const Field& features, SourceConfig& s) {
+  if (features.is_map()) {
+    features.check_keys({"from", "to"});
+    s.features_from = non_empty(features.required("from"));
+    s.features_to = non_empty(features.required("to"));
+    return;
+  }
+  if (!features.node().IsSequence())
+    features.fail_type("a list of column names or a range like {from: x1, to: x9}");
+  s.features = features.strings();
+  for (const std::string& name : s.features)
+    if (name == s.target)
+      features.fail("contains the target column '" + name + "'; features are the inputs only");
+}
+
 void read_csv(const Field& f, SourceConfig& s, const std::string& base_dir) {
   s.path = resolve_path(f.required("path"), base_dir);
-  const Field target = f.required("target");
-  s.target = target.string();
-  if (s.target.empty()) target.fail("must not be empty");
-  if (Field features = f["features"]; features.present()) {
-    s.features = features.strings();
-    for (const std::string& name : s.features)
-      if (name == s.target)
-        features.fail("contains the target column '" + name + "'; features are the inputs only");
+  s.target = non_empty(f.required("target"));
+  if (Field features = f["features"]; features.present()) read_features(features, s);
+}
+
+void read_files(const Field& f, SourceConfig& s, const std::string& base_dir) {
+  const auto file = [&](const Field& k) { return resolve_path(k, base_dir); };
+  if (s.type == "idx") {
+    s.images = file(f.required("images"));
+    s.labels = file(f.required("labels"));
+    read_test_pair(f, "test_images", "test_labels", s.test_images, s.test_labels, file);
+  } else if (s.type == "npy") {
+    s.x_path = file(f.required("x_path"));
+    s.y_path = file(f.required("y_path"));
+    read_test_pair(f, "test_x_path", "test_y_path", s.test_x_path, s.test_y_path, file);
+  } else {  // hdf5
+    s.path = file(f.required("path"));
+    if (Field x = f["x_dataset"]; x.present()) s.x_dataset = non_empty(x);
+    if (Field y = f["y_dataset"]; y.present()) s.y_dataset = non_empty(y);
+    read_test_pair(f, "test_x_dataset", "test_y_dataset", s.test_x_dataset, s.test_y_dataset,
+                   non_empty);
   }
 }
 
 void read_source(const Field& f, SourceConfig& s, const std::string& base_dir) {
-  const std::vector<std::string> types = {"spirals", "csv"};
+  const std::vector<std::string> types = {"spirals", "moons", "sine", "csv", "idx", "hdf5", "npy"};
   if (f.is_map()) {
     if (Field t = f["type"]; t.present()) s.type = types[t.choose(types)];
-    const std::vector<std::string> spirals = {"spirals"}, csv = {"csv"};
-    f.check_keys({"type", {"n", spirals}, {"noise", spirals}, {"rotations", spirals},
-                  {"seed", spirals}, {"path", csv}, {"features", csv}, {"target", csv}},
+    const std::vector<std::string> gen = {"spirals", "moons", "sine"}, csv = {"csv"},
+                                   idx = {"idx"}, h5 = {"hdf5"}, npy = {"npy"};
+    f.check_keys({"type", {"n", gen}, {"noise", gen}, {"rotations", {"spirals"}}, {"seed", gen},
+                  {"path", {"csv", "hdf5"}}, {"features", csv}, {"target", csv},
+                  {"images", idx}, {"labels", idx}, {"test_images", idx}, {"test_labels", idx},
+                  {"x_dataset", h5}, {"y_dataset", h5}, {"test_x_dataset", h5},
+                  {"test_y_dataset", h5}, {"x_path", npy}, {"y_path", npy},
+                  {"test_x_path", npy}, {"test_y_path", npy}},
                  "type", s.type);
   } else {
     s.type = types[f.choose(types)];
   }
   if (s.type == "csv") return read_csv(f, s, base_dir);
+  if (s.type == "idx" || s.type == "hdf5" || s.type == "npy") return read_files(f, s, base_dir);
   f.get("n", s.n, 2);
   f.get("noise", s.noise, Range::at_least(0));
   f.get("rotations", s.rotations, Range::above(0));
   f.get("seed", s.seed);
 }
 
-void read_split(const Field& f, SplitConfig& s) {
+// The keys naming a source's own test set ("" when it has none).
+std::string test_keys(const SourceConfig& s) {
+  if (!s.test_images.empty()) return "test_images and test_labels";
+  if (!s.test_x_dataset.empty()) return "test_x_dataset and test_y_dataset";
+  if (!s.test_x_path.empty()) return "test_x_path and test_y_path";
+  return "";
+}
+
+void read_split(const Field& f, SplitConfig& s, const SourceConfig& source) {
   if (!f.present() || f.node().IsNull()) return;
   f.check_keys({"train", "val", "test", "seed"});
   f.get("train", s.train, Range::between(0, 1, true, false));
   f.get("val", s.val, Range::between(0, 1));
   f.get("test", s.test, Range::between(0, 1));
   f.get("seed", s.seed);
+  const std::string from_files = test_keys(source);
+  if (!from_files.empty() && s.test != 0)
+    f["test"].fail("must be 0: the test split comes from the test files (data.source." +
+                   from_files + "); split.train + split.val divide the training files");
   const double sum = s.train + s.val + s.test;
-  if (std::abs(sum - 1.0) > 1e-6)
-    f.fail("train + val + test must sum to 1, got " + fmt(sum) + " (" + fmt(s.train) + " + " +
-           fmt(s.val) + " + " + fmt(s.test) + ")");
+  if (std::abs(sum - 1.0) <= 1e-6) return;
+  if (!from_files.empty())
+    f.fail("train + val must sum to 1 (the test split comes from the test files), got " +
+           fmt(sum) + " (" + fmt(s.train) + " + " + fmt(s.val) + ")");
+  f.fail("train + val + test must sum to 1, got " + fmt(sum) + " (" + fmt(s.train) + " + " +
+         fmt(s.val) + " + " + fmt(s.test) + ")");
+}
+
+// `{group_by: COLUMN}`: the column must be a CSV column other than the target and features.
+void read_group_by(const Field& g, DataConfig& d) {
+  const SourceConfig& s = d.source;
+  d.per_member = PerMember::GroupBy;
+  d.group_by = non_empty(g);
+  if (s.type != "csv")
+    g.fail("groups are the values of a CSV column, so group_by needs data.source.type: csv; "
+           "the source is '" + s.type + "'");
+  if (d.group_by == s.target)
+    g.fail("'" + d.group_by + "' is the target column; group by another column");
+  if (std::find(s.features.begin(), s.features.end(), d.group_by) != s.features.end())
+    g.fail("'" + d.group_by + "' is also listed in data.source.features; a group column cannot "
+           "be a feature");
+}
+
+// A mode name, or a one-key map: {bootstrap: {fraction: f}}, {subsample: {fraction: f}},
+// {group_by: COLUMN}.
+void read_per_member(const Field& f, DataConfig& d) {
+  if (!f.present()) return;
+  if (!f.is_map()) {
+    if (f.node().IsSequence())
+      f.fail_type("a name (shared, bootstrap, subsample, shards) or a one-key map like "
+                  "{bootstrap: {fraction: 0.5}} or {group_by: COLUMN}");
+    d.per_member = f.choice({PerMember::Shared, PerMember::Bootstrap, PerMember::Subsample,
+                             PerMember::Shards, PerMember::GroupBy});
+    if (d.per_member == PerMember::GroupBy)
+      f.fail("group_by needs the column: write per_member: {group_by: COLUMN}");
+    return;
+  }
+  if (Field t = f["type"]; t.present())  // what --set data.per_member.x=... makes of a name
+    t.fail("per_member takes a name or a one-key map such as {bootstrap: {fraction: 0.5}}, not a "
+           "type key; with --set, replace the whole value: --set "
+           "'data.per_member={bootstrap: {fraction: 0.5}}'");
+  for (const char* plain : {"shared", "shards"})
+    if (Field p = f[plain]; p.present())
+      p.fail(std::string("takes no options; write per_member: ") + plain);
+  f.check_keys({"bootstrap", "subsample", "group_by"});
+  if (f.node().size() != 1)
+    f.fail("give exactly one mode, e.g. {bootstrap: {fraction: 0.5}}; got " +
+           std::to_string(f.node().size()) + " keys");
+  if (Field g = f["group_by"]; g.present()) return read_group_by(g, d);
+  const bool bootstrap = f["bootstrap"].present();
+  const Field m = f[bootstrap ? "bootstrap" : "subsample"];
+  d.per_member = bootstrap ? PerMember::Bootstrap : PerMember::Subsample;
+  if (m.node().IsNull()) return;
+  if (!m.is_map()) m.fail_type("a map like {fraction: 0.5}");
+  m.check_keys({"fraction"});
+  m.get("fraction", d.member_fraction,
+        bootstrap ? Range::between(0, 10, true, false) : Range::between(0, 1, true, false));
 }
 
 }  // namespace
 
 void read_data(const Field& f, DataConfig& d, const std::string& base_dir) {
-  f.check_keys({"source", "split", "per_member", "normalize"});
+  f.check_keys({"source", "split", "per_member", "normalize", "normalize_per_member"});
   read_source(f.required("source"), d.source, base_dir);
-  read_split(f["split"], d.split);
-  f.get("per_member", d.per_member, {PerMember::Shared, PerMember::Bootstrap});
-  f.get("normalize", d.normalize, {Normalize::None, Normalize::Standard});
+  read_split(f["split"], d.split, d.source);
+  read_per_member(f["per_member"], d);
+  f.get("normalize", d.normalize, {Normalize::None, Normalize::Standard, Normalize::MinMax});
+  if (Field p = f["normalize_per_member"]; p.present()) {
+    if (d.per_member != PerMember::GroupBy)
+      p.fail(std::string("only applies to group_by; per_member is '") + to_string(d.per_member) +
+             "'");
+    d.normalize_per_member = p.boolean();
+    if (d.normalize_per_member && d.normalize == Normalize::None)
+      p.fail("has no effect with normalize: none; set data.normalize to standard or minmax");
+  }
 }
 
 }  // namespace tn::cfg

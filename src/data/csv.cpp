@@ -11,9 +11,11 @@
 #include <exception>
 #include <limits>
 #include <memory>
+#include <numeric>
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "data/dataset.h"
@@ -22,6 +24,7 @@ namespace tn {
 namespace {
 
 constexpr int kRowNotBegun = 0;                 // libcsv's pstate between rows (libcsv.c)
+constexpr size_t kNoColumn = static_cast<size_t>(-1);
 constexpr unsigned long long kMaxIntegerClasses = 65536;
 constexpr size_t kBlockSize = 1 << 16;
 constexpr size_t kMaxListedColumns = 30;
@@ -31,7 +34,10 @@ constexpr const char* kStrayQuote =
 constexpr const char* kUnclosedQuote =
     "; a quoted field in the row starting here is never closed: add the closing double quote";
 
-std::string quoted(std::string_view s) { return "'" + std::string(s) + "'"; }
+std::string quoted(std::string_view s) {
+  std::string q = "'";  // (not "'" + std::string(s): GCC 12's -Wrestrict misfires)
+  return q.append(s).append("'");
+}
 
 std::string_view trim(std::string_view s) {
   const char* space = " \t\r\n";
@@ -109,8 +115,9 @@ bool is_integer_label(std::string_view s) {
 
 class CsvLoader {
  public:
-  CsvLoader(const SourceConfig& source, bool classification)
-      : src_(source), path_(source.path), classification_(classification) {
+  CsvLoader(const SourceConfig& source, bool classification, std::string group_column)
+      : src_(source), path_(source.path), classification_(classification),
+        group_(std::move(group_column)) {
     csv_init(&parser_, CSV_STRICT | CSV_STRICT_FINI | CSV_APPEND_NULL);
   }
   ~CsvLoader() { csv_free(&parser_); }
@@ -128,15 +135,22 @@ class CsvLoader {
   std::string at_line(long line) const { return path_ + ":" + std::to_string(line) + ": "; }
   void take_header();
   size_t find_column(const std::string& name, const char* key) const;
+  void add_feature_range();
+  void check_group_column() const;
   void check_used_columns() const;
   void take_row();
   void add_label(std::string_view label, const std::string& at);
+  void add_group(std::string_view group, const std::string& at);
   void finish();
   void finish_classes();
+  void finish_groups();
+  // No target but listed features (prediction inputs): the features' columns only.
+  bool unlabeled() const { return src_.target.empty() && !src_.features.empty(); }
 
   const SourceConfig& src_;
   std::string path_;
   bool classification_;
+  std::string group_;  // group_by column, or ""
   csv_parser parser_{};
   std::exception_ptr error_;        // thrown inside a callback, rethrown after csv_parse
   std::vector<std::string> fields_;  // the row being assembled
@@ -146,9 +160,12 @@ class CsvLoader {
   std::vector<std::string> header_;
   std::vector<size_t> feature_cols_;
   size_t target_col_ = 0;
+  size_t group_col_ = kNoColumn;
   std::unordered_map<std::string, int> class_ids_;  // label text -> first-seen id
   std::vector<std::string> class_seen_;
   std::vector<int> labels_;  // first-seen ids, one per row
+  std::unordered_map<std::string, int> group_ids_;  // group text -> first-seen id
+  std::vector<std::string> group_seen_;
   Dataset ds_;
 };
 
@@ -226,18 +243,22 @@ void CsvLoader::check(bool parsed, long line, const char* hint) {
 void CsvLoader::take_header() {
   for (const std::string& f : fields_) header_.emplace_back(trim(f));
   have_header_ = true;
-  if (src_.target.empty())
+  if (src_.target.empty() && !unlabeled())
     throw DataError(path_ + ": data.source.target is not set; name the label column, one of: " +
                     column_list(header_));
-  target_col_ = find_column(src_.target, "data.source.target");
+  if (!unlabeled()) target_col_ = find_column(src_.target, "data.source.target");
+  if (!group_.empty()) group_col_ = find_column(group_, "data.per_member.group_by");
   for (const std::string& name : src_.features)
     feature_cols_.push_back(find_column(name, "data.source.features"));
-  if (src_.features.empty())
+  if (!src_.features_from.empty())
+    add_feature_range();
+  else if (src_.features.empty())  // (then there is a target)
     for (size_t c = 0; c < header_.size(); ++c)
-      if (c != target_col_) feature_cols_.push_back(c);
+      if (c != target_col_ && c != group_col_) feature_cols_.push_back(c);
   if (feature_cols_.empty())
     throw DataError(at_line(1) + "the header has only the target column " + quoted(src_.target) +
                     "; add feature columns");
+  check_group_column();
   check_used_columns();
 }
 
@@ -249,10 +270,40 @@ size_t CsvLoader::find_column(const std::string& name, const char* key) const {
                   suggestion(name, header_));
 }
 
+// features: {from: a, to: d}: the header's columns a..d, which must not include the target
+// or group column.
+void CsvLoader::add_feature_range() {
+  const size_t from = find_column(src_.features_from, "data.source.features.from");
+  const size_t to = find_column(src_.features_to, "data.source.features.to");
+  const std::string range = quoted(header_[from]) + " to " + quoted(header_[to]);
+  if (from > to)
+    throw DataError(at_line(1) + "data.source.features: the range " + range + " is reversed: " +
+                    quoted(header_[to]) + " comes first in the header; swap from and to");
+  for (size_t c = from; c <= to; ++c) {
+    if (c == target_col_ || c == group_col_)
+      throw DataError(at_line(1) + "data.source.features: the range " + range + " includes the " +
+                      (c == target_col_ ? "target" : "group_by") + " column " +
+                      quoted(header_[c]) + "; narrow the range or list the features");
+    feature_cols_.push_back(c);
+  }
+}
+
+// The group_by column must be neither the target nor a feature.
+void CsvLoader::check_group_column() const {
+  if (group_col_ == kNoColumn) return;
+  if (group_col_ == target_col_ && !unlabeled())
+    throw DataError(at_line(1) + "data.per_member.group_by: " + quoted(group_) +
+                    " is the target column; group by another column");
+  if (std::count(feature_cols_.begin(), feature_cols_.end(), group_col_) > 0)
+    throw DataError(at_line(1) + "data.per_member.group_by: " + quoted(group_) +
+                    " is also a feature; remove it from data.source.features");
+}
+
 // Every used column must have a unique, non-empty name and be used once.
 void CsvLoader::check_used_columns() const {
   std::vector<size_t> used = feature_cols_;
-  used.push_back(target_col_);
+  if (!unlabeled()) used.push_back(target_col_);
+  if (group_col_ != kNoColumn) used.push_back(group_col_);
   for (size_t k = 0; k < used.size(); ++k) {
     const size_t c = used[k];
     const std::string& name = header_[c];
@@ -276,11 +327,24 @@ void CsvLoader::take_row() {
                     std::to_string(header_.size()) +
                     "; check for a missing or extra comma, and quote values that contain commas");
   for (size_t c : feature_cols_) ds_.X.push_back(to_float(fields_[c], at, header_[c]));
-  if (classification_)
+  if (unlabeled()) {
+    // prediction inputs: no target column
+  } else if (classification_) {
     add_label(trim(fields_[target_col_]), at);
-  else
+  } else {
     ds_.y.push_back(to_float(fields_[target_col_], at, header_[target_col_]));
+  }
+  if (group_col_ != kNoColumn) add_group(trim(fields_[group_col_]), at);
   ++ds_.n;
+}
+
+void CsvLoader::add_group(std::string_view group, const std::string& at) {
+  if (group.empty())
+    throw DataError(at + "column " + quoted(group_) +
+                    ": the group (data.per_member.group_by) is empty; fill it in or remove the row");
+  const auto [it, fresh] = group_ids_.try_emplace(std::string(group), (int)group_seen_.size());
+  if (fresh) group_seen_.emplace_back(group);
+  ds_.group.push_back(it->second);
 }
 
 void CsvLoader::add_label(std::string_view label, const std::string& at) {
@@ -296,14 +360,39 @@ void CsvLoader::finish() {
   if (!have_header_)
     throw DataError(path_ + ": the file is empty; the first line must be a header naming the "
                             "columns, e.g. x1,x2,label");
-  if (ds_.n < 2)
-    throw DataError(path_ + ": found " + plural(ds_.n, "data row") +
-                    " after the header; at least 2 are needed");
+  const int needed = unlabeled() ? 1 : 2;
+  if (ds_.n < needed)
+    throw DataError(path_ + ": found " + plural(ds_.n, "data row") + " after the header; at least " +
+                    std::to_string(needed) + (needed == 1 ? " is" : " are") + " needed");
   ds_.features = static_cast<int>(feature_cols_.size());
-  ds_.targets = 1;
+  ds_.targets = unlabeled() ? 0 : 1;
   ds_.origin = path_;
   for (size_t c : feature_cols_) ds_.feature_names.push_back(header_[c]);
-  if (classification_) finish_classes();
+  if (classification_ && !unlabeled()) finish_classes();
+  if (group_col_ != kNoColumn) finish_groups();
+}
+
+// Groups are numbered in increasing order of their values: numeric when every value is a
+// number, else by text.
+void CsvLoader::finish_groups() {
+  std::vector<double> value(group_seen_.size());
+  bool numeric = true;
+  for (size_t i = 0; i < group_seen_.size() && numeric; ++i) {
+    const std::string& s = group_seen_[i];
+    numeric = std::from_chars(s.data(), s.data() + s.size(), value[i]).ptr == s.data() + s.size();
+  }
+  std::vector<int> order(group_seen_.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::sort(order.begin(), order.end(), [&](int a, int b) {
+    if (numeric && value[a] != value[b]) return value[a] < value[b];
+    return group_seen_[a] < group_seen_[b];
+  });
+  std::vector<int> rank(order.size());
+  for (size_t k = 0; k < order.size(); ++k) {
+    rank[order[k]] = static_cast<int>(k);
+    ds_.group_names.push_back(group_seen_[order[k]]);
+  }
+  for (int& g : ds_.group) g = rank[g];
 }
 
 // Integer labels 0..K-1 are kept; any other labels are numbered in sorted order.
@@ -343,8 +432,8 @@ void CsvLoader::finish_classes() {
 
 }  // namespace
 
-Dataset load_csv(const SourceConfig& source, bool classification) {
-  CsvLoader loader(source, classification);
+Dataset load_csv(const SourceConfig& source, bool classification, const std::string& group_column) {
+  CsvLoader loader(source, classification, group_column);
   return loader.run();
 }
 

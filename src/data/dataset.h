@@ -25,6 +25,12 @@ struct Dataset {
   std::vector<std::string> feature_names;
   std::vector<std::string> class_names;  // label i means class_names[i] (classification)
   std::string origin;                    // for messages: "spirals(n=128)" or the file path
+  // Sources with their own test set (idx/hdf5/npy test files) append it after the training
+  // samples: rows [n - predefined_test, n) are the test split. 0 = none.
+  int predefined_test = 0;
+  // group_by: group index of every sample (0..groups-1, groups sorted by value) and the names.
+  std::vector<int> group;
+  std::vector<std::string> group_names;
 };
 
 // Two interleaved spirals (classes 0 and 1), deterministic in source.seed.
@@ -32,8 +38,13 @@ Dataset make_spirals(const SourceConfig& source);
 
 // Reads a CSV file with a header row. `classification`: the target column holds class
 // labels (integers 0..K-1 are kept as they are; any other values are mapped to indices
-// in sorted order and named in class_names); otherwise it holds numbers.
-Dataset load_csv(const SourceConfig& source, bool classification);
+// in sorted order and named in class_names); otherwise it holds numbers. With an empty
+// source.target and listed source.features it reads only those columns (inputs to
+// predict): targets = 0, y empty, and one data row is enough. `source.features_from/to`
+// select a range of header columns instead. A non-empty `group_column` (per_member group_by)
+// fills group/group_names; it must be neither the target nor a feature.
+Dataset load_csv(const SourceConfig& source, bool classification,
+                 const std::string& group_column = "");
 
 // Builds the dataset a config asks for.
 Dataset load_dataset(const DataConfig& data, bool classification);

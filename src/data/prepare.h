@@ -14,23 +14,29 @@ struct SplitData {
   std::vector<float> X;    // [n, F]
   std::vector<float> y;    // [n, T]
   std::vector<int> rows;   // index of each sample in the source dataset
+  std::vector<int> group;  // group_by: the group of each sample, else empty
 };
 
 struct PreparedData {
   int features = 0, targets = 1, num_classes = 0;
-  std::vector<std::string> feature_names, class_names;
+  std::vector<std::string> feature_names, class_names, group_names;
   std::string origin;
   SplitData train, val, test;
-  std::vector<float> mean, std;  // [F] when normalize: standard, else empty
+  // Normalization x' = (x − mean) / std, fitted on the training split: [F], or [G, F] per
+  // group with normalize_per_member. For minmax, mean holds the minimum and std the range
+  // (max − min). Empty with normalize: none.
+  std::vector<float> mean, std;
 };
 
-// Splits `d` with the split seed (a shared random permutation, then consecutive ranges of
-// sizes round(val·n), round(test·n), and the rest for train) and normalizes. Throws DataError
-// when the training split would be empty.
+// Splits `d` and normalizes. The split uses the split seed: a shared random permutation,
+// then consecutive ranges of sizes round(val·n), round(test·n), and the rest for train; a
+// source with its own test set (d.predefined_test) keeps it as the test split and carves
+// val from the rest. Throws DataError when the training split would be empty.
 PreparedData prepare_data(Dataset d, const DataConfig& cfg);
 
-// Applies stored normalization statistics to X [n, F] in place.
+// Applies normalization statistics to X [n, F] in place: per feature with mean/std [F], or
+// per sample's group (group[i]) with [G, F] statistics.
 void apply_normalization(std::vector<float>& X, int F, const std::vector<float>& mean,
-                         const std::vector<float>& std);
+                         const std::vector<float>& std, const std::vector<int>& group = {});
 
 }  // namespace tn

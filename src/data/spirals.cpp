@@ -35,15 +35,4 @@ Dataset make_spirals(const SourceConfig& src) {
   return d;
 }
 
-Dataset load_dataset(const DataConfig& data, bool classification) {
-  if (data.source.type == "spirals") {
-    if (!classification)
-      throw DataError("data.source: spirals has class labels; use loss cross_entropy (2 outputs) "
-                      "or bce (1 output)");
-    return make_spirals(data.source);
-  }
-  if (data.source.type == "csv") return load_csv(data.source, classification);
-  throw DataError("data.source.type: unknown source '" + data.source.type + "'");
-}
-
 }  // namespace tn

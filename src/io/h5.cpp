@@ -115,6 +115,27 @@ void expect_class(hid_t type, H5T_class_t want, const char* want_name, const std
   if (got != want) throw Error(what + " is not of " + want_name + " type");
 }
 
+// The length of dataset `dset`, which must be one-dimensional.
+std::size_t one_dimensional(hid_t dset, const std::string& name) {
+  const std::vector<hsize_t> dims = dataset_dims(dset, name);
+  if (dims.size() != 1) throw Error("dataset " + name + " is not one-dimensional");
+  return dims[0];
+}
+
+// A one-dimensional numeric dataset of class `want`, converted to `mem_type` (T).
+template <typename T>
+std::vector<T> read_vector(hid_t file, const std::string& name, H5T_class_t want,
+                           const char* want_name, hid_t mem_type) {
+  Handle dset = open_dataset(file, name);
+  Handle type = own(H5Dget_type(dset.get()), H5Tclose, "getting the type of " + name);
+  expect_class(type.get(), want, want_name, "dataset " + name);
+  std::vector<T> values(one_dimensional(dset.get(), name));
+  if (values.empty()) return values;
+  check(H5Dread(dset.get(), mem_type, H5S_ALL, H5S_ALL, H5P_DEFAULT, values.data()),
+        "reading dataset " + name);
+  return values;
+}
+
 // Reads one string whose HDF5 type is `type` (variable or fixed length) via `read(mem_type, buf)`.
 template <typename ReadFn>
 std::string read_string(hid_t type, const std::string& what, ReadFn read) {
@@ -246,6 +267,17 @@ void write_ints(hid_t file, const std::string& name, const std::vector<int>& val
   write_dataset(file, name, {values.size()}, H5T_STD_I32LE, H5T_NATIVE_INT, values.data());
 }
 
+void write_doubles(hid_t file, const std::string& name, const std::vector<double>& values) {
+  write_dataset(file, name, {values.size()}, H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, values.data());
+}
+
+void write_strings(hid_t file, const std::string& name, const std::vector<std::string>& values) {
+  std::vector<const char*> ptrs;
+  for (const std::string& v : values) ptrs.push_back(v.c_str());
+  Handle type = string_type(name);
+  write_dataset(file, name, {values.size()}, type.get(), type.get(), ptrs.data());
+}
+
 void write_string_dataset(hid_t file, const std::string& name, const std::string& value) {
   Handle type = string_type(name);
   Handle space = scalar_space(name);
@@ -316,15 +348,29 @@ void read_floats(hid_t file, const std::string& name, std::vector<std::uint64_t>
 }
 
 std::vector<int> read_ints(hid_t file, const std::string& name) {
+  return read_vector<int>(file, name, H5T_INTEGER, "integer", H5T_NATIVE_INT);
+}
+
+std::vector<double> read_doubles(hid_t file, const std::string& name) {
+  return read_vector<double>(file, name, H5T_FLOAT, "floating-point", H5T_NATIVE_DOUBLE);
+}
+
+std::vector<std::string> read_strings(hid_t file, const std::string& name) {
   Handle dset = open_dataset(file, name);
   Handle type = own(H5Dget_type(dset.get()), H5Tclose, "getting the type of " + name);
-  expect_class(type.get(), H5T_INTEGER, "integer", "dataset " + name);
-  const std::vector<hsize_t> dims = dataset_dims(dset.get(), name);
-  if (dims.size() != 1) throw Error("dataset " + name + " is not one-dimensional");
-  std::vector<int> values(dims[0]);
-  if (values.empty()) return values;
-  check(H5Dread(dset.get(), H5T_NATIVE_INT, H5S_ALL, H5S_ALL, H5P_DEFAULT, values.data()),
+  expect_class(type.get(), H5T_STRING, "string", "dataset " + name);
+  if (check(H5Tis_variable_str(type.get()), "inspecting the string type of " + name) == 0)
+    throw Error("dataset " + name + " holds fixed-length strings, expected variable-length");
+  std::vector<char*> ptrs(one_dimensional(dset.get(), name), nullptr);
+  if (ptrs.empty()) return {};
+  Handle mem = string_type(name);
+  check(H5Dread(dset.get(), mem.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, ptrs.data()),
         "reading dataset " + name);
+  std::vector<std::string> values;
+  for (char* p : ptrs) {
+    values.emplace_back(p ? p : "");
+    H5free_memory(p);
+  }
   return values;
 }
 

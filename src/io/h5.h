@@ -73,6 +73,10 @@ Handle create_group(hid_t file, const std::string& name);
 void write_floats(hid_t file, const std::string& name, const std::vector<std::uint64_t>& shape,
                   const float* data);
 void write_ints(hid_t file, const std::string& name, const std::vector<int>& values);
+// Float64 dataset of shape [values.size()].
+void write_doubles(hid_t file, const std::string& name, const std::vector<double>& values);
+// One-dimensional dataset of variable-length UTF-8 strings.
+void write_strings(hid_t file, const std::string& name, const std::vector<std::string>& values);
 void write_string_dataset(hid_t file, const std::string& name, const std::string& value);
 void set_string_attr(hid_t obj, const std::string& obj_name, const char* attr,
                      const std::string& value);
@@ -88,6 +92,8 @@ Handle open_group(hid_t file, const std::string& name);
 void read_floats(hid_t file, const std::string& name, std::vector<std::uint64_t>& shape,
                  std::vector<float>& data);
 std::vector<int> read_ints(hid_t file, const std::string& name);
+std::vector<double> read_doubles(hid_t file, const std::string& name);  // one-dimensional
+std::vector<std::string> read_strings(hid_t file, const std::string& name);
 std::string read_string_dataset(hid_t file, const std::string& name);
 bool has_attr(hid_t obj, const std::string& obj_name, const char* attr);
 std::string get_string_attr(hid_t obj, const std::string& obj_name, const char* attr);

@@ -1,21 +1,14 @@
 // Writes (atomically) and reads run files, the HDF5 layout documented in docs/run-file.md.
 #include "io/run_file.h"
 
-#include <fcntl.h>
-#include <unistd.h>
-
-#include <atomic>
-#include <cerrno>
-#include <cstring>
-#include <filesystem>
-#include <system_error>
+#include <algorithm>
 #include <utility>
 
 #include "io/h5.h"
+#include "io/h5_file.h"
+#include "io/run_file_eval.h"
 
 namespace tn {
-
-namespace fs = std::filesystem;
 
 std::uint64_t Array::size() const {
   if (shape.empty()) return 0;  // an Array without a shape holds nothing (no scalars here)
@@ -23,6 +16,28 @@ std::uint64_t Array::size() const {
   for (std::uint64_t d : shape) n *= d;
   return n;
 }
+
+
+namespace {
+
+template <class T>
+void put_by_split(std::vector<T>& items, T item) {
+  const auto same = [&](const T& x) { return x.split == item.split; };
+  const auto it = std::find_if(items.begin(), items.end(), same);
+  if (it != items.end()) *it = std::move(item);
+  else items.push_back(std::move(item));
+}
+
+}  // namespace
+
+const Predictions* RunFile::find_predictions(const std::string& split) const {
+  for (const Predictions& p : predictions)
+    if (p.split == split) return &p;
+  return nullptr;
+}
+
+void RunFile::put(Predictions p) { put_by_split(predictions, std::move(p)); }
+void RunFile::put(EvalRecord e) { put_by_split(evals, std::move(e)); }
 
 namespace {
 
@@ -32,9 +47,13 @@ std::string layer_name(const std::string& root, std::size_t i) {
   return root + "/layer_" + std::to_string(i);
 }
 
+
 std::string shape_text(const std::vector<std::uint64_t>& shape) {
   std::string text = "[";
-  for (std::size_t i = 0; i < shape.size(); ++i) text += (i ? "," : "") + std::to_string(shape[i]);
+  for (std::size_t i = 0; i < shape.size(); ++i) {
+    if (i) text += ',';
+    text += std::to_string(shape[i]);
+  }
   return text + "]";
 }
 
@@ -60,15 +79,33 @@ struct Validator {
       array(layers[i].b, layer_name(root, i) + "/b", true);
     }
   }
+  void split_name(const std::string& split, const char* what) const {
+    if (split.empty() || split == "." || split.find('/') != std::string::npos)
+      fail(std::string(what) + " split '" + split + "' is not a valid group name");
+  }
   void predictions(const Predictions& p) const {
-    if (p.split.empty() || p.split == "." || p.split.find('/') != std::string::npos) {
-      fail("prediction split '" + p.split + "' is not a valid group name");
-    }
+    split_name(p.split, "prediction");
     const std::string g = "/predictions/" + p.split;
     array(p.members, g + "/members", false);
     array(p.ensemble_mean, g + "/ensemble_mean", false);
     array(p.ensemble_std, g + "/ensemble_std", false);
     array(p.targets, g + "/targets", false);
+  }
+  void eval(const EvalRecord& e) const {
+    split_name(e.split, "evaluation");
+    const std::string g = "/eval/" + e.split;
+    const std::size_t M = e.metrics.size();
+    if (e.members.size() != e.member.size() * M || e.member_mean.size() != M ||
+        e.member_std.size() != M || e.ensemble.size() != M)
+      fail(g + ": metric values do not match " + std::to_string(M) + " metrics and " +
+           std::to_string(e.member.size()) + " members");
+    array(e.member_confusion, g + "/members/confusion", false);
+    array(e.member_mean_confusion, g + "/member_mean/confusion", false);
+    array(e.ensemble_confusion, g + "/ensemble/confusion", false);
+    array(e.ensemble_prediction, g + "/per_sample/ensemble", false);
+    array(e.entropy, g + "/per_sample/entropy", false);
+    array(e.mutual_information, g + "/per_sample/mutual_information", false);
+    array(e.disagreement, g + "/per_sample/disagreement", false);
   }
   void run(const RunFile& r) const {
     if (r.params.empty()) fail("the run has no parameters (/params/layer_0)");
@@ -80,7 +117,8 @@ struct Validator {
     array(r.val_accuracy, "/history/val_accuracy", false);
     array(r.normalization.mean, "/data/normalization/mean", false);
     array(r.normalization.std, "/data/normalization/std", false);
-    if (r.predictions) predictions(*r.predictions);
+    for (const Predictions& p : r.predictions) predictions(p);
+    for (const EvalRecord& e : r.evals) eval(e);
   }
 };
 
@@ -131,6 +169,16 @@ void write_predictions(hid_t file, const Predictions& p) {
   write_if_present(file, g + "/targets", p.targets);
 }
 
+void write_data_info(hid_t file, const DataInfo& d) {
+  if (!d.feature_names.empty()) h5::write_strings(file, "/data/feature_names", d.feature_names);
+  if (!d.class_names.empty()) h5::write_strings(file, "/data/class_names", d.class_names);
+  if (d.target.empty()) return;
+  h5::Handle group = h5::exists(file, "/data") ? h5::open_group(file, "/data")
+                                               : h5::create_group(file, "/data");
+  h5::set_string_attr(group.get(), "/data", "target", d.target);
+  group.close("group /data");
+}
+
 void write_objects(hid_t file, const RunFile& run) {
   h5::set_int_attr(file, "/", "format_version", kFormatVersion, H5T_STD_I32LE);
   h5::write_string_dataset(file, "/config", run.config_yaml);
@@ -145,81 +193,9 @@ void write_objects(hid_t file, const RunFile& run) {
     h5::write_ints(file, "/members/diverged_epoch", run.diverged_epoch);
   write_if_present(file, "/data/normalization/mean", run.normalization.mean);
   write_if_present(file, "/data/normalization/std", run.normalization.std);
-  if (run.predictions) write_predictions(file, *run.predictions);
-}
-
-// Builds the whole file in memory (see h5::create_memory_file) and returns its bytes.
-std::vector<unsigned char> build_image(const fs::path& name, const RunFile& run) {
-  h5::Handle file = h5::create_memory_file(name.string());
-  write_objects(file.get(), run);
-  std::vector<unsigned char> image = h5::file_image(file.get());
-  file.close("the in-memory file");
-  return image;
-}
-
-// Removes the temporary file unless the write succeeded.
-struct TempFile {
-  fs::path path;
-  bool keep = false;
-  ~TempFile() {
-    std::error_code ec;
-    if (!keep) fs::remove(path, ec);
-  }
-};
-
-// Closes a POSIX file descriptor when leaving scope (unless already closed).
-struct Fd {
-  int fd;
-  ~Fd() {
-    if (fd >= 0) ::close(fd);
-  }
-};
-
-[[noreturn]] void fail_io(const std::string& path, const std::string& what, int err) {
-  throw RunFileError("cannot write run file '" + path + "': " + what + ": " + std::strerror(err));
-}
-
-// Writes `bytes` to `tmp` and fsyncs it; a full disk fails here with ENOSPC.
-void write_synced(const fs::path& tmp, const std::vector<unsigned char>& bytes,
-                  const std::string& path) {
-  const std::string where = "'" + tmp.string() + "'";
-  Fd file{::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666)};
-  if (file.fd < 0) fail_io(path, "creating " + where, errno);
-  for (std::size_t done = 0; done < bytes.size();) {
-    const ssize_t n = ::write(file.fd, bytes.data() + done, bytes.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) fail_io(path, "writing " + where, errno);
-    done += static_cast<std::size_t>(n);
-  }
-  if (::fsync(file.fd) != 0) fail_io(path, "fsync of " + where, errno);
-  if (::close(std::exchange(file.fd, -1)) != 0) fail_io(path, "closing " + where, errno);
-}
-
-// Best effort: makes the rename itself durable.
-void fsync_dir(const fs::path& dir) {
-  Fd d{::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC)};
-  if (d.fd >= 0) ::fsync(d.fd);
-}
-
-fs::path parent_dir(const fs::path& target) {
-  return target.has_parent_path() ? target.parent_path() : fs::path(".");
-}
-
-void create_parent_dirs(const fs::path& target, const std::string& path) {
-  if (!target.has_parent_path()) return;
-  std::error_code ec;
-  fs::create_directories(target.parent_path(), ec);
-  if (ec) {
-    throw RunFileError("cannot write run file '" + path + "': cannot create directory '" +
-                       target.parent_path().string() + "': " + ec.message());
-  }
-}
-
-// ".<name>.tmp-<pid>-<n>" beside `target`: unique per process and call.
-fs::path temp_path_for(const fs::path& target) {
-  static std::atomic<unsigned> counter{0};
-  return parent_dir(target) / ("." + target.filename().string() + ".tmp-" +
-                               std::to_string(::getpid()) + "-" + std::to_string(counter++));
+  write_data_info(file, run.data);
+  for (const Predictions& p : run.predictions) write_predictions(file, p);
+  for (const EvalRecord& e : run.evals) io::write_eval(file, e);
 }
 
 // ---------------------------------------------------------------- reading
@@ -245,7 +221,9 @@ class Reader {
     }
     read_optional("/data/normalization/mean", run.normalization.mean);
     read_optional("/data/normalization/std", run.normalization.std);
+    read_data_info(run.data);
     run.predictions = read_predictions();
+    run.evals = io::read_evals(file_);
     return run;
   }
 
@@ -327,70 +305,44 @@ class Reader {
     return layers;
   }
 
-  std::optional<Predictions> read_predictions() const {
-    if (!h5::exists(file_, "/predictions")) return std::nullopt;
-    const std::vector<std::string> splits = h5::list_group(file_, "/predictions");
-    if (splits.empty()) return std::nullopt;
-    const std::string g = "/predictions/" + splits.front();
-    Predictions p;
-    h5::Handle group = h5::open_group(file_, g);
-    p.split = h5::has_attr(group.get(), g, "split") ? h5::get_string_attr(group.get(), g, "split")
-                                                    : splits.front();
-    read_optional(g + "/members", p.members);
-    read_optional(g + "/ensemble_mean", p.ensemble_mean);
-    read_optional(g + "/ensemble_std", p.ensemble_std);
-    read_optional(g + "/targets", p.targets);
-    return p;
+  void read_data_info(DataInfo& d) const {
+    if (h5::exists(file_, "/data/feature_names"))
+      d.feature_names = h5::read_strings(file_, "/data/feature_names");
+    if (h5::exists(file_, "/data/class_names"))
+      d.class_names = h5::read_strings(file_, "/data/class_names");
+    if (!h5::exists(file_, "/data")) return;
+    h5::Handle group = h5::open_group(file_, "/data");
+    if (h5::has_attr(group.get(), "/data", "target"))
+      d.target = h5::get_string_attr(group.get(), "/data", "target");
+  }
+
+  std::vector<Predictions> read_predictions() const {
+    if (!h5::exists(file_, "/predictions")) return {};
+    std::vector<Predictions> all;
+    for (const std::string& split : h5::list_group(file_, "/predictions")) {
+      const std::string g = "/predictions/" + split;
+      Predictions p;
+      p.split = split;
+      read_optional(g + "/members", p.members);
+      read_optional(g + "/ensemble_mean", p.ensemble_mean);
+      read_optional(g + "/ensemble_std", p.ensemble_std);
+      read_optional(g + "/targets", p.targets);
+      all.push_back(std::move(p));
+    }
+    return all;
   }
 };
-
-h5::Handle open_for_reading(const std::string& path) {
-  std::error_code ec;
-  const fs::file_status st = fs::status(path, ec);
-  if (!fs::exists(st)) throw RunFileError("run file '" + path + "' does not exist");
-  if (fs::is_directory(st)) throw RunFileError("run file '" + path + "' is a directory");
-  const htri_t is_hdf5 = H5Fis_hdf5(path.c_str());
-  if (is_hdf5 < 0) {
-    throw RunFileError("cannot open run file '" + path + "': " + h5::last_error());
-  }
-  if (is_hdf5 == 0) {
-    throw RunFileError("run file '" + path +
-                       "' is not an HDF5 file: it was not written by turbanet or is damaged");
-  }
-  const hid_t id = H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
-  if (id < 0) throw RunFileError("cannot open run file '" + path + "': " + h5::last_error());
-  return h5::Handle(id, H5Fclose);
-}
 
 }  // namespace
 
 void write_run_file(const std::string& path, const RunFile& run) {
   Validator{path}.run(run);
-  const fs::path target(path);
-  if (!target.has_filename()) throw RunFileError("run file path '" + path + "' names no file");
-  create_parent_dirs(target, path);
-  TempFile tmp{temp_path_for(target)};
-  std::vector<unsigned char> image;
-  try {
-    h5::Session session;
-    image = build_image(tmp.path, run);
-  } catch (const h5::Error& e) {
-    throw RunFileError("cannot write run file '" + path + "': " + e.what());
-  }
-  write_synced(tmp.path, image, path);
-  std::error_code ec;
-  fs::rename(tmp.path, target, ec);
-  if (ec) {
-    throw RunFileError("cannot write run file '" + path + "': renaming '" + tmp.path.string() +
-                       "' over it failed: " + ec.message());
-  }
-  tmp.keep = true;
-  fsync_dir(parent_dir(target));
+  io::write_h5_atomically(path, "run file", [&](hid_t file) { write_objects(file, run); });
 }
 
 RunFile read_run_file(const std::string& path) {
   h5::Session session;
-  h5::Handle file = open_for_reading(path);
+  h5::Handle file = io::open_h5_for_reading(path, "run file");
   try {
     return Reader(file.get(), path).read();
   } catch (const h5::Error& e) {

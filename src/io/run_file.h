@@ -3,7 +3,6 @@
 // documented in docs/run-file.md.
 #pragma once
 #include <cstdint>
-#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -42,8 +41,9 @@ struct RunMeta {
   std::string created;       // ISO-8601 UTC time
 };
 
+// Predictions of every member on one set of samples: /predictions/<split>/.
 struct Predictions {
-  std::string split;    // "test", "val" or "train"
+  std::string split;    // "test", "val", "train", "all" (every sample) or "data" (eval --data)
   Array members;        // [S, N, outputs]: probabilities (classification) or values
   Array ensemble_mean;  // [N, outputs]
   Array ensemble_std;   // [N, outputs]
@@ -52,6 +52,33 @@ struct Predictions {
 
 struct Normalization {
   Array mean, std;  // [features]; empty when normalize: none
+};
+
+// What the inputs and outputs mean: /data/feature_names, /data/class_names, /data@target.
+// Empty in files written before turbanet 0.1.0 had eval/predict.
+struct DataInfo {
+  std::vector<std::string> feature_names;  // [F], the model's inputs in order
+  std::vector<std::string> class_names;    // [K], classification: label k means class_names[k]
+  std::string target;                      // target column of a CSV source, else ""
+};
+
+// One evaluation: /eval/<split>/. Metric values are indexed like `metrics`; a member left
+// out of the ensemble (a non-finite prediction) has NaN values.
+struct EvalRecord {
+  std::string split;    // as Predictions::split
+  std::string source;   // what was evaluated, e.g. "test split of spirals(n=512)" or a path
+  std::string task;     // "classification" or "regression"
+  std::string combine;  // "mean_prob", "vote" or "mean_logit"; "mean" for regression
+  int n_samples = 0;
+  std::vector<std::string> metrics;                       // names, in report order
+  std::vector<int> member;                                // [S] global member indices
+  std::vector<double> members;                            // [S, metrics]
+  std::vector<double> member_mean, member_std, ensemble;  // [metrics]
+  std::vector<int> excluded;                              // global indices left out
+  Array member_confusion;                                 // [S, K, K] (classification)
+  Array member_mean_confusion, ensemble_confusion;        // [K, K] (classification)
+  Array ensemble_prediction;                              // [N, K] probabilities or [N, O]
+  Array entropy, mutual_information, disagreement;        // [N] (classification)
 };
 
 struct RunFile {
@@ -65,7 +92,15 @@ struct RunFile {
   Array val_accuracy;                    // /history/val_accuracy [S, epochs], classification with val
   std::vector<int> diverged_epoch;       // /members/diverged_epoch [S], -1 = never
   Normalization normalization;           // /data/normalization/{mean,std}
-  std::optional<Predictions> predictions;  // /predictions/<split>/...
+  DataInfo data;                         // /data/{feature_names,class_names}, /data@target
+  std::vector<Predictions> predictions;  // /predictions/<split>/..., one per split
+  std::vector<EvalRecord> evals;         // /eval/<split>/..., one per split
+
+  // The entry for `split`, or null.
+  const Predictions* find_predictions(const std::string& split) const;
+  // Adds `p`, replacing an entry of the same split; likewise for evaluations.
+  void put(Predictions p);
+  void put(EvalRecord e);
 };
 
 // Writes `run` to `path` atomically: the data goes to a temporary file beside `path`, which

@@ -18,6 +18,8 @@ enum class Purpose : std::uint32_t {
   Bootstrap = 3,  // bootstrap resample indices (counter: draw index)
   Split = 4,      // train/val/test split permutation
   Data = 5,       // built-in dataset generators
+  Subsample = 6,  // per-member subsample permutation keys
+  Shards = 7,     // the shared permutation that partitions the training split
 };
 
 // The member value used for randomness shared by all members (shared batch order, split).
@@ -61,6 +63,38 @@ TN_HD double uniform01_double(std::uint32_t hi, std::uint32_t lo) {
 TN_HD std::uint32_t uniform_below(std::uint32_t w, std::uint32_t n) {
   return static_cast<std::uint32_t>((static_cast<std::uint64_t>(w) * n) >> 32);
 }
+// A 32-bit mixing function (Wellons' lowbias32), the round function of keyed_permutation.
+TN_HD std::uint32_t mix32(std::uint32_t x) {
+  x ^= x >> 16;
+  x *= 0x7feb352du;
+  x ^= x >> 15;
+  x *= 0x846ca68bu;
+  x ^= x >> 16;
+  return x;
+}
+
+// Element i of a pseudo-random permutation of [0, n) keyed by four words: a 4-round Feistel
+// network on the smallest even number of bits covering n, with cycle walking (re-encrypt
+// until the value falls below n; it terminates because the network permutes its domain).
+// O(1) per element and nothing stored, so member k's permutation is computed wherever needed.
+TN_HD std::uint32_t keyed_permutation(const Philox4x32& key, std::uint32_t i, std::uint32_t n) {
+  int bits = 2;
+  while (bits < 32 && (1ull << bits) < n) bits += 2;
+  const int half = bits / 2;
+  const std::uint32_t mask = (1u << half) - 1u;
+  std::uint32_t x = i;
+  do {
+    std::uint32_t left = x >> half, right = x & mask;
+    for (int r = 0; r < 4; ++r) {
+      const std::uint32_t t = left ^ (mix32(right ^ key.v[r]) & mask);
+      left = right;
+      right = t;
+    }
+    x = (left << half) | right;
+  } while (x >= n);
+  return x;
+}
+
 // Standard normal by Box–Muller from two words.
 TN_HD float standard_normal(std::uint32_t w0, std::uint32_t w1) {
   const float u1 = (static_cast<float>(w0 >> 8) + 1.0f) * (1.0f / 16777216.0f);  // (0, 1]

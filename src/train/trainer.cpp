@@ -48,20 +48,26 @@ struct Worker {
   MlpBuffers buf;
   double *loss, *correct, *norm2;
   OptStep* h;
-  float* P;  // [Sb, Bcap, outputs] predictions
+  float* P;             // [Sb, Bcap, outputs] predictions
+  int* rows;            // [Sb] valid batch rows per member (sets mode)
+  std::uint32_t* table = nullptr;  // [Sb, table_stride] epoch rows per member (sets mode)
   std::vector<OptStep> h_host;
-  Worker(Backend& b, const MlpShape& shape, int members, int batch, int targets)
-      : be(b), buf(b, shape, members, batch, targets), h_host(members) {
+  std::vector<int> rows_host;
+  std::vector<std::uint32_t> table_host;
+  Worker(Backend& b, const MlpShape& shape, int members, int batch, int targets, std::size_t table_size)
+      : be(b), buf(b, shape, members, batch, targets), h_host(members), rows_host(members), table_host(table_size) {
     loss = be.alloc<double>(members);
     correct = be.alloc<double>(members);
     norm2 = be.alloc<double>(members);
     h = be.alloc<OptStep>(members);
     P = be.alloc<float>(static_cast<std::size_t>(members) * batch * shape.outputs());
+    rows = be.alloc<int>(members);
+    if (table_size) table = be.alloc<std::uint32_t>(table_size);
   }
   ~Worker() {
     for (void* p : {static_cast<void*>(loss), static_cast<void*>(correct), static_cast<void*>(norm2),
-                    static_cast<void*>(h), static_cast<void*>(P)})
-      be.release(p);
+                    static_cast<void*>(h), static_cast<void*>(P), static_cast<void*>(rows), static_cast<void*>(table)})
+      if (p) be.release(p);
   }
   void zero(double* d, int n) {
     const std::vector<double> z(n, 0.0);
@@ -99,31 +105,38 @@ OptStep make_step(const OptimizerConfig& o, double lr, long t1) {
 
 class Loop {
  public:
-  Loop(const Config& cfg, const PreparedData& data, Backend& be, TrainOutput& out)
-      : cfg_(cfg), be_(be), out_(out), shape_(out.shape), layout_(out.layout),
+  Loop(const Config& cfg, const PreparedData& data, const MemberSets& sets, Backend& be, TrainOutput& out)
+      : cfg_(cfg), be_(be), out_(out), sets_(sets), shape_(out.shape), layout_(out.layout),
         S_(cfg.swarm.size), F_(data.features), T_(data.targets), O_(shape_.outputs()),
         train_(be, data.train, F_, T_), val_(be, data.val, F_, T_),
         P_(be, layout_.total), G_(be, layout_.total), S1_(be, layout_.total), S2_(be, layout_.total) {
-    n_ = data.train.n;
+    n_ = static_cast<int>(sets.max_size());  // positions of an epoch
     bcap_ = std::min(cfg.train.batch_size, n_);
     out_.steps_per_epoch = (n_ + bcap_ - 1) / bcap_;
+    for (int s = 0; s < S_; ++s) {
+      const long spe = (static_cast<long>(sets.size(s)) + bcap_ - 1) / bcap_;
+      member_spe_.push_back(spe);
+      sched_.push_back(make_schedule(cfg.schedule, cfg.optimizer.lr, spe, cfg.train.epochs));
+    }
     be_.to_device(P_.p, out_.init_params.data(), out_.init_params.size() * sizeof(float));
     const std::int64_t per_member = mlp_buffer_bytes_per_member(shape_, bcap_, T_);
     fused_ = be_.fused_block(shape_, bcap_);
     block_ = fused_ > 0 ? fused_ : choose_block(S_, be_.workers(), per_member);
+    table_stride_ = static_cast<std::uint32_t>(out_.steps_per_epoch * bcap_);
+    const std::size_t table = sets.equal_sizes() ? 0 : static_cast<std::size_t>(block_) * table_stride_;
     for (int w = 0; w < be_.workers(); ++w)
-      workers_.push_back(std::make_unique<Worker>(be_, shape_, block_, bcap_, T_));
-    sched_ = make_schedule(cfg.schedule, cfg.optimizer.lr, out_.steps_per_epoch, cfg.train.epochs);
+      workers_.push_back(std::make_unique<Worker>(be_, shape_, block_, bcap_, T_, table));
     if (cfg.train.shuffle) {
       // Room for the orders of a chunk of epochs (at most 64 MiB of indices).
       max_chunk_ = static_cast<int>(std::clamp<std::int64_t>((64 << 20) / (4 * static_cast<std::int64_t>(n_)), 1, 256));
       order_host_.resize(static_cast<std::size_t>(max_chunk_) * n_);
       order_ = be_.alloc<std::uint32_t>(order_host_.size());
     }
-    sampler_.mode = cfg.data.per_member == PerMember::Bootstrap ? SampleMode::Bootstrap : SampleMode::Shared;
+    sampler_.mode = sets.mode;
     sampler_.seed = cfg.seed;
-    sampler_.n = static_cast<std::uint32_t>(n_);
+    sampler_.n = static_cast<std::uint32_t>(data.train.n);
     sampler_.order = order_;
+    sampler_.table_stride = table_stride_;
     out_.kernel = be_.describe() + "; " + std::to_string(block_) + " members per block; " +
                   (fused_ > 0 ? "fused step, members in SIMD lanes"
                               : "per-member GEMMs (own kernels below 64^3 multiply-adds, OpenBLAS above)");
@@ -148,7 +161,17 @@ class Loop {
       for (int e = e0; e < e1; ++e) {
         BatchSampler sampler = sampler_;
         if (order_) sampler.order = order_ + static_cast<std::size_t>(e - e0) * n_;
-        epoch_block(e, b0, b1, sampler, *workers_[w]);
+        Worker& wk = *workers_[w];
+        if (!sets_.equal_sizes()) {
+          // Each member's own epoch order, laid out for the block (host order, host table).
+          const std::uint32_t* order = order_ ? order_host_.data() + static_cast<std::size_t>(e - e0) * n_ : nullptr;
+          for (int s = b0; s < b1; ++s)
+            member_epoch_rows(sets_, s, order, table_stride_, wk.table_host.data() + static_cast<std::size_t>(s - b0) * table_stride_);
+          be_.to_device(wk.table, wk.table_host.data(), static_cast<std::size_t>(b1 - b0) * table_stride_ * sizeof(std::uint32_t));
+          sampler.table = wk.table;
+          sampler.table_member0 = static_cast<std::uint32_t>(cfg_.swarm.first_member + b0);
+        }
+        epoch_block(e, b0, b1, sampler, wk);
       }
     });
   }
@@ -173,7 +196,7 @@ class Loop {
     host.resize(layout_.total);
     be_.to_host(host.data(), P_.p, host.size() * sizeof(float));
   }
-  int n_train() const { return n_; }
+  int n_train() const { return n_; }  // epoch positions (the largest member set)
 
  private:
   // Runs the forward pass over every Bcap-row batch of split `d` (in order, same rows for
@@ -196,48 +219,74 @@ class Loop {
     const std::int64_t sX = static_cast<std::int64_t>(bcap_) * F_, sY = static_cast<std::int64_t>(bcap_) * T_;
     const std::int64_t sZ = static_cast<std::int64_t>(bcap_) * O_;
     const auto clip = static_cast<float>(cfg_.optimizer.grad_clip);
+    long steps = 0;
+    for (int s = b0; s < b1; ++s) steps = std::max(steps, member_spe_[s]);
     wk.zero(wk.loss, Sb);
     wk.zero(wk.correct, Sb);
-    for (long step = 0; step < out_.steps_per_epoch; ++step) {
+    for (long step = 0; step < steps; ++step) {
       const int pos0 = static_cast<int>(step * bcap_);
       const int B = std::min(bcap_, n_ - pos0);
+      const int* rows = step_rows(wk, b0, Sb, pos0, B);
       const auto member0 = static_cast<std::uint32_t>(cfg_.swarm.first_member + b0);
       const FusedBatch fb{&shape_, &cfg_.loss, &sampler, member0, Sb, static_cast<std::uint32_t>(pos0), B,
-                          train_.X, train_.Y, T_, &p, &g, wk.loss, wk.correct};
+                          train_.X, train_.Y, T_, &p, &g, wk.loss, wk.correct, rows};
       if (fused_ == 0 || !be_.fused_loss_grad(fb)) {
         be_.gather_batch(sampler, member0, Sb, static_cast<std::uint32_t>(pos0), B, train_.X, F_,
                          train_.Y, T_, wk.buf.X, sX, wk.buf.Y, sY);
         const float* Z = mlp_forward(be_, shape_, p, wk.buf, Sb, B);
-        be_.loss_backward(cfg_.loss, Sb, B, O_, Z, sZ, wk.buf.Y, sY, wk.buf.dA, wk.loss, wk.correct);
+        be_.loss_backward(cfg_.loss, Sb, B, O_, Z, sZ, wk.buf.Y, sY, wk.buf.dA, wk.loss, wk.correct, rows);
         mlp_backward(be_, shape_, p, g, wk.buf, Sb, B);
       }
       if (clip > 0.0f) {
         wk.zero(wk.norm2, Sb);
         for (int t = 0; t < shape_.tensors(); ++t) be_.sum_squares(Sb, g.stride(t), g.t[t], g.stride(t), wk.norm2);
       }
-      const long t = static_cast<long>(e) * out_.steps_per_epoch + step;
-      const OptStep h = make_step(cfg_.optimizer, cfg_.optimizer.lr * sched_.factor(static_cast<double>(t)), t + 1);
-      std::fill(wk.h_host.begin(), wk.h_host.begin() + Sb, h);
+      for (int s = 0; s < Sb; ++s) wk.h_host[s] = member_step(b0 + s, e, step);
       be_.to_device(wk.h, wk.h_host.data(), Sb * sizeof(OptStep));
       for (int ti = 0; ti < shape_.tensors(); ++ti)
         be_.optimizer_update(cfg_.optimizer.type, Sb, p.stride(ti), p.t[ti], g.t[ti], s1.t[ti], s2.t[ti],
                              p.stride(ti), wk.h, clip, wk.norm2);
     }
-    record(out_.train_loss, out_.train_acc, wk, b0, Sb, e, n_);
+    record(out_.train_loss, out_.train_acc, wk, b0, Sb, e, [&](int s) { return sets_.size(s); });
     if (val_.n > 0) {
       wk.zero(wk.loss, Sb);
       wk.zero(wk.correct, Sb);
       for_batches(val_, b0, Sb, wk, [&](int, int B, const float* Zv) {
-        be_.loss_forward(cfg_.loss, Sb, B, O_, Zv, sZ, wk.buf.Y, sY, wk.loss, wk.correct);
+        be_.loss_forward(cfg_.loss, Sb, B, O_, Zv, sZ, wk.buf.Y, sY, wk.loss, wk.correct, nullptr);
       }, p);
-      record(out_.val_loss, out_.val_acc, wk, b0, Sb, e, val_.n);
+      record(out_.val_loss, out_.val_acc, wk, b0, Sb, e, [&](int) { return val_.n; });
     }
   }
 
-  void record(std::vector<float>& loss, std::vector<float>& acc, Worker& wk, int b0, int Sb, int e, int n) {
+  // Valid rows of each member in the batch at pos0 (null when every member has all B: equal
+  // set sizes). Members whose set is exhausted get 0 rows and skip the step.
+  const int* step_rows(Worker& wk, int b0, int Sb, int pos0, int B) {
+    if (sets_.equal_sizes()) return nullptr;
+    for (int s = 0; s < Sb; ++s)
+      wk.rows_host[s] = std::clamp(static_cast<int>(sets_.size(b0 + s)) - pos0, 0, B);
+    be_.to_device(wk.rows, wk.rows_host.data(), Sb * sizeof(int));
+    return wk.rows;
+  }
+
+  // Optimizer scalars of local member s at step `step` of epoch e: its own step count and
+  // schedule (members with fewer samples take fewer steps per epoch).
+  OptStep member_step(int s, int e, long step) const {
+    if (step >= member_spe_[s]) {
+      OptStep idle{};
+      idle.skip = true;
+      return idle;
+    }
+    const long t = static_cast<long>(e) * member_spe_[s] + step;
+    return make_step(cfg_.optimizer, cfg_.optimizer.lr * sched_[s].factor(static_cast<double>(t)), t + 1);
+  }
+
+  // Per-member means over the samples seen: count(local member index).
+  template <class Count>
+  void record(std::vector<float>& loss, std::vector<float>& acc, Worker& wk, int b0, int Sb, int e, Count count) {
     const std::vector<double> l = wk.fetch(wk.loss, Sb), c = wk.fetch(wk.correct, Sb);
     for (int s = 0; s < Sb; ++s) {
       const std::size_t at = static_cast<std::size_t>(b0 + s) * cfg_.train.epochs + e;
+      const double n = count(b0 + s);
       loss[at] = static_cast<float>(l[s] / n);
       if (!acc.empty()) acc[at] = static_cast<float>(c[s] / n);
     }
@@ -246,6 +295,7 @@ class Loop {
   const Config& cfg_;
   Backend& be_;
   TrainOutput& out_;
+  const MemberSets& sets_;
   const MlpShape& shape_;
   const ParamLayout& layout_;
   int S_, F_, T_, O_;
@@ -253,7 +303,9 @@ class Loop {
   DeviceArray P_, G_, S1_, S2_;
   int n_ = 0, bcap_ = 0, block_ = 1, max_chunk_ = 1 << 20, fused_ = 0;
   std::vector<std::unique_ptr<Worker>> workers_;
-  LrSchedule sched_;
+  std::vector<long> member_spe_;   // steps per epoch of each member
+  std::vector<LrSchedule> sched_;  // each member's schedule
+  std::uint32_t table_stride_ = 0;
   std::vector<std::uint32_t> order_host_;
   std::uint32_t* order_ = nullptr;
   BatchSampler sampler_;
@@ -299,6 +351,11 @@ EpochStats summarize(const TrainOutput& out, int S, int e, int first_member, std
 
 TrainOutput train_swarm(const Config& cfg, const PreparedData& data, Backend& be,
                         const ProgressFn& progress) {
+  return train_swarm(cfg, data, make_member_sets(cfg, data), be, progress);
+}
+
+TrainOutput train_swarm(const Config& cfg, const PreparedData& data, const MemberSets& sets, Backend& be,
+                        const ProgressFn& progress) {
   TrainOutput out;
   const int S = cfg.swarm.size, E = cfg.train.epochs;
   out.shape = make_mlp_shape(cfg.model, cfg.loss, data.features, data.num_classes, data.targets);
@@ -315,7 +372,7 @@ TrainOutput train_swarm(const Config& cfg, const PreparedData& data, Backend& be
   }
   out.diverged_epoch.assign(S, -1);
 
-  Loop loop(cfg, data, be, out);
+  Loop loop(cfg, data, sets, be, out);
   const auto start = std::chrono::steady_clock::now();
   auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); };
   // Chunks of epochs sized to take about 50 ms, so progress stays live while threads

@@ -6,6 +6,7 @@
 
 #include "backend/backend.h"
 #include "config/config.h"
+#include "data/member_sets.h"
 #include "data/prepare.h"
 #include "model/mlp.h"
 
@@ -40,7 +41,10 @@ struct TrainOutput {
   std::string kernel;                                           // backend and block layout
 };
 
-// Trains members [cfg.swarm.first_member, +cfg.swarm.size) on `data` with `be`.
+// Trains members [cfg.swarm.first_member, +cfg.swarm.size) on `data` with `be`, each on
+// its set from `sets` (make_member_sets; the first overload builds them).
+TrainOutput train_swarm(const Config& cfg, const PreparedData& data, const MemberSets& sets, Backend& be,
+                        const ProgressFn& progress);
 TrainOutput train_swarm(const Config& cfg, const PreparedData& data, Backend& be,
                         const ProgressFn& progress);
 

@@ -182,13 +182,17 @@ decltype(auto) dispatch_loss(LossType l, F&& f) {
 
 template <bool G>
 void loss_impl(const LossConfig& cfg, int S, int B, int O, const float* Z, std::int64_t sZ,
-               const float* Y, std::int64_t sY, float* dZ, double* loss_sum, double* correct) {
+               const float* Y, std::int64_t sY, float* dZ, double* loss_sum, double* correct,
+               const int* rows) {
   const int T = cfg.type == LossType::CrossEntropy ? 1 : O;
   dispatch_loss(cfg.type, [&]<LossType L>() {
-    const float inv_b = 1.0f / static_cast<float>(B);
     for (int s = 0; s < S; ++s) {
+      const int valid = rows ? rows[s] : B;
+      if constexpr (G)  // masked rows contribute no gradient
+        std::fill(dZ + s * sZ + static_cast<std::int64_t>(valid) * O, dZ + s * sZ + static_cast<std::int64_t>(B) * O, 0.0f);
+      const float inv_b = 1.0f / static_cast<float>(valid > 0 ? valid : 1);
       double sum = 0.0;
-      for (int b = 0; b < B; ++b) {
+      for (int b = 0; b < valid; ++b) {
         const std::int64_t z_off = s * sZ + static_cast<std::int64_t>(b) * O;
         float* g = G ? dZ + z_off : nullptr;
         sum += sample_loss<L, G>(cfg, O, Z + z_off, Y + s * sY + static_cast<std::int64_t>(b) * T, g, &correct[s]);
@@ -204,14 +208,14 @@ void loss_impl(const LossConfig& cfg, int S, int B, int O, const float* Z, std::
 
 void CpuBackend::loss_backward(const LossConfig& loss, int S, int B, int O, const float* Z,
                                std::int64_t sZ, const float* Y, std::int64_t sY, float* dZ,
-                               double* loss_sum, double* correct) {
-  loss_impl<true>(loss, S, B, O, Z, sZ, Y, sY, dZ, loss_sum, correct);
+                               double* loss_sum, double* correct, const int* rows) {
+  loss_impl<true>(loss, S, B, O, Z, sZ, Y, sY, dZ, loss_sum, correct, rows);
 }
 
 void CpuBackend::loss_forward(const LossConfig& loss, int S, int B, int O, const float* Z,
                               std::int64_t sZ, const float* Y, std::int64_t sY, double* loss_sum,
-                              double* correct) {
-  loss_impl<false>(loss, S, B, O, Z, sZ, Y, sY, nullptr, loss_sum, correct);
+                              double* correct, const int* rows) {
+  loss_impl<false>(loss, S, B, O, Z, sZ, Y, sY, nullptr, loss_sum, correct, rows);
 }
 
 void CpuBackend::output_transform(LossType loss, int S, int B, int O, const float* Z,
@@ -264,6 +268,7 @@ void CpuBackend::optimizer_update(OptimizerType type, int S, std::int64_t n, flo
     for (int s = 0; s < S; ++s) {
       const std::int64_t off = s * stride;
       const OptStep step = h[s];
+      if (step.skip) continue;
       float* __restrict p = P + off;
       const float* __restrict g = G + off;
       float* __restrict s1 = S1 + off;

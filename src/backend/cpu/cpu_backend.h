@@ -35,9 +35,10 @@ class CpuBackend final : public Backend {
                  std::int64_t sb) override;
   void loss_backward(const LossConfig& loss, int S, int B, int O, const float* Z, std::int64_t sZ,
                      const float* Y, std::int64_t sY, float* dZ, double* loss_sum,
-                     double* correct) override;
+                     double* correct, const int* rows) override;
   void loss_forward(const LossConfig& loss, int S, int B, int O, const float* Z, std::int64_t sZ,
-                    const float* Y, std::int64_t sY, double* loss_sum, double* correct) override;
+                    const float* Y, std::int64_t sY, double* loss_sum, double* correct,
+                    const int* rows) override;
   void output_transform(LossType loss, int S, int B, int O, const float* Z, std::int64_t sZ,
                         float* P, std::int64_t sP) override;
   void gather_batch(const BatchSampler& sampler, std::uint32_t member0, int S, std::uint32_t pos0,

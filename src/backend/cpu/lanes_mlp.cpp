@@ -134,12 +134,17 @@ void lanes_dense_weight_grad(const float* x, const float* dz, float* dw, float* 
 
 // Loss over the batch for all lanes: writes dL/dA (mean over the batch, and over outputs for
 // regression) and adds per-lane loss sums and correct counts. Mirrors CpuBackend::loss_*.
+// Rows at or beyond a lane's `valid` count (batch position r0 + b) are masked: dL/dA = 0 and
+// no loss; the mean is over each lane's valid rows.
 template <LossType LT>
-void lanes_loss(const LossConfig& cfg, int B, int batch, int O, int T, const float* a, const float* y, float* d,
-                double* loss, double* correct) {
-  const float inv_b = 1.0f / static_cast<float>(batch);
+void lanes_loss(const LossConfig& cfg, int B, int r0, const int* valid, int O, int T, const float* a,
+                const float* y, float* d, double* loss, double* correct) {
+  float inv_b[L];
+  for (int l = 0; l < L; ++l) inv_b[l] = 1.0f / static_cast<float>(valid[l] > 0 ? valid[l] : 1);
   const float inv_o = 1.0f / static_cast<float>(O);
   for (int b = 0; b < B; ++b) {
+    float keep[L];  // 1 for valid rows, 0 for masked ones
+    for (int l = 0; l < L; ++l) keep[l] = r0 + b < valid[l] ? 1.0f : 0.0f;
     const float* ab = a + static_cast<std::int64_t>(b) * O * L;
     const float* yb = y + static_cast<std::int64_t>(b) * T * L;
     float* dbp = d + static_cast<std::int64_t>(b) * O * L;
@@ -167,11 +172,11 @@ void lanes_loss(const LossConfig& cfg, int B, int batch, int O, int T, const flo
       for (int o = 0; o < O; ++o)
         for (int l = 0; l < L; ++l) {
           const float p = dbp[o * L + l] * inv[l];
-          dbp[o * L + l] = (p - (static_cast<int>(yb[l]) == o ? 1.0f : 0.0f)) * inv_b;
+          dbp[o * L + l] = (p - (static_cast<int>(yb[l]) == o ? 1.0f : 0.0f)) * inv_b[l] * keep[l];
         }
       for (int l = 0; l < L; ++l) {
         sample[l] = m_log(sum[l]) + mx[l] - zlab[l];
-        correct[l] += arg[l] == static_cast<int>(yb[l]) ? 1.0 : 0.0;
+        correct[l] += arg[l] == static_cast<int>(yb[l]) ? keep[l] : 0.0;
       }
     } else {
       for (int l = 0; l < L; ++l) sample[l] = 0.0f;
@@ -185,12 +190,12 @@ void lanes_loss(const LossConfig& cfg, int B, int batch, int O, int T, const flo
           else v = huber_elem(z, t, cfg.huber_delta, &g);
           sample[l] += v;
           if (O > 1) g *= inv_o;
-          dbp[o * L + l] = g * inv_b;
-          if constexpr (LT == LossType::Bce) correct[l] += ((z > 0.0f) == (t > 0.5f)) ? 1.0 / O : 0.0;
+          dbp[o * L + l] = g * inv_b[l] * keep[l];
+          if constexpr (LT == LossType::Bce) correct[l] += ((z > 0.0f) == (t > 0.5f)) ? keep[l] / O : 0.0;
         }
       for (int l = 0; l < L; ++l) sample[l] /= static_cast<float>(O);
     }
-    for (int l = 0; l < L; ++l) loss[l] += sample[l];
+    for (int l = 0; l < L; ++l) loss[l] += sample[l] * keep[l];
   }
 }
 
@@ -319,12 +324,14 @@ void lanes_loss_grad(const FusedBatch& fb) {
     const int nm = std::min(L, fb.S - g0);
     interleave_params(fb, lay, ws, g0, nm);
     double loss[L] = {}, correct[L] = {};
+    int valid[L];
+    for (int l = 0; l < L; ++l) valid[l] = fb.rows && l < nm ? fb.rows[g0 + l] : fb.B;
     for (int r0 = 0; r0 < fb.B; r0 += rc) {
       const int rows = std::min(rc, fb.B - r0);
       gather_rows(fb, lay, ws, g0, nm, r0, rows);
       forward(s, lay, ws, rows);
       dispatch_loss_type(fb.loss->type, [&]<LossType LT>() {
-        lanes_loss<LT>(*fb.loss, rows, fb.B, O, fb.T, ws + lay.A.back(), ws + lay.Y, ws + lay.dA, loss, correct);
+        lanes_loss<LT>(*fb.loss, rows, r0, valid, O, fb.T, ws + lay.A.back(), ws + lay.Y, ws + lay.dA, loss, correct);
       });
       backward(s, lay, ws, rows);
     }

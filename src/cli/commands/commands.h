@@ -1,7 +1,7 @@
 // Subcommands as ordinary functions taking typed options and returning the exit code, so
-// tests call them without a shell. Exit codes: 0 success; 1 an I/O failure (run file not
-// written); 2 a user error (bad config, data, arguments or device; nothing written);
-// 3 training finished and was saved but some members diverged.
+// tests call them without a shell. Exit codes: 0 success; 1 an I/O failure (run file or
+// output not written); 2 a user error (bad config, data, arguments, device or run file;
+// nothing written); 3 training finished and was saved but some members diverged.
 #pragma once
 #include <optional>
 #include <string>
@@ -25,5 +25,31 @@ struct TrainOptions {
 };
 
 int run_train(const TrainOptions& opt);
+
+struct EvalOptions {
+  std::string run_path;
+  std::optional<std::string> split;  // test | val | train | all; default test (train if none)
+  std::optional<std::string> data;   // evaluate this config's data or CSV file instead
+  std::string combine = "mean_prob";  // mean_prob | vote | mean_logit
+  bool json = false;                  // one JSON object on stdout instead of the table
+  std::optional<std::string> out;     // FILE.json, or FILE.h5 (a copy of the run with the results)
+  int threads = 0;
+  Verbosity verbosity = Verbosity::Normal;
+};
+
+// `turbanet eval`: metrics of every member and of the ensemble, stored under /eval/<split>.
+int run_eval(const EvalOptions& opt);
+
+struct PredictOptions {
+  std::string run_path;
+  std::string input;               // CSV with the feature columns, or a config (its data)
+  std::optional<std::string> out;  // FILE.csv or FILE.h5; default: CSV on stdout
+  std::string combine = "mean_prob";
+  int threads = 0;
+  Verbosity verbosity = Verbosity::Normal;
+};
+
+// `turbanet predict`: ensemble and member predictions with per-sample uncertainty.
+int run_predict(const PredictOptions& opt);
 
 }  // namespace tn

@@ -12,9 +12,10 @@
 
 #include "backend/backend.h"
 #include "cli/commands/commands.h"
+#include "cli/commands/eval_record.h"
+#include "cli/commands/eval_report.h"
 #include "cli/progress.h"
 #include "data/prepare.h"
-#include "eval/ensemble.h"
 #include "io/run_file.h"
 #include "train/trainer.h"
 #include "turbanet_version.h"
@@ -79,8 +80,29 @@ std::vector<LayerParams> split_layers(const TrainOutput& t, const std::vector<fl
   return layers;
 }
 
+// What `train` evaluates at the end: the test split, or the training split without one.
+struct FinalEval {
+  SwarmPredictions preds;
+  const SplitData* split = nullptr;
+  Evaluation eval;
+  EvalRecord record;
+};
+
+FinalEval evaluate_final(const Config& cfg, const PreparedData& data, const TrainOutput& t) {
+  FinalEval f;
+  f.split = t.pred_split == "test" ? &data.test : &data.train;
+  f.preds = {cfg.swarm.size, t.pred_n, t.shape.outputs(), t.pred_members, {}};
+  f.eval = evaluate(f.preds, cfg.loss.type, f.split->y, Combine::MeanProb);
+  f.record = make_eval_record(f.eval, f.split->name, f.split->name + " split of " + data.origin,
+                              Combine::MeanProb, cfg.swarm.first_member, t.pred_n);
+  if (f.split->name != "test")
+    spdlog::info("no test split: evaluated on the training split, which the members were trained on (optimistic)");
+  spdlog::info("{}", eval_summary(f.eval, f.record));
+  return f;
+}
+
 RunFile build_run_file(const Config& cfg, const PreparedData& data, const TrainOutput& t,
-                       const Backend& be, double wall) {
+                       const Backend& be, double wall, const FinalEval& final_eval) {
   RunFile r;
   const std::uint64_t S = cfg.swarm.size, E = t.epochs;
   r.config_yaml = to_yaml(cfg);
@@ -99,17 +121,9 @@ RunFile build_run_file(const Config& cfg, const PreparedData& data, const TrainO
     r.normalization.mean = make_array({static_cast<std::uint64_t>(data.features)}, data.mean);
     r.normalization.std = make_array({static_cast<std::uint64_t>(data.features)}, data.std);
   }
-  const std::uint64_t N = t.pred_n, O = t.shape.outputs();
-  const EnsembleStats ens = ensemble_mean_std(t.pred_members, cfg.swarm.size, t.pred_n, t.shape.outputs());
-  const SplitData& split = t.pred_split == "test" ? data.test : data.train;
-  Predictions p;
-  p.split = t.pred_split;
-  p.members = make_array({S, N, O}, t.pred_members);
-  p.ensemble_mean = make_array({N, O}, ens.mean);
-  p.ensemble_std = make_array({N, O}, ens.std);
-  p.targets = data.num_classes > 0 ? make_array({N}, split.y)
-                                   : make_array({N, static_cast<std::uint64_t>(data.targets)}, split.y);
-  r.predictions = std::move(p);
+  r.data = {data.feature_names, data.class_names, cfg.data.source.type == "csv" ? cfg.data.source.target : ""};
+  r.put(make_predictions(t.pred_split, final_eval.preds, final_eval.split->y, is_classification(cfg.loss.type)));
+  r.put(final_eval.record);
   return r;
 }
 
@@ -170,10 +184,11 @@ int run_train(const TrainOptions& opt) {
   progress.finish();
   log_summary(cfg, t);
   spdlog::debug("kernel: {}", t.kernel);
+  const FinalEval final_eval = evaluate_final(cfg, data, t);
 
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
   try {
-    write_run_file(cfg.output.path, build_run_file(cfg, data, t, *be, wall));
+    write_run_file(cfg.output.path, build_run_file(cfg, data, t, *be, wall, final_eval));
   } catch (const RunFileError& e) {
     spdlog::error("{}", e.what());
     return kExitIo;

@@ -1,0 +1,72 @@
+// `turbanet eval`: run file → rebuilt split (or new data) → member and ensemble metrics →
+// table or JSON on stdout, and /eval/<split> in the run file (or --out).
+#include <spdlog/spdlog.h>
+
+#include <cstdio>
+#include <filesystem>
+
+#include "cli/commands/commands.h"
+#include "cli/commands/eval_record.h"
+#include "cli/commands/eval_report.h"
+#include "cli/commands/stored_swarm.h"
+
+namespace tn {
+namespace {
+
+namespace fs = std::filesystem;
+
+enum class OutKind { RunFile, Json };
+
+OutKind check_options(const EvalOptions& opt) {
+  if (opt.split && opt.data)
+    throw UsageError("--split selects a split of the run's own data; --data evaluates every sample of "
+                     "the given data, so use one or the other");
+  if (opt.split && *opt.split != "test" && *opt.split != "val" && *opt.split != "train" && *opt.split != "all")
+    throw UsageError("--split: unknown split '" + *opt.split + "'; allowed: test, val, train, all");
+  if (!opt.out) return OutKind::RunFile;
+  const std::string ext = fs::path(*opt.out).extension().string();
+  if (ext == ".json") return OutKind::Json;
+  if (ext == ".h5" || ext == ".hdf5") return OutKind::RunFile;
+  throw UsageError("--out: '" + *opt.out + "' must end in .json (the JSON report) or .h5 (a copy of "
+                   "the run file with the results)");
+}
+
+int evaluate_run(const EvalOptions& opt, OutKind out_kind) {
+  StoredSwarm run = load_swarm(opt.run_path, !opt.data);
+  const Combine how = parse_combine(opt.combine, run.classification);
+  const Inputs in = opt.data ? new_data(run, *opt.data, true) : own_split(run, opt.split);
+  if (in.n == 0) throw UsageError(in.source + " has no samples");
+  spdlog::info("evaluating {} members of {} on {} ({} samples)", run.S, opt.run_path, in.source, in.n);
+  const SwarmPredictions preds = run_swarm(run, in, opt.threads);
+  const Evaluation e = evaluate(preds, run.cfg.loss.type, in.y, how);
+  const EvalRecord record = make_eval_record(e, in.split, in.source, how, run.first_member, in.n);
+  if (!record.excluded.empty())
+    spdlog::warn("members {} have non-finite predictions (diverged): left out of the ensemble and "
+                 "the member mean", fmt::join(record.excluded, ", "));
+  const std::string json = eval_json(record, opt.run_path, run.class_names);
+  std::fputs(opt.json ? json.c_str() : eval_table(e, record, opt.run_path, run.class_names).c_str(), stdout);
+  std::fflush(stdout);
+  try {
+    if (out_kind == OutKind::Json) {
+      write_text_atomically(*opt.out, json);
+    } else {
+      run.file.put(make_predictions(in.split, preds, in.y, run.classification));
+      run.file.put(record);
+      write_run_file(opt.out.value_or(opt.run_path), run.file);
+    }
+  } catch (const RunFileError& err) {
+    spdlog::error("{}", err.what());
+    return kExitIo;
+  }
+  spdlog::info("wrote the results to {}", opt.out.value_or(opt.run_path));
+  return kExitOk;
+}
+
+}  // namespace
+
+int run_eval(const EvalOptions& opt) {
+  setup_logging(opt.verbosity);
+  return with_user_errors([&] { return evaluate_run(opt, check_options(opt)); });
+}
+
+}  // namespace tn

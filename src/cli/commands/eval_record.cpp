@@ -1,0 +1,79 @@
+// Building the run file's prediction and evaluation records.
+#include "cli/commands/eval_record.h"
+
+#include <algorithm>
+#include <limits>
+
+#include "eval/ensemble.h"
+
+namespace tn {
+namespace {
+
+using Shape = std::vector<std::uint64_t>;
+
+Array array(Shape shape, std::vector<float> data) { return Array{std::move(shape), std::move(data)}; }
+
+Array confusion(const std::vector<double>& c, int K) {
+  if (c.empty()) return {};
+  return array({static_cast<std::uint64_t>(K), static_cast<std::uint64_t>(K)}, std::vector<float>(c.begin(), c.end()));
+}
+
+Array per_sample(const std::vector<float>& v) {
+  return v.empty() ? Array{} : array({v.size()}, v);
+}
+
+}  // namespace
+
+Predictions make_predictions(const std::string& split, const SwarmPredictions& p,
+                             const std::vector<float>& targets, bool classification) {
+  const auto S = static_cast<std::uint64_t>(p.S), N = static_cast<std::uint64_t>(p.N),
+             O = static_cast<std::uint64_t>(p.O);
+  const EnsembleStats ens = ensemble_mean_std(p.outputs, p.S, p.N, p.O);
+  Predictions r;
+  r.split = split;
+  r.members = array({S, N, O}, p.outputs);
+  r.ensemble_mean = array({N, O}, ens.mean);
+  r.ensemble_std = array({N, O}, ens.std);
+  if (!targets.empty())
+    r.targets = classification ? array({N}, targets) : array({N, targets.size() / std::max<std::uint64_t>(N, 1)}, targets);
+  return r;
+}
+
+EvalRecord make_eval_record(const Evaluation& e, const std::string& split,
+                            const std::string& source, Combine how, int first_member, int n) {
+  EvalRecord r;
+  r.split = split;
+  r.source = source;
+  r.task = e.classification ? "classification" : "regression";
+  r.combine = e.classification ? to_string(how) : "mean";
+  r.n_samples = n;
+  r.metrics = e.names;
+  const int S = static_cast<int>(e.members.size()), K = e.combined.K;
+  const std::size_t KK = static_cast<std::size_t>(K) * K;
+  std::vector<float> member_confusion;
+  for (int s = 0; s < S; ++s) {
+    r.member.push_back(first_member + s);
+    r.members.insert(r.members.end(), e.members[s].values.begin(), e.members[s].values.end());
+    const std::vector<double>& c = e.members[s].confusion;
+    if (c.empty()) member_confusion.insert(member_confusion.end(), KK, std::numeric_limits<float>::quiet_NaN());
+    else member_confusion.insert(member_confusion.end(), c.begin(), c.end());
+  }
+  r.member_mean = e.member_mean.values;
+  r.member_std = e.member_std.values;
+  r.ensemble = e.ensemble.values;
+  for (int s : e.combined.excluded) r.excluded.push_back(first_member + s);
+  if (e.classification) {
+    const auto k = static_cast<std::uint64_t>(K);
+    r.member_confusion = array({static_cast<std::uint64_t>(S), k, k}, std::move(member_confusion));
+    r.member_mean_confusion = confusion(e.member_mean.confusion, K);
+    r.ensemble_confusion = confusion(e.ensemble.confusion, K);
+  }
+  const std::uint64_t N = static_cast<std::uint64_t>(n);
+  r.ensemble_prediction = array({N, static_cast<std::uint64_t>(e.combined.width)}, e.combined.prediction);
+  r.entropy = per_sample(e.combined.entropy);
+  r.mutual_information = per_sample(e.combined.mutual_information);
+  r.disagreement = per_sample(e.combined.disagreement);
+  return r;
+}
+
+}  // namespace tn

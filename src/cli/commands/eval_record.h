@@ -1,0 +1,21 @@
+// From evaluation results to what the run file stores: /predictions/<split> and
+// /eval/<split> (shared by train, eval and their tests).
+#pragma once
+#include <string>
+#include <vector>
+
+#include "eval/evaluate.h"
+#include "io/run_file.h"
+
+namespace tn {
+
+// Members' outputs [S, N, O], their ensemble mean and spread (eval/ensemble.h), and the
+// targets: [N] labels (classification) or [N, T] values; none when `targets` is empty.
+Predictions make_predictions(const std::string& split, const SwarmPredictions& p,
+                             const std::vector<float>& targets, bool classification);
+
+// The /eval/<split> record of `e`; members are numbered from `first_member`.
+EvalRecord make_eval_record(const Evaluation& e, const std::string& split,
+                            const std::string& source, Combine how, int first_member, int n);
+
+}  // namespace tn

@@ -1,0 +1,157 @@
+// Formatting evaluation results as a table, as JSON and as a log line.
+#include "cli/commands/eval_report.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <nlohmann/json.hpp>
+
+namespace tn {
+namespace {
+
+using json = nlohmann::ordered_json;
+
+// A metric value; NaN (a member left out, or no members) becomes null.
+json number(double v) { return std::isfinite(v) ? json(v) : json(nullptr); }
+
+// A confusion matrix entry: counts as integers, the member mean as it is.
+json entry(double v) {
+  if (std::isfinite(v) && v == std::floor(v) && std::abs(v) < 1e15) return static_cast<long long>(v);
+  return number(v);
+}
+
+json matrix(const Array& a, std::size_t offset) {
+  if (a.shape.size() < 2) return nullptr;
+  const std::size_t rows = a.shape[a.shape.size() - 2], cols = a.shape.back();
+  json m = json::array();
+  for (std::size_t i = 0; i < rows; ++i) {
+    json row = json::array();
+    for (std::size_t j = 0; j < cols; ++j) row.push_back(entry(a.data[offset + i * cols + j]));
+    m.push_back(row);
+  }
+  return m;
+}
+
+json metric_object(const EvalRecord& r, const double* values, const Array* confusion, std::size_t offset) {
+  json o = json::object();
+  for (std::size_t m = 0; m < r.metrics.size(); ++m) o[r.metrics[m]] = number(values[m]);
+  if (confusion && confusion->size() > 0) o["confusion"] = matrix(*confusion, offset);
+  return o;
+}
+
+double mean_of(const Array& a) {
+  double sum = 0;
+  for (float v : a.data) sum += v;
+  return a.data.empty() ? NAN : sum / a.data.size();
+}
+
+std::string num(double v) {
+  if (!std::isfinite(v)) return "nan";
+  const double a = std::abs(v);
+  return a != 0 && (a >= 1e4 || a < 1e-3) ? fmt::format("{:.4g}", v) : fmt::format("{:.4f}", v);
+}
+
+std::string member_list(const std::vector<int>& members) {
+  return fmt::format("{}", fmt::join(members, ", "));
+}
+
+// "#12 0.9902, #5 0.9804, ..., #40 0.9314" (the first 5 and last 3 of long rankings).
+std::string ranking(const Evaluation& e, const std::vector<int>& order, int first_member) {
+  std::string text;
+  for (std::size_t i = 0; i < order.size(); ++i) {
+    if (order.size() > 10 && i == 5) {
+      text += ", ...";
+      i = order.size() - 4;
+      continue;
+    }
+    text += fmt::format("{}#{} {}", i ? ", " : "", first_member + order[i], num(e.members[order[i]].values[0]));
+  }
+  return text;
+}
+
+std::string confusion_table(const std::vector<double>& c, const std::vector<std::string>& names) {
+  const int K = static_cast<int>(names.size());
+  std::size_t w = 6;
+  for (const std::string& n : names) w = std::max(w, n.size() + 2);
+  std::string text = fmt::format("{:>{}}", "", w);
+  for (const std::string& n : names) text += fmt::format("{:>{}}", n, w);
+  for (int i = 0; i < K; ++i) {
+    text += fmt::format("\n{:>{}}", names[i], w);
+    for (int j = 0; j < K; ++j) text += fmt::format("{:>{}}", c[static_cast<std::size_t>(i) * K + j], w);
+  }
+  return text + "\n";
+}
+
+}  // namespace
+
+std::string eval_json(const EvalRecord& r, const std::string& run_path,
+                      const std::vector<std::string>& class_names) {
+  json j;
+  j["run"] = run_path;
+  j["split"] = r.split;
+  j["source"] = r.source;
+  j["task"] = r.task;
+  j["combine"] = r.combine;
+  j["n_samples"] = r.n_samples;
+  j["classes"] = r.task == "classification" ? json(class_names) : json::array();
+  j["metrics"] = r.metrics;
+  const std::size_t M = r.metrics.size(), KK = r.member_confusion.shape.size() == 3
+      ? r.member_confusion.shape[1] * r.member_confusion.shape[2] : 0;
+  json members = json::array();
+  for (std::size_t s = 0; s < r.member.size(); ++s) {
+    json m = {{"member", r.member[s]},
+              {"excluded", std::find(r.excluded.begin(), r.excluded.end(), r.member[s]) != r.excluded.end()}};
+    m.update(metric_object(r, &r.members[s * M], &r.member_confusion, s * KK));
+    members.push_back(m);
+  }
+  j["members"] = members;
+  j["member_mean"] = metric_object(r, r.member_mean.data(), &r.member_mean_confusion, 0);
+  j["member_std"] = metric_object(r, r.member_std.data(), nullptr, 0);
+  j["ensemble"] = metric_object(r, r.ensemble.data(), &r.ensemble_confusion, 0);
+  j["excluded_members"] = r.excluded;
+  if (r.task == "classification")
+    j["uncertainty"] = {{"mean_entropy", number(mean_of(r.entropy))},
+                        {"mean_mutual_information", number(mean_of(r.mutual_information))},
+                        {"mean_disagreement", number(mean_of(r.disagreement))}};
+  return j.dump(2) + "\n";
+}
+
+std::string eval_table(const Evaluation& e, const EvalRecord& r, const std::string& run_path,
+                       const std::vector<std::string>& class_names) {
+  const int first = r.member.empty() ? 0 : r.member.front();
+  const std::vector<int> order = rank_members(e);
+  std::string t = fmt::format("{}: {}, {} samples\n{} members (#{}..#{}), ensemble by {}\n", run_path, r.source,
+                              r.n_samples, r.member.size(), first, first + static_cast<int>(r.member.size()) - 1, r.combine);
+  if (!r.excluded.empty())
+    t += fmt::format("left out (non-finite predictions, diverged): members {}\n", member_list(r.excluded));
+  const std::string best = order.empty() ? "best" : fmt::format("best #{}", first + order.front());
+  const std::string worst = order.empty() ? "worst" : fmt::format("worst #{}", first + order.back());
+  t += fmt::format("\n{:<16}{:>12}{:>12}{:>22}{:>12}\n", "metric", best, worst, "members mean ± std", "ensemble");
+  for (std::size_t m = 0; m < e.names.size(); ++m) {
+    const auto member = [&](bool top) { return order.empty() ? "nan" : num(e.members[top ? order.front() : order.back()].values[m]); };
+    t += fmt::format("{:<16}{:>12}{:>12}{:>22}{:>12}\n", e.names[m], member(true), member(false),
+                     num(e.member_mean.values[m]) + " ± " + num(e.member_std.values[m]), num(e.ensemble.values[m]));
+  }
+  t += fmt::format("\nmembers ranked by {}: {}\n",
+                   e.classification ? "accuracy (ties: log_loss)" : "mse", ranking(e, order, first));
+  if (!e.classification) return t;
+  t += fmt::format("per-sample uncertainty, mean over samples: entropy {} nats, mutual information {} nats, "
+                   "disagreement {}\n", num(mean_of(r.entropy)), num(mean_of(r.mutual_information)),
+                   num(mean_of(r.disagreement)));
+  if (!e.ensemble.confusion.empty())
+    t += "\nensemble confusion matrix (rows: true class, columns: predicted)\n" +
+         confusion_table(e.ensemble.confusion, class_names);
+  return t;
+}
+
+std::string eval_summary(const Evaluation& e, const EvalRecord& r) {
+  const std::vector<int> order = rank_members(e);
+  const std::string metric = e.names.front();
+  return fmt::format("{} ({} samples): ensemble {} {} | members {} ± {}, best {}{}", r.source, r.n_samples, metric,
+                     num(e.ensemble.values[0]), num(e.member_mean.values[0]), num(e.member_std.values[0]),
+                     order.empty() ? "nan" : num(e.members[order.front()].values[0]),
+                     order.empty() ? "" : fmt::format(" (#{})", r.member[order.front()]));
+}
+
+}  // namespace tn

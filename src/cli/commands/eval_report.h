@@ -1,0 +1,28 @@
+// Reports of an evaluation: the readable table (stdout), the JSON object (--json, --out
+// FILE.json) and the one-line summary `train` logs.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "eval/evaluate.h"
+#include "io/run_file.h"
+
+namespace tn {
+
+// {"run", "split", "source", "task", "combine", "n_samples", "classes", "metrics",
+//  "members": [{"member": k, "excluded": b, <metric>: v, ..., "confusion": [[...]]}, ...],
+//  "member_mean": {...}, "member_std": {...}, "ensemble": {...}, "excluded_members": [...],
+//  "uncertainty": {"mean_entropy", "mean_mutual_information", "mean_disagreement"}}
+// with the metric names of the HDF5 file; NaN is written as null.
+std::string eval_json(const EvalRecord& r, const std::string& run_path,
+                      const std::vector<std::string>& class_names);
+
+// Members ranked, best and worst member, member mean ± std and ensemble side by side,
+// per-sample uncertainty and the ensemble's confusion matrix.
+std::string eval_table(const Evaluation& e, const EvalRecord& r, const std::string& run_path,
+                       const std::vector<std::string>& class_names);
+
+// "test split of spirals(n=512) (102 samples): ensemble accuracy 0.99 | members 0.97 ± 0.01, best 0.99 (#12)"
+std::string eval_summary(const Evaluation& e, const EvalRecord& r);
+
+}  // namespace tn

@@ -1,0 +1,158 @@
+// `turbanet predict`: run file + new inputs → ensemble and member predictions with
+// per-sample uncertainty, as CSV (stdout or FILE.csv) or HDF5 (FILE.h5).
+#include <spdlog/spdlog.h>
+
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+
+#include "cli/commands/commands.h"
+#include "cli/commands/stored_swarm.h"
+#include "eval/ensemble.h"
+#include "eval/metrics.h"
+#include "io/prediction_file.h"
+
+namespace tn {
+namespace {
+
+enum class OutKind { Stdout, Csv, H5 };
+
+OutKind out_kind(const PredictOptions& opt) {
+  if (!opt.out) return OutKind::Stdout;
+  const std::string ext = std::filesystem::path(*opt.out).extension().string();
+  if (ext == ".csv") return OutKind::Csv;
+  if (ext == ".h5" || ext == ".hdf5") return OutKind::H5;
+  throw UsageError("--out: '" + *opt.out + "' must end in .csv or .h5");
+}
+
+// RFC 4180: quoted when it holds a comma, a quote or a line break.
+std::string csv_field(const std::string& s) {
+  if (s.find_first_of(",\"\r\n") == std::string::npos) return s;
+  std::string q = "\"";
+  for (char c : s) q += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return q + "\"";
+}
+
+std::string csv_number(float v) { return std::isfinite(v) ? fmt::format("{:.9g}", v) : std::string(); }
+
+struct Result {
+  const StoredSwarm& run;
+  const SwarmPredictions& p;
+  const Combined& c;
+  const EnsembleStats& stats;
+};
+
+// Appends ",value" to a CSV line.
+void cell(std::string& line, const std::string& value) {
+  line += ',';
+  line += value;
+}
+
+// classification: row, prediction, p_<class>..., entropy, mutual_information, disagreement,
+// member_<k> (its class); regression: row, prediction[_j], std[_j], member_<k>[_j].
+std::string to_csv(const Result& r) {
+  const int S = r.p.S, N = r.p.N, O = r.p.O, W = r.c.width;
+  const auto suffix = [&](int j) { return O == 1 ? std::string() : std::string("_") + std::to_string(j); };
+  const auto member = [&](int s) { return std::string("member_") + std::to_string(r.run.first_member + s); };
+  std::string text = "row";
+  if (r.run.classification) {
+    cell(text, "prediction");
+    for (const std::string& name : r.run.class_names) cell(text, csv_field("p_" + name));
+    cell(text, "entropy,mutual_information,disagreement");
+    for (int s = 0; s < S; ++s) cell(text, member(s));
+  } else {
+    for (int j = 0; j < O; ++j) cell(text, "prediction" + suffix(j));
+    for (int j = 0; j < O; ++j) cell(text, "std" + suffix(j));
+    for (int s = 0; s < S; ++s)
+      for (int j = 0; j < O; ++j) cell(text, member(s) + suffix(j));
+  }
+  text += '\n';
+  std::vector<int> member_class;  // [S, N], -1 for members left out
+  if (r.run.classification) {
+    member_class.assign(static_cast<std::size_t>(S) * N, -1);
+    for (int s : r.c.used) {
+      const std::vector<float> q = class_probabilities(r.p, r.run.cfg.loss.type, s);
+      for (int i = 0; i < N; ++i)
+        member_class[static_cast<std::size_t>(s) * N + i] = argmax(&q[static_cast<std::size_t>(i) * W], W);
+    }
+  }
+  const auto at = [](int i, int width, int j) { return static_cast<std::size_t>(i) * width + j; };
+  for (int i = 0; i < N; ++i) {
+    text += std::to_string(i);
+    if (r.run.classification) {
+      cell(text, r.c.used.empty() ? std::string() : csv_field(r.run.class_names[r.c.label[i]]));
+      for (int k = 0; k < W; ++k) cell(text, csv_number(r.c.prediction[at(i, W, k)]));
+      cell(text, csv_number(r.c.entropy[i]));
+      cell(text, csv_number(r.c.mutual_information[i]));
+      cell(text, csv_number(r.c.disagreement[i]));
+      for (int s = 0; s < S; ++s) {
+        const int k = member_class[at(s, N, i)];
+        cell(text, k < 0 ? std::string() : csv_field(r.run.class_names[k]));
+      }
+    } else {
+      for (int j = 0; j < O; ++j) cell(text, csv_number(r.c.prediction[at(i, O, j)]));
+      for (int j = 0; j < O; ++j) cell(text, csv_number(r.stats.std[at(i, O, j)]));
+      for (int s = 0; s < S; ++s)
+        for (int j = 0; j < O; ++j) cell(text, csv_number(r.p.outputs[at(s, N, i) * O + j]));
+    }
+    text += '\n';
+  }
+  return text;
+}
+
+PredictionFile to_file(const Result& r, const PredictOptions& opt, Combine how) {
+  using U = std::uint64_t;
+  const U S = static_cast<U>(r.p.S), N = static_cast<U>(r.p.N), O = static_cast<U>(r.p.O);
+  PredictionFile f;
+  f.run = opt.run_path;
+  f.input = opt.input;
+  f.task = r.run.classification ? "classification" : "regression";
+  f.combine = r.run.classification ? to_string(how) : "mean";
+  f.feature_names = r.run.file.data.feature_names;
+  if (r.run.classification) f.class_names = r.run.class_names;
+  for (int s = 0; s < r.p.S; ++s) f.member.push_back(r.run.first_member + s);
+  for (int s : r.c.excluded) f.excluded.push_back(r.run.first_member + s);
+  f.members = {{S, N, O}, r.p.outputs};
+  f.ensemble = {{N, static_cast<U>(r.c.width)}, r.c.prediction};
+  f.ensemble_std = {{N, O}, r.stats.std};
+  if (!r.run.classification) return f;
+  f.label = r.c.label;
+  f.entropy = {{N}, r.c.entropy};
+  f.mutual_information = {{N}, r.c.mutual_information};
+  f.disagreement = {{N}, r.c.disagreement};
+  return f;
+}
+
+int predict(const PredictOptions& opt) {
+  const OutKind kind = out_kind(opt);
+  const StoredSwarm run = load_swarm(opt.run_path, false);
+  const Combine how = parse_combine(opt.combine, run.classification);
+  const Inputs in = new_data(run, opt.input, false);
+  spdlog::info("predicting {} samples of {} with {} members of {}", in.n, opt.input, run.S, opt.run_path);
+  const SwarmPredictions p = run_swarm(run, in, opt.threads);
+  const Combined c = combine(p, run.cfg.loss.type, how);
+  const EnsembleStats stats = ensemble_mean_std(p.outputs, p.S, p.N, p.O);
+  if (!c.excluded.empty())
+    spdlog::warn("{} members have non-finite predictions (diverged) and are left out of the ensemble",
+                 c.excluded.size());
+  const Result r{run, p, c, stats};
+  try {
+    if (kind == OutKind::H5) write_prediction_file(*opt.out, to_file(r, opt, how));
+    else if (kind == OutKind::Csv) write_text_atomically(*opt.out, to_csv(r));
+    else std::fputs(to_csv(r).c_str(), stdout);
+  } catch (const RunFileError& e) {
+    spdlog::error("{}", e.what());
+    return kExitIo;
+  }
+  if (opt.out) spdlog::info("wrote {}", *opt.out);
+  return kExitOk;
+}
+
+}  // namespace
+
+int run_predict(const PredictOptions& opt) {
+  setup_logging(opt.verbosity);
+  return with_user_errors([&] { return predict(opt); });
+}
+
+}  // namespace tn

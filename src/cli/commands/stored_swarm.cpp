@@ -1,0 +1,270 @@
+// Loading a trained swarm from its run file and preparing the inputs it runs on.
+#include "cli/commands/stored_swarm.h"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+
+#include "backend/backend.h"
+#include "cli/commands/commands.h"
+#include "data/arrays.h"
+#include "data/prepare.h"
+#include "train/predict.h"
+
+namespace tn {
+namespace {
+
+using Shape = std::vector<std::uint64_t>;
+
+std::string joined(const std::vector<std::string>& names) {
+  std::string text;
+  for (const std::string& n : names) text += (text.empty() ? "'" : ", '") + n + "'";
+  return text;
+}
+
+// Checks the stored parameters against the configured model and flattens them.
+void take_params(StoredSwarm& r) {
+  const std::uint64_t S = static_cast<std::uint64_t>(r.S);
+  const std::vector<LayerParams>& layers = r.file.params;
+  if (layers.size() != r.shape.layers.size())
+    throw RunFileError("run file '" + r.path + "' has " + std::to_string(layers.size()) +
+                       " layers under /params, but its /config describes " +
+                       std::to_string(r.shape.layers.size()));
+  for (std::size_t i = 0; i < layers.size(); ++i) {
+    const DenseLayer& l = r.shape.layers[i];
+    const std::string name = "/params/layer_" + std::to_string(i);
+    const auto check = [&](const Array& a, const Shape& want, const char* t) {
+      if (a.shape != want)
+        throw RunFileError("run file '" + r.path + "': " + name + "/" + t + " has shape " +
+                           shape_text(a.shape) + ", but its /config describes " + shape_text(want));
+    };
+    check(layers[i].W, {S, static_cast<std::uint64_t>(l.in), static_cast<std::uint64_t>(l.out)}, "W");
+    check(layers[i].b, {S, static_cast<std::uint64_t>(l.out)}, "b");
+  }
+  for (const LayerParams& l : layers) {  // ParamLayout order: W_0, b_0, W_1, ... each [S, size]
+    r.params.insert(r.params.end(), l.W.data.begin(), l.W.data.end());
+    r.params.insert(r.params.end(), l.b.data.begin(), l.b.data.end());
+  }
+}
+
+void check_sizes(const StoredSwarm& r) {
+  const std::size_t F = static_cast<std::size_t>(r.shape.inputs());
+  const auto bad = [&](const std::string& what, std::size_t n, std::size_t want) {
+    if (n != 0 && n != want)
+      throw RunFileError("run file '" + r.path + "': " + what + " has " + std::to_string(n) +
+                         " entries but the model has " + std::to_string(want));
+  };
+  if (const std::size_t n = r.file.normalization.mean.data.size(); n > F && n % F == 0)
+    throw UsageError("run file '" + r.path + "' has normalization statistics per member group ([" +
+                     std::to_string(n / F) + ", " + std::to_string(F) + "]); eval and predict support "
+                     "only statistics shared by all members so far");
+  bad("/data/normalization/mean", r.file.normalization.mean.data.size(), F);
+  bad("/data/normalization/std", r.file.normalization.std.data.size(), F);
+  bad("/data/feature_names", r.file.data.feature_names.size(), F);
+  bad("/data/class_names", r.file.data.class_names.size(), static_cast<std::size_t>(r.K));
+}
+
+bool nearly_equal(float a, float b) { return std::abs(a - b) <= 1e-6f * std::max(1.0f, std::abs(b)); }
+
+// The rebuilt data must be the data the run was trained on.
+void check_same_data(const StoredSwarm& run, const PreparedData& d) {
+  const std::string why = "; was " + d.origin + " changed since training? Evaluate it as new data with --data";
+  if (d.features != run.shape.inputs())
+    throw DataError(d.origin + " now has " + std::to_string(d.features) + " features, the model takes " +
+                    std::to_string(run.shape.inputs()) + why);
+  const Normalization& n = run.file.normalization;
+  const bool same = n.mean.data.size() == d.mean.size() &&
+                    std::equal(d.mean.begin(), d.mean.end(), n.mean.data.begin(), nearly_equal) &&
+                    std::equal(d.std.begin(), d.std.end(), n.std.data.begin(), nearly_equal);
+  if (!same)
+    throw DataError("the normalization statistics of " + d.origin +
+                    " differ from those stored in the run file (/data/normalization)" + why);
+  if (!run.file.data.class_names.empty() && run.file.data.class_names != d.class_names)
+    throw DataError("the classes of " + d.origin + " (" + joined(d.class_names) +
+                    ") differ from the run's (" + joined(run.file.data.class_names) + ")" + why);
+}
+
+void append(Inputs& in, const SplitData& s) {
+  in.n += s.n;
+  in.X.insert(in.X.end(), s.X.begin(), s.X.end());
+  in.y.insert(in.y.end(), s.y.begin(), s.y.end());
+}
+
+// Labels of `d` (its own class numbering) as the run's class indices, matched by name.
+void map_classes(const StoredSwarm& run, Dataset& d, const std::string& file) {
+  for (float& y : d.y) {
+    const std::string& name = d.class_names[static_cast<std::size_t>(y)];
+    const auto it = std::find(run.class_names.begin(), run.class_names.end(), name);
+    if (it == run.class_names.end())
+      throw DataError(file + ": class '" + name + "' is not one of the run's classes (" +
+                      joined(run.class_names) + ")");
+    y = static_cast<float>(it - run.class_names.begin());
+  }
+}
+
+bool is_yaml(const std::string& file) {
+  std::string ext = std::filesystem::path(file).extension().string();
+  std::transform(ext.begin(), ext.end(), ext.begin(), [](unsigned char c) { return std::tolower(c); });
+  return ext == ".yaml" || ext == ".yml";
+}
+
+}  // namespace
+
+StoredSwarm load_swarm(const std::string& path, bool own_data) {
+  StoredSwarm r;
+  r.path = path;
+  r.file = read_run_file(path);
+  std::vector<Override> ov;
+  if (!own_data) {  // neither the training data nor its per-member sampling is needed
+    ov.push_back({"data.source", "{type: spirals}"});
+    ov.push_back({"data.per_member", "shared"});
+  }
+  r.cfg = parse_config(r.file.config_yaml, path + ":/config", ov);
+  r.S = r.file.meta.swarm_size;
+  r.first_member = r.file.meta.first_member;
+  const Array& W0 = r.file.params.front().W;
+  if (W0.shape.size() != 3 || W0.shape[0] != static_cast<std::uint64_t>(r.S))
+    throw RunFileError("run file '" + path + "': /params/layer_0/W has shape " + shape_text(W0.shape) +
+                       ", expected [" + std::to_string(r.S) + ", inputs, units] (swarm_size " +
+                       std::to_string(r.S) + ")");
+  const LossType loss = r.cfg.loss.type;
+  const int units = r.cfg.model.layers.back().units;
+  r.classification = is_classification(loss);
+  r.K = num_classes(loss, units);
+  r.shape = make_mlp_shape(r.cfg.model, r.cfg.loss, static_cast<int>(W0.shape[1]), r.K, units);
+  take_params(r);
+  check_sizes(r);
+  r.class_names = r.file.data.class_names;
+  if (r.class_names.empty())
+    for (int k = 0; k < r.K; ++k) r.class_names.push_back(std::to_string(k));
+  return r;
+}
+
+Inputs own_split(const StoredSwarm& run, const std::optional<std::string>& split) {
+  const PreparedData d = prepare_data(load_dataset(run.cfg.data, run.classification), run.cfg.data);
+  check_same_data(run, d);
+  Inputs in;
+  in.split = split.value_or("test");
+  in.batch = std::min(run.cfg.train.batch_size, d.train.n);
+  if (!split && d.test.n == 0) {
+    in.split = "train";
+    spdlog::info("the run has no test split: evaluating on the training split, which the members "
+                 "were trained on (optimistic)");
+  }
+  if (in.split == "all") {
+    for (const SplitData* s : {&d.train, &d.val, &d.test}) append(in, *s);
+    in.source = "all samples of " + d.origin;
+    return in;
+  }
+  const SplitData& s = in.split == "test" ? d.test : in.split == "val" ? d.val : d.train;
+  if (s.n == 0)
+    throw UsageError("the run has no " + in.split + " split (data.split." + in.split +
+                     " is 0 in its config); choose another --split");
+  append(in, s);
+  in.source = in.split + " split of " + d.origin;
+  const Predictions* stored = run.file.find_predictions(in.split);
+  if (stored && !stored->targets.data.empty() && stored->targets.data != in.y)
+    throw DataError("the rebuilt " + in.split + " split of " + d.origin + " differs from the one in /predictions/" +
+                    in.split + "; was the data changed since training? Evaluate it as new data with --data");
+  return in;
+}
+
+Inputs new_data(const StoredSwarm& run, const std::string& file, bool labeled) {
+  const int F = run.shape.inputs();
+  Dataset d;
+  Inputs in;
+  in.split = "data";
+  if (is_yaml(file)) {
+    // Only the data section matters: a placeholder model and loss let the file leave them out.
+    const Config c = load_config(file, {{"model", "{layers: [{units: 1}]}"}, {"loss", "mse"}});
+    d = load_dataset(c.data, run.classification);
+    in.source = file + " (" + d.origin + ")";
+  } else {
+    const DataInfo& info = run.file.data;
+    if (info.feature_names.empty())
+      throw UsageError("run file '" + run.path + "' has no /data/feature_names (written by an older "
+                       "turbanet), so CSV columns cannot be matched; pass a YAML config instead");
+    SourceConfig src;
+    src.type = "csv";
+    src.path = file;
+    src.features = info.feature_names;
+    if (labeled) src.target = info.target.empty() ? "label" : info.target;
+    d = load_csv(src, run.classification);
+    in.source = file;
+  }
+  if (d.features != F)
+    throw DataError(file + ": the data has " + std::to_string(d.features) + " features, but the model takes " +
+                    std::to_string(F) + (run.file.data.feature_names.empty() ? "" : " (" + joined(run.file.data.feature_names) + ")"));
+  if (labeled && run.classification) map_classes(run, d, file);
+  if (labeled && !run.classification && d.targets != run.shape.outputs())
+    throw DataError(file + ": the data has " + std::to_string(d.targets) + " target values per sample, the model " +
+                    std::to_string(run.shape.outputs()));
+  apply_normalization(d.X, F, run.file.normalization.mean.data, run.file.normalization.std.data);
+  in.n = d.n;
+  in.X = std::move(d.X);
+  if (labeled) in.y = std::move(d.y);
+  in.batch = run.cfg.train.batch_size;
+  return in;
+}
+
+SwarmPredictions run_swarm(const StoredSwarm& run, const Inputs& in, int threads) {
+  std::string note;
+  const std::unique_ptr<Backend> be = make_backend({DeviceKind::Auto, threads}, &note);
+  if (!note.empty()) spdlog::debug("{}", note);
+  return predict_swarm(*be, run.shape, run.cfg.loss.type, run.params, run.S, in.X, in.n, in.batch);
+}
+
+int with_user_errors(const std::function<int()>& fn) {
+  try {
+    return fn();
+  } catch (const UsageError& e) {
+    spdlog::error("{}", e.what());
+  } catch (const RunFileError& e) {
+    spdlog::error("{}", e.what());
+  } catch (const ConfigError& e) {
+    spdlog::error("{}", e.what());
+  } catch (const DataError& e) {
+    spdlog::error("{}", e.what());
+  } catch (const BackendError& e) {
+    spdlog::error("{}", e.what());
+  }
+  return kExitUsage;
+}
+
+void write_text_atomically(const std::string& path, const std::string& text) {
+  namespace fs = std::filesystem;
+  const fs::path target(path), tmp = target.string() + ".tmp";
+  std::error_code ec;
+  {
+    std::ofstream out(tmp, std::ios::binary);
+    out << text;
+    out.flush();
+    if (!out) {
+      fs::remove(tmp, ec);
+      throw RunFileError("cannot write '" + path + "': " + std::strerror(errno));
+    }
+  }
+  fs::rename(tmp, target, ec);
+  if (ec) {
+    const std::string why = ec.message();
+    fs::remove(tmp, ec);
+    throw RunFileError("cannot write '" + path + "': " + why);
+  }
+}
+
+Combine parse_combine(const std::string& name, bool classification) {
+  for (Combine c : {Combine::MeanProb, Combine::Vote, Combine::MeanLogit}) {
+    if (name != to_string(c)) continue;
+    if (c == Combine::Vote && !classification)
+      throw UsageError("--combine vote needs a classification run; a regression ensemble is the mean");
+    return c;
+  }
+  throw UsageError("--combine: unknown rule '" + name + "'; allowed: mean_prob, vote, mean_logit");
+}
+
+}  // namespace tn

@@ -1,0 +1,77 @@
+// A trained swarm loaded back from its run file for eval and predict: the configuration,
+// model shape and parameters, checked against each other, and the inputs it can be run on
+// (its own splits, rebuilt, or new data preprocessed with the stored statistics).
+#pragma once
+#include <functional>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "config/config.h"
+#include "data/dataset.h"
+#include "eval/combine.h"
+#include "io/run_file.h"
+#include "model/mlp.h"
+
+namespace tn {
+
+// A bad command line or a request the run cannot serve (exit 2).
+struct UsageError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+struct StoredSwarm {
+  std::string path;
+  RunFile file;
+  Config cfg;
+  MlpShape shape;
+  std::vector<float> params;  // ParamLayout(shape, S) order
+  int S = 0, first_member = 0;
+  bool classification = false;
+  int K = 0;                             // classes (2 for bce); 0 for regression
+  std::vector<std::string> class_names;  // stored, else "0".."K-1"
+};
+
+// Reads the run file and its /config and checks that the parameters fit the model. With
+// `own_data` false the config's data source is replaced (so a training CSV that has moved
+// does not matter); the stored feature names and statistics are used instead. Throws
+// RunFileError, ConfigError or UsageError.
+StoredSwarm load_swarm(const std::string& path, bool own_data);
+
+// Samples to evaluate or predict, preprocessed as in training.
+struct Inputs {
+  std::string split;   // "test", "val", "train", "all" or "data"
+  std::string source;  // for reports: "test split of spirals(n=512)" or the file
+  int n = 0;
+  std::vector<float> X;  // [n, F] normalized
+  std::vector<float> y;  // [n] labels or [n, targets] values; empty for unlabeled inputs
+  int batch = 1;         // forward batch rows: the training batch, to reproduce its predictions
+};
+
+// Rebuilds split `split` ("test", "val", "train" or "all") of the run's own data, checking
+// that it still matches the run (normalization statistics, classes, stored targets).
+// No split named: test, else train (logged). Throws UsageError, DataError, ConfigError.
+Inputs own_split(const StoredSwarm& run, const std::optional<std::string>& split);
+
+// New data from `file`: a YAML config (its data section, every sample) or a CSV file with
+// the run's feature columns by name (and, when `labeled`, its target column: the run's
+// CSV target, or "label" for runs on built-in data). Labels are mapped to the run's classes
+// by name. Throws DataError, ConfigError, UsageError.
+Inputs new_data(const StoredSwarm& run, const std::string& file, bool labeled);
+
+// Every member's outputs and logits on `in`, on the CPU backend with `threads` threads.
+SwarmPredictions run_swarm(const StoredSwarm& run, const Inputs& in, int threads);
+
+// Runs fn() and returns its exit code; a user error it throws (UsageError, RunFileError,
+// ConfigError, DataError, BackendError) is logged and gives kExitUsage.
+int with_user_errors(const std::function<int()>& fn);
+
+// Writes `text` to a temporary file beside `path`, then renames it over `path`. Throws
+// RunFileError (exit 1) naming the file.
+void write_text_atomically(const std::string& path, const std::string& text);
+
+// "mean_prob" | "vote" | "mean_logit" → Combine; vote needs a classification run.
+Combine parse_combine(const std::string& name, bool classification);
+
+}  // namespace tn

@@ -1,0 +1,93 @@
+// Per-member training sets.
+#include "data/member_sets.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace tn {
+
+std::uint32_t MemberSets::max_size() const {
+  if (equal_sizes()) return m;
+  std::uint32_t mx = 0;
+  for (std::size_t s = 0; s + 1 < offset.size(); ++s) mx = std::max(mx, offset[s + 1] - offset[s]);
+  return mx;
+}
+
+namespace {
+
+std::uint32_t fraction_of(double f, int n) {
+  return static_cast<std::uint32_t>(std::max<long>(1, std::lround(f * n)));
+}
+
+MemberSets shards(const Config& cfg, int n) {
+  const int S = cfg.swarm.size;
+  if (S > n)
+    throw ConfigError("data.per_member: shards splits the " + std::to_string(n) + " training samples into " +
+                      std::to_string(S) + " parts, so some members would get none; use fewer members");
+  MemberSets r;
+  r.mode = SampleMode::Sets;
+  r.rows.resize(n);
+  random_permutation(cfg.seed, Purpose::Shards, 0, static_cast<std::uint32_t>(n), r.rows.data());
+  for (int s = 0; s <= S; ++s) r.offset.push_back(static_cast<std::uint32_t>(static_cast<std::int64_t>(s) * n / S));
+  return r;
+}
+
+MemberSets groups(const Config& cfg, const PreparedData& data) {
+  const int G = static_cast<int>(data.group_names.size());
+  if (cfg.swarm.size != G || cfg.swarm.first_member != 0)
+    throw ConfigError("swarm.size: data.per_member group_by '" + cfg.data.group_by + "' makes one member per group, and the data has " +
+                      std::to_string(G) + " groups; set swarm.size: " + std::to_string(G) + " and first_member: 0");
+  MemberSets r;
+  r.mode = SampleMode::Sets;
+  r.names = data.group_names;
+  std::vector<std::uint32_t> count(G + 1, 0);
+  for (int g : data.train.group) ++count[g + 1];
+  for (int g = 0; g < G; ++g) {
+    if (count[g + 1] == 0)
+      throw ConfigError("data.per_member: group '" + data.group_names[g] + "' of column '" + cfg.data.group_by +
+                        "' has no samples in the training split; give it more rows or lower split.val/test");
+    count[g + 1] += count[g];
+  }
+  r.offset = count;
+  r.rows.resize(data.train.n);
+  std::vector<std::uint32_t> next(count.begin(), count.end() - 1);
+  for (int i = 0; i < data.train.n; ++i) r.rows[next[data.train.group[i]]++] = static_cast<std::uint32_t>(i);
+  return r;
+}
+
+}  // namespace
+
+MemberSets make_member_sets(const Config& cfg, const PreparedData& data) {
+  const int n = data.train.n;
+  MemberSets r;
+  switch (cfg.data.per_member) {
+    case PerMember::Shared:
+      r.mode = SampleMode::Shared;
+      r.m = static_cast<std::uint32_t>(n);
+      return r;
+    case PerMember::Bootstrap:
+      r.mode = SampleMode::Bootstrap;
+      r.m = fraction_of(cfg.data.member_fraction, n);
+      return r;
+    case PerMember::Subsample:
+      r.mode = SampleMode::Subsample;
+      r.m = fraction_of(cfg.data.member_fraction, n);
+      return r;
+    case PerMember::Shards: return shards(cfg, n);
+    case PerMember::GroupBy: return groups(cfg, data);
+  }
+  return r;
+}
+
+void member_epoch_rows(const MemberSets& sets, int s, const std::uint32_t* order, std::uint32_t stride,
+                       std::uint32_t* out) {
+  const std::uint32_t size = sets.size(s), begin = sets.offset[s], total = sets.max_size();
+  std::uint32_t k = 0;
+  for (std::uint32_t p = 0; p < total && k < size; ++p) {
+    const std::uint32_t j = order ? order[p] : p;
+    if (j < size) out[k++] = sets.rows[begin + j];
+  }
+  for (; k < stride; ++k) out[k] = sets.rows[begin];
+}
+
+}  // namespace tn

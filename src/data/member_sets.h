@@ -1,0 +1,38 @@
+// What each member trains on, from data.per_member: the sampler mode and per-member set
+// sizes; for shards and group_by also each member's rows of the training split.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "config/config.h"
+#include "data/prepare.h"
+#include "data/sampler.h"
+
+namespace tn {
+
+struct MemberSets {
+  SampleMode mode = SampleMode::Shared;
+  std::uint32_t m = 0;                 // equal-size modes: samples per member
+  std::vector<std::uint32_t> rows;     // sets mode: members' training rows, concatenated
+  std::vector<std::uint32_t> offset;   // sets mode: [S + 1] start of local member s in rows
+  std::vector<std::string> names;      // group_by: the group of each member
+
+  bool equal_sizes() const { return mode != SampleMode::Sets; }
+  std::uint32_t size(int s) const { return equal_sizes() ? m : offset[s + 1] - offset[s]; }
+  std::uint32_t max_size() const;
+};
+
+// Builds the sets for members [first_member, first_member + size). Throws ConfigError when
+// the swarm does not fit the mode (group_by needs one member per group; shards need at
+// least one sample per member).
+MemberSets make_member_sets(const Config& cfg, const PreparedData& data);
+
+// Writes member s's epoch order over its set into out[0..size): the shared epoch order of
+// [0, max_size) filtered to values below the member's size (a uniformly random order of
+// its own samples), mapped to training rows; positions up to `stride` are padded with the
+// member's first row (never used by a loss: those rows are masked).
+void member_epoch_rows(const MemberSets& sets, int s, const std::uint32_t* order, std::uint32_t stride,
+                       std::uint32_t* out);
+
+}  // namespace tn

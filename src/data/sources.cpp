@@ -1,0 +1,63 @@
+// load_dataset: the one dispatch from data.source.type to a generator or file reader, and
+// the hdf5 source (its file access lives in io/h5_source.cpp).
+#include "data/sources.h"
+
+#include <utility>
+
+#include "io/h5_source.h"
+
+namespace tn {
+namespace {
+
+// Fails unless the loss kind fits a source whose targets are always classes or numbers.
+void require_kind(const SourceConfig& s, bool classification, bool source_has_classes) {
+  if (classification == source_has_classes) return;
+  if (source_has_classes)
+    throw DataError("data.source: " + s.type + " has class labels; use loss cross_entropy (one "
+                    "output per class) or bce (one output, two classes)");
+  throw DataError("data.source: " + s.type + " has real-valued targets; use a regression loss "
+                  "(mse, mae or huber)");
+}
+
+}  // namespace
+
+Dataset load_hdf5(const SourceConfig& s, bool classification) {
+  std::vector<io::H5Request> requests = {{s.x_dataset, "data.source.x_dataset"},
+                                         {s.y_dataset, "data.source.y_dataset"}};
+  if (!s.test_x_dataset.empty()) {
+    requests.push_back({s.test_x_dataset, "data.source.test_x_dataset"});
+    requests.push_back({s.test_y_dataset, "data.source.test_y_dataset"});
+  }
+  std::vector<NumericArray> arrays = io::read_h5_arrays(s.path, requests);
+  SourceArrays a;
+  a.X = std::move(arrays[0]);
+  a.y = std::move(arrays[1]);
+  if (arrays.size() == 4) {
+    a.test_X = std::move(arrays[2]);
+    a.test_y = std::move(arrays[3]);
+  }
+  return dataset_from_arrays(std::move(a), classification, s.path);
+}
+
+Dataset load_dataset(const DataConfig& data, bool classification) {
+  const SourceConfig& s = data.source;
+  if (s.type == "spirals" || s.type == "moons") {
+    require_kind(s, classification, true);
+    return s.type == "spirals" ? make_spirals(s) : make_moons(s);
+  }
+  if (s.type == "sine") {
+    require_kind(s, classification, false);
+    return make_sine(s);
+  }
+  if (s.type == "csv")
+    return load_csv(s, classification, data.per_member == PerMember::GroupBy ? data.group_by : "");
+  if (s.type == "idx") {
+    require_kind(s, classification, true);
+    return load_idx(s);
+  }
+  if (s.type == "npy") return load_npy(s, classification);
+  if (s.type == "hdf5") return load_hdf5(s, classification);
+  throw DataError("data.source.type: unknown source '" + s.type + "'");
+}
+
+}  // namespace tn

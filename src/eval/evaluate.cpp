@@ -1,0 +1,93 @@
+// Per-member, member-mean and ensemble metrics.
+#include "eval/evaluate.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+namespace tn {
+namespace {
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+Metrics metrics_of(const float* P, const std::vector<int>* pred, const std::vector<int>& labels,
+                   const std::vector<float>& targets, int N, int width, bool classification) {
+  if (!classification) return regression_metrics(P, targets.data(), N, width);
+  std::vector<int> own;
+  if (!pred) {
+    own.resize(N);
+    for (int i = 0; i < N; ++i) own[i] = argmax(P + static_cast<std::size_t>(i) * width, width);
+    pred = &own;
+  }
+  return classification_metrics(P, pred->data(), labels.data(), N, width);
+}
+
+// Mean and population standard deviation of the used members' values (and mean confusion).
+void summarize(const Evaluation& e, const std::vector<int>& used, Metrics& mean, Metrics& sd) {
+  const std::size_t M = e.names.size();
+  mean.values.assign(M, kNaN);
+  sd.values.assign(M, kNaN);
+  if (used.empty()) return;
+  for (std::size_t m = 0; m < M; ++m) {
+    double sum = 0, sq = 0;
+    for (int s : used) sum += e.members[s].values[m];
+    const double mu = sum / used.size();
+    for (int s : used) sq += (e.members[s].values[m] - mu) * (e.members[s].values[m] - mu);
+    mean.values[m] = mu;
+    sd.values[m] = std::sqrt(sq / used.size());
+  }
+  if (!e.classification) return;
+  mean.confusion.assign(e.members[used.front()].confusion.size(), 0.0);
+  for (int s : used)
+    for (std::size_t i = 0; i < mean.confusion.size(); ++i)
+      mean.confusion[i] += e.members[s].confusion[i] / used.size();
+}
+
+}  // namespace
+
+Evaluation evaluate(const SwarmPredictions& p, LossType loss, const std::vector<float>& targets,
+                    Combine how) {
+  Evaluation e;
+  e.classification = is_classification(loss);
+  e.names = e.classification ? classification_metric_names() : regression_metric_names();
+  e.combined = combine(p, loss, how);
+  const int N = p.N, width = e.combined.width;
+  std::vector<int> labels;
+  if (e.classification)
+    for (float y : targets) labels.push_back(static_cast<int>(y));
+  e.members.resize(p.S);
+  for (Metrics& m : e.members) m.values.assign(e.names.size(), kNaN);
+  for (int s : e.combined.used) {
+    const std::vector<float> P = e.classification
+        ? class_probabilities(p, loss, s)
+        : std::vector<float>(p.outputs.begin() + static_cast<std::ptrdiff_t>(s) * N * width,
+                             p.outputs.begin() + static_cast<std::ptrdiff_t>(s + 1) * N * width);
+    e.members[s] = metrics_of(P.data(), nullptr, labels, targets, N, width, e.classification);
+  }
+  summarize(e, e.combined.used, e.member_mean, e.member_std);
+  if (e.combined.used.empty()) {
+    e.ensemble.values.assign(e.names.size(), kNaN);
+  } else {
+    e.ensemble = metrics_of(e.combined.prediction.data(), &e.combined.label, labels, targets, N,
+                            width, e.classification);
+  }
+  return e;
+}
+
+std::vector<int> rank_members(const Evaluation& e) {
+  std::vector<int> order = e.combined.used;
+  const auto at = [&](const char* name) {
+    return static_cast<std::size_t>(std::find(e.names.begin(), e.names.end(), name) - e.names.begin());
+  };
+  const std::size_t first = at(e.classification ? "accuracy" : "mse"), loss = at("log_loss");
+  const auto better = [&](int a, int b) {
+    const std::vector<double>&va = e.members[a].values, &vb = e.members[b].values;
+    if (!e.classification) return va[first] < vb[first];
+    if (va[first] != vb[first]) return va[first] > vb[first];
+    return va[loss] < vb[loss];
+  };
+  std::stable_sort(order.begin(), order.end(), better);
+  return order;
+}
+
+}  // namespace tn

@@ -1,0 +1,79 @@
+// Writes and reads prediction files (see io/prediction_file.h and docs/run-file.md).
+#include "io/prediction_file.h"
+
+#include "io/h5.h"
+#include "io/h5_file.h"
+
+namespace tn {
+namespace {
+
+constexpr const char* kKind = "predictions file";
+constexpr int kFormatVersion = 1;
+
+void write_array(hid_t file, const std::string& name, const Array& a) {
+  if (a.size() > 0) h5::write_floats(file, name, a.shape, a.data.data());
+}
+
+void read_array(hid_t file, const std::string& name, Array& a) {
+  if (h5::exists(file, name)) h5::read_floats(file, name, a.shape, a.data);
+}
+
+void write_objects(hid_t file, const PredictionFile& p) {
+  h5::set_string_attr(file, "/", "format", "turbanet predictions");
+  h5::set_int_attr(file, "/", "format_version", kFormatVersion, H5T_STD_I32LE);
+  h5::set_string_attr(file, "/", "run", p.run);
+  h5::set_string_attr(file, "/", "input", p.input);
+  h5::set_string_attr(file, "/", "task", p.task);
+  h5::set_string_attr(file, "/", "combine", p.combine);
+  h5::write_strings(file, "/feature_names", p.feature_names);
+  if (!p.class_names.empty()) h5::write_strings(file, "/class_names", p.class_names);
+  h5::write_ints(file, "/member", p.member);
+  h5::write_ints(file, "/excluded_members", p.excluded);
+  write_array(file, "/members", p.members);
+  write_array(file, "/ensemble", p.ensemble);
+  write_array(file, "/ensemble_std", p.ensemble_std);
+  if (!p.label.empty()) h5::write_ints(file, "/label", p.label);
+  write_array(file, "/entropy", p.entropy);
+  write_array(file, "/mutual_information", p.mutual_information);
+  write_array(file, "/disagreement", p.disagreement);
+}
+
+PredictionFile read_objects(hid_t file, const std::string& path) {
+  if (!h5::has_attr(file, "/", "format") || h5::get_string_attr(file, "/", "format") != "turbanet predictions")
+    throw RunFileError("'" + path + "' is not a turbanet predictions file");
+  PredictionFile p;
+  p.run = h5::get_string_attr(file, "/", "run");
+  p.input = h5::get_string_attr(file, "/", "input");
+  p.task = h5::get_string_attr(file, "/", "task");
+  p.combine = h5::get_string_attr(file, "/", "combine");
+  p.feature_names = h5::read_strings(file, "/feature_names");
+  if (h5::exists(file, "/class_names")) p.class_names = h5::read_strings(file, "/class_names");
+  p.member = h5::read_ints(file, "/member");
+  p.excluded = h5::read_ints(file, "/excluded_members");
+  read_array(file, "/members", p.members);
+  read_array(file, "/ensemble", p.ensemble);
+  read_array(file, "/ensemble_std", p.ensemble_std);
+  if (h5::exists(file, "/label")) p.label = h5::read_ints(file, "/label");
+  read_array(file, "/entropy", p.entropy);
+  read_array(file, "/mutual_information", p.mutual_information);
+  read_array(file, "/disagreement", p.disagreement);
+  return p;
+}
+
+}  // namespace
+
+void write_prediction_file(const std::string& path, const PredictionFile& p) {
+  io::write_h5_atomically(path, kKind, [&](hid_t file) { write_objects(file, p); });
+}
+
+PredictionFile read_prediction_file(const std::string& path) {
+  h5::Session session;
+  h5::Handle file = io::open_h5_for_reading(path, kKind);
+  try {
+    return read_objects(file.get(), path);
+  } catch (const h5::Error& e) {
+    throw RunFileError("cannot read " + std::string(kKind) + " '" + path + "': " + e.what());
+  }
+}
+
+}  // namespace tn

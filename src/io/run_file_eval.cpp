@@ -1,0 +1,107 @@
+// Writes and reads the evaluation groups /eval/<split>/ (see docs/run-file.md).
+#include "io/run_file_eval.h"
+
+#include <utility>
+
+namespace tn::io {
+namespace {
+
+void write_if_present(hid_t file, const std::string& name, const Array& a) {
+  if (a.size() > 0) h5::write_floats(file, name, a.shape, a.data.data());
+}
+
+void read_if_present(hid_t file, const std::string& name, Array& a) {
+  if (h5::exists(file, name)) h5::read_floats(file, name, a.shape, a.data);
+}
+
+// A group whose attributes are the metric values (member_mean, member_std, ensemble).
+void write_summary(hid_t file, const std::string& g, const std::vector<std::string>& metrics,
+                   const std::vector<double>& values, const Array& confusion) {
+  h5::Handle group = h5::create_group(file, g);
+  for (std::size_t m = 0; m < metrics.size(); ++m)
+    h5::set_double_attr(group.get(), g, metrics[m].c_str(), values[m]);
+  group.close("group " + g);
+  write_if_present(file, g + "/confusion", confusion);
+}
+
+std::vector<double> read_summary(hid_t file, const std::string& g,
+                                 const std::vector<std::string>& metrics, Array* confusion) {
+  h5::Handle group = h5::open_group(file, g);
+  std::vector<double> values;
+  for (const std::string& m : metrics) values.push_back(h5::get_double_attr(group.get(), g, m.c_str()));
+  if (confusion) read_if_present(file, g + "/confusion", *confusion);
+  return values;
+}
+
+EvalRecord read_eval(hid_t file, const std::string& split) {
+  const std::string g = "/eval/" + split;
+  EvalRecord e;
+  e.split = split;
+  {
+    h5::Handle group = h5::open_group(file, g);
+    e.source = h5::get_string_attr(group.get(), g, "source");
+    e.task = h5::get_string_attr(group.get(), g, "task");
+    e.combine = h5::get_string_attr(group.get(), g, "combine");
+    e.n_samples = static_cast<int>(h5::get_int_attr(group.get(), g, "n_samples"));
+  }
+  e.metrics = h5::read_strings(file, g + "/metrics");
+  e.member = h5::read_ints(file, g + "/members/member");
+  const std::size_t S = e.member.size(), M = e.metrics.size();
+  e.members.assign(S * M, 0.0);
+  for (std::size_t m = 0; m < M; ++m) {
+    const std::vector<double> v = h5::read_doubles(file, g + "/members/" + e.metrics[m]);
+    if (v.size() != S) throw h5::Error(g + "/members/" + e.metrics[m] + " does not have one value per member");
+    for (std::size_t s = 0; s < S; ++s) e.members[s * M + m] = v[s];
+  }
+  read_if_present(file, g + "/members/confusion", e.member_confusion);
+  e.member_mean = read_summary(file, g + "/member_mean", e.metrics, &e.member_mean_confusion);
+  e.member_std = read_summary(file, g + "/member_std", e.metrics, nullptr);
+  e.ensemble = read_summary(file, g + "/ensemble", e.metrics, &e.ensemble_confusion);
+  e.excluded = h5::read_ints(file, g + "/excluded_members");
+  read_if_present(file, g + "/per_sample/ensemble", e.ensemble_prediction);
+  read_if_present(file, g + "/per_sample/entropy", e.entropy);
+  read_if_present(file, g + "/per_sample/mutual_information", e.mutual_information);
+  read_if_present(file, g + "/per_sample/disagreement", e.disagreement);
+  return e;
+}
+
+}  // namespace
+
+void write_eval(hid_t file, const EvalRecord& e) {
+  const std::string g = "/eval/" + e.split;
+  {
+    h5::Handle group = h5::create_group(file, g);
+    h5::set_string_attr(group.get(), g, "split", e.split);
+    h5::set_string_attr(group.get(), g, "source", e.source);
+    h5::set_string_attr(group.get(), g, "task", e.task);
+    h5::set_string_attr(group.get(), g, "combine", e.combine);
+    h5::set_int_attr(group.get(), g, "n_samples", e.n_samples, H5T_STD_I32LE);
+    group.close("group " + g);
+  }
+  h5::write_strings(file, g + "/metrics", e.metrics);
+  h5::write_ints(file, g + "/members/member", e.member);
+  const std::size_t S = e.member.size(), M = e.metrics.size();
+  for (std::size_t m = 0; m < M; ++m) {
+    std::vector<double> column(S);
+    for (std::size_t s = 0; s < S; ++s) column[s] = e.members[s * M + m];
+    h5::write_doubles(file, g + "/members/" + e.metrics[m], column);
+  }
+  write_if_present(file, g + "/members/confusion", e.member_confusion);
+  write_summary(file, g + "/member_mean", e.metrics, e.member_mean, e.member_mean_confusion);
+  write_summary(file, g + "/member_std", e.metrics, e.member_std, {});
+  write_summary(file, g + "/ensemble", e.metrics, e.ensemble, e.ensemble_confusion);
+  h5::write_ints(file, g + "/excluded_members", e.excluded);
+  write_if_present(file, g + "/per_sample/ensemble", e.ensemble_prediction);
+  write_if_present(file, g + "/per_sample/entropy", e.entropy);
+  write_if_present(file, g + "/per_sample/mutual_information", e.mutual_information);
+  write_if_present(file, g + "/per_sample/disagreement", e.disagreement);
+}
+
+std::vector<EvalRecord> read_evals(hid_t file) {
+  std::vector<EvalRecord> all;
+  if (!h5::exists(file, "/eval")) return all;
+  for (const std::string& split : h5::list_group(file, "/eval")) all.push_back(read_eval(file, split));
+  return all;
+}
+
+}  // namespace tn::io
