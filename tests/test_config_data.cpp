@@ -261,6 +261,7 @@ TEST_CASE("config data: normalization") {
   CHECK(to_yaml(parse(data("{source: spirals}"))).find("normalize_per_member") == std::string::npos);
   CHECK_HAS(error_of(data("{source: spirals, normalize: standard, normalize_per_member: true}")),
             "data.normalize_per_member: only applies to group_by; per_member is 'shared'");
+  CHECK_FALSE(parse(data("{source: spirals, normalize_per_member: false}")).data.normalize_per_member);
   CHECK_HAS(error_of(data("{source: " + csv + ", per_member: {group_by: store}, "
                           "normalize_per_member: true}")),
             "data.normalize_per_member: has no effect with normalize: none; set data.normalize "

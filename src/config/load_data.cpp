@@ -211,10 +211,10 @@ void read_data(const Field& f, DataConfig& d, const std::string& base_dir) {
   read_per_member(f["per_member"], d);
   f.get("normalize", d.normalize, {Normalize::None, Normalize::Standard, Normalize::MinMax});
   if (Field p = f["normalize_per_member"]; p.present()) {
-    if (d.per_member != PerMember::GroupBy)
+    d.normalize_per_member = p.boolean();  // false is allowed anywhere: it is the default
+    if (d.normalize_per_member && d.per_member != PerMember::GroupBy)
       p.fail(std::string("only applies to group_by; per_member is '") + to_string(d.per_member) +
              "'");
-    d.normalize_per_member = p.boolean();
     if (d.normalize_per_member && d.normalize == Normalize::None)
       p.fail("has no effect with normalize: none; set data.normalize to standard or minmax");
   }

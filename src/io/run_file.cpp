@@ -179,6 +179,21 @@ void write_data_info(hid_t file, const DataInfo& d) {
   group.close("group /data");
 }
 
+void write_members(hid_t file, const MemberData& m) {
+  if (m.per_member.empty()) return;
+  h5::Handle g = h5::exists(file, "/members") ? h5::open_group(file, "/members") : h5::create_group(file, "/members");
+  h5::set_string_attr(g.get(), "/members", "per_member", m.per_member);
+  h5::set_double_attr(g.get(), "/members", "fraction", m.fraction);
+  if (!m.group_by.empty()) h5::set_string_attr(g.get(), "/members", "group_by", m.group_by);
+  g.close("group /members");
+  h5::write_ints(file, "/members/sample_count", m.sample_count);
+  if (!m.set_offset.empty()) {
+    h5::write_ints(file, "/members/set_offset", m.set_offset);
+    h5::write_ints(file, "/members/set_rows", m.set_rows);
+  }
+  if (!m.group_names.empty()) h5::write_strings(file, "/members/group_names", m.group_names);
+}
+
 void write_objects(hid_t file, const RunFile& run) {
   h5::set_int_attr(file, "/", "format_version", kFormatVersion, H5T_STD_I32LE);
   h5::write_string_dataset(file, "/config", run.config_yaml);
@@ -191,8 +206,14 @@ void write_objects(hid_t file, const RunFile& run) {
   write_if_present(file, "/history/val_accuracy", run.val_accuracy);
   if (!run.diverged_epoch.empty())
     h5::write_ints(file, "/members/diverged_epoch", run.diverged_epoch);
+  write_members(file, run.members);
   write_if_present(file, "/data/normalization/mean", run.normalization.mean);
   write_if_present(file, "/data/normalization/std", run.normalization.std);
+  if (!run.normalization.method.empty()) {
+    h5::Handle g = h5::open_group(file, "/data/normalization");
+    h5::set_string_attr(g.get(), "/data/normalization", "method", run.normalization.method);
+    g.close("group /data/normalization");
+  }
   write_data_info(file, run.data);
   for (const Predictions& p : run.predictions) write_predictions(file, p);
   for (const EvalRecord& e : run.evals) io::write_eval(file, e);
@@ -221,6 +242,12 @@ class Reader {
     }
     read_optional("/data/normalization/mean", run.normalization.mean);
     read_optional("/data/normalization/std", run.normalization.std);
+    if (h5::exists(file_, "/data/normalization")) {
+      h5::Handle g = h5::open_group(file_, "/data/normalization");
+      if (h5::has_attr(g.get(), "/data/normalization", "method"))
+        run.normalization.method = h5::get_string_attr(g.get(), "/data/normalization", "method");
+    }
+    read_members(run.members);
     read_data_info(run.data);
     run.predictions = read_predictions();
     run.evals = io::read_evals(file_);
@@ -303,6 +330,23 @@ class Reader {
           {read_array(layer_name(root, i) + "/W"), read_array(layer_name(root, i) + "/b")});
     }
     return layers;
+  }
+
+  void read_members(MemberData& m) const {
+    if (!h5::exists(file_, "/members/sample_count")) return;  // written before per-member data modes
+    h5::Handle g = h5::open_group(file_, "/members");
+    if (h5::has_attr(g.get(), "/members", "per_member"))
+      m.per_member = h5::get_string_attr(g.get(), "/members", "per_member");
+    if (h5::has_attr(g.get(), "/members", "fraction"))
+      m.fraction = h5::get_double_attr(g.get(), "/members", "fraction");
+    if (h5::has_attr(g.get(), "/members", "group_by"))
+      m.group_by = h5::get_string_attr(g.get(), "/members", "group_by");
+    m.sample_count = h5::read_ints(file_, "/members/sample_count");
+    if (h5::exists(file_, "/members/set_offset")) {
+      m.set_offset = h5::read_ints(file_, "/members/set_offset");
+      m.set_rows = h5::read_ints(file_, require("/members/set_rows"));
+    }
+    if (h5::exists(file_, "/members/group_names")) m.group_names = h5::read_strings(file_, "/members/group_names");
   }
 
   void read_data_info(DataInfo& d) const {

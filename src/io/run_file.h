@@ -50,8 +50,24 @@ struct Predictions {
   Array targets;        // [N] class labels (classification) or [N, outputs] values
 };
 
+// x' = (x − mean) / std per feature ([F]), or per member group ([G, F], group_by with
+// normalize_per_member). For method "minmax", mean holds the minimum and std the range.
 struct Normalization {
-  Array mean, std;  // [features]; empty when normalize: none
+  std::string method;  // "standard" or "minmax"; empty when normalize: none
+  Array mean, std;
+};
+
+// What each member trained on (/members): enough to recompute every member's samples.
+// bootstrap and subsample sets follow from (seed in /config, member, sample_count) through
+// the documented counter-based functions; shards and group_by store their rows.
+struct MemberData {
+  std::string per_member;                // shared | bootstrap | subsample | shards | group_by
+  double fraction = 1.0;                 // bootstrap and subsample
+  std::vector<int> sample_count;         // [S] samples per member per epoch
+  std::vector<int> set_offset;           // shards, group_by: [S + 1] start of member s in set_rows
+  std::vector<int> set_rows;             // shards, group_by: training-split indices of each member's samples
+  std::vector<std::string> group_names;  // group_by: [S] the group of each member
+  std::string group_by;                  // group_by: the column
 };
 
 // What the inputs and outputs mean: /data/feature_names, /data/class_names, /data@target.
@@ -91,6 +107,7 @@ struct RunFile {
   Array train_accuracy;                  // /history/train_accuracy [S, epochs], classification
   Array val_accuracy;                    // /history/val_accuracy [S, epochs], classification with val
   std::vector<int> diverged_epoch;       // /members/diverged_epoch [S], -1 = never
+  MemberData members;                    // /members/...
   Normalization normalization;           // /data/normalization/{mean,std}
   DataInfo data;                         // /data/{feature_names,class_names}, /data@target
   std::vector<Predictions> predictions;  // /predictions/<split>/..., one per split

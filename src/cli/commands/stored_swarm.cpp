@@ -59,12 +59,11 @@ void check_sizes(const StoredSwarm& r) {
       throw RunFileError("run file '" + r.path + "': " + what + " has " + std::to_string(n) +
                          " entries but the model has " + std::to_string(want));
   };
-  if (const std::size_t n = r.file.normalization.mean.data.size(); n > F && n % F == 0)
-    throw UsageError("run file '" + r.path + "' has normalization statistics per member group ([" +
-                     std::to_string(n / F) + ", " + std::to_string(F) + "]); eval and predict support "
-                     "only statistics shared by all members so far");
-  bad("/data/normalization/mean", r.file.normalization.mean.data.size(), F);
-  bad("/data/normalization/std", r.file.normalization.std.data.size(), F);
+  // Statistics per member group (group_by with normalize_per_member) are [G, F].
+  const std::size_t G = std::max<std::size_t>(1, r.file.members.group_names.size());
+  const std::size_t stats = r.file.normalization.mean.data.size() == G * F ? G * F : F;
+  bad("/data/normalization/mean", r.file.normalization.mean.data.size(), stats);
+  bad("/data/normalization/std", r.file.normalization.std.data.size(), stats);
   bad("/data/feature_names", r.file.data.feature_names.size(), F);
   bad("/data/class_names", r.file.data.class_names.size(), static_cast<std::size_t>(r.K));
 }
@@ -123,6 +122,7 @@ StoredSwarm load_swarm(const std::string& path, bool own_data) {
   if (!own_data) {  // neither the training data nor its per-member sampling is needed
     ov.push_back({"data.source", "{type: spirals}"});
     ov.push_back({"data.per_member", "shared"});
+    ov.push_back({"data.normalize_per_member", "false"});  // group statistics are in the run file
   }
   r.cfg = parse_config(r.file.config_yaml, path + ":/config", ov);
   r.S = r.file.meta.swarm_size;
@@ -174,6 +174,27 @@ Inputs own_split(const StoredSwarm& run, const std::optional<std::string>& split
   return in;
 }
 
+// For statistics per member group: each sample's group as the run's group index, matched by
+// name (the data must have the run's group_by column). Empty otherwise.
+std::vector<int> run_groups(const StoredSwarm& run, const Dataset& d, const std::string& file) {
+  const std::vector<std::string>& names = run.file.members.group_names;
+  if (run.file.normalization.mean.data.size() <= static_cast<std::size_t>(d.features)) return {};
+  if (d.group.empty())
+    throw DataError(file + ": the run normalizes each group of column '" + run.file.members.group_by +
+                    "' with its own statistics, so the data needs that column");
+  std::vector<int> to_run(d.group_names.size());
+  for (std::size_t g = 0; g < d.group_names.size(); ++g) {
+    const auto it = std::find(names.begin(), names.end(), d.group_names[g]);
+    if (it == names.end())
+      throw DataError(file + ": group '" + d.group_names[g] + "' of column '" + run.file.members.group_by +
+                      "' was not in the training data, so it has no normalization statistics");
+    to_run[g] = static_cast<int>(it - names.begin());
+  }
+  std::vector<int> group(d.group.size());
+  for (std::size_t i = 0; i < group.size(); ++i) group[i] = to_run[d.group[i]];
+  return group;
+}
+
 Inputs new_data(const StoredSwarm& run, const std::string& file, bool labeled) {
   const int F = run.shape.inputs();
   Dataset d;
@@ -194,7 +215,8 @@ Inputs new_data(const StoredSwarm& run, const std::string& file, bool labeled) {
     src.path = file;
     src.features = info.feature_names;
     if (labeled) src.target = info.target.empty() ? "label" : info.target;
-    d = load_csv(src, run.classification);
+    const bool grouped = run.file.normalization.mean.data.size() > static_cast<std::size_t>(F);
+    d = load_csv(src, run.classification, grouped ? run.file.members.group_by : "");
     in.source = file;
   }
   if (d.features != F)
@@ -204,7 +226,8 @@ Inputs new_data(const StoredSwarm& run, const std::string& file, bool labeled) {
   if (labeled && !run.classification && d.targets != run.shape.outputs())
     throw DataError(file + ": the data has " + std::to_string(d.targets) + " target values per sample, the model " +
                     std::to_string(run.shape.outputs()));
-  apply_normalization(d.X, F, run.file.normalization.mean.data, run.file.normalization.std.data);
+  apply_normalization(d.X, F, run.file.normalization.mean.data, run.file.normalization.std.data,
+                      run_groups(run, d, file));
   in.n = d.n;
   in.X = std::move(d.X);
   if (labeled) in.y = std::move(d.y);

@@ -101,8 +101,20 @@ FinalEval evaluate_final(const Config& cfg, const PreparedData& data, const Trai
   return f;
 }
 
-RunFile build_run_file(const Config& cfg, const PreparedData& data, const TrainOutput& t,
-                       const Backend& be, double wall, const FinalEval& final_eval) {
+MemberData member_data(const Config& cfg, const MemberSets& sets) {
+  MemberData m;
+  m.per_member = to_string(cfg.data.per_member);
+  m.fraction = cfg.data.member_fraction;
+  for (int s = 0; s < cfg.swarm.size; ++s) m.sample_count.push_back(static_cast<int>(sets.size(s)));
+  m.set_offset.assign(sets.offset.begin(), sets.offset.end());
+  m.set_rows.assign(sets.rows.begin(), sets.rows.end());
+  m.group_names = sets.names;
+  if (cfg.data.per_member == PerMember::GroupBy) m.group_by = cfg.data.group_by;
+  return m;
+}
+
+RunFile build_run_file(const Config& cfg, const PreparedData& data, const MemberSets& sets,
+                       const TrainOutput& t, const Backend& be, double wall, const FinalEval& final_eval) {
   RunFile r;
   const std::uint64_t S = cfg.swarm.size, E = t.epochs;
   r.config_yaml = to_yaml(cfg);
@@ -117,9 +129,13 @@ RunFile build_run_file(const Config& cfg, const PreparedData& data, const TrainO
   r.train_accuracy = hist(t.train_acc);
   r.val_accuracy = hist(t.val_acc);
   r.diverged_epoch = t.diverged_epoch;
+  r.members = member_data(cfg, sets);
   if (!data.mean.empty()) {
-    r.normalization.mean = make_array({static_cast<std::uint64_t>(data.features)}, data.mean);
-    r.normalization.std = make_array({static_cast<std::uint64_t>(data.features)}, data.std);
+    const std::uint64_t F = data.features, G = data.mean.size() / F;
+    const std::vector<std::uint64_t> shape = G > 1 ? std::vector<std::uint64_t>{G, F} : std::vector<std::uint64_t>{F};
+    r.normalization.method = to_string(cfg.data.normalize);
+    r.normalization.mean = make_array(shape, data.mean);
+    r.normalization.std = make_array(shape, data.std);
   }
   r.data = {data.feature_names, data.class_names, cfg.data.source.type == "csv" ? cfg.data.source.target : ""};
   r.put(make_predictions(t.pred_split, final_eval.preds, final_eval.split->y, is_classification(cfg.loss.type)));
@@ -152,6 +168,7 @@ int run_train(const TrainOptions& opt) {
   const auto wall_start = std::chrono::steady_clock::now();
   Config cfg;
   PreparedData data;
+  MemberSets sets;
   std::unique_ptr<Backend> be;
   try {
     cfg = resolve_config(opt);
@@ -162,6 +179,7 @@ int run_train(const TrainOptions& opt) {
     const bool classification = is_classification(cfg.loss.type);
     data = prepare_data(load_dataset(cfg.data, classification), cfg.data);
     make_mlp_shape(cfg.model, cfg.loss, data.features, data.num_classes, data.targets);  // validates
+    sets = make_member_sets(cfg, data);
   } catch (const ConfigError& e) {
     spdlog::error("{}", e.what());
     return kExitUsage;
@@ -180,7 +198,7 @@ int run_train(const TrainOptions& opt) {
                data.num_classes ? fmt::format(", {} classes", data.num_classes) : "");
 
   Progress progress(cfg.train.epochs, cfg.train.log_every, opt.verbosity == Verbosity::Quiet);
-  TrainOutput t = train_swarm(cfg, data, *be, [&](const EpochStats& st) { progress(st); });
+  TrainOutput t = train_swarm(cfg, data, sets, *be, [&](const EpochStats& st) { progress(st); });
   progress.finish();
   log_summary(cfg, t);
   spdlog::debug("kernel: {}", t.kernel);
@@ -188,7 +206,7 @@ int run_train(const TrainOptions& opt) {
 
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
   try {
-    write_run_file(cfg.output.path, build_run_file(cfg, data, t, *be, wall, final_eval));
+    write_run_file(cfg.output.path, build_run_file(cfg, data, sets, t, *be, wall, final_eval));
   } catch (const RunFileError& e) {
     spdlog::error("{}", e.what());
     return kExitIo;
