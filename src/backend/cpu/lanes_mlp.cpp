@@ -20,7 +20,7 @@ constexpr int L = kLanes;
 
 // Rows of the batch that go through forward, loss and backward together: their activations
 // stay in L1/L2 while the weights and their gradients stay resident across chunks.
-constexpr int kRowChunk = 32;
+constexpr int kRowChunk = 16;
 
 // Offsets (in floats) of one lane group's arrays inside the worker's scratch; activations
 // hold `B` rows (a row chunk).
@@ -242,8 +242,12 @@ void gather_rows(const FusedBatch& fb, const LaneLayout& lay, float* ws, int g0,
     const std::uint32_t pos = fb.pos0 + r0 + b;
     std::int64_t idx[L];
     idx[0] = fb.sampler->index(fb.member0 + g0, pos);
-    for (int l = 1; l < L; ++l)
-      idx[l] = shared || l >= nm ? idx[0] : fb.sampler->index(fb.member0 + g0 + l, pos);
+    if (shared) {
+      std::fill(idx + 1, idx + L, idx[0]);
+    } else {
+      for (int l = 1; l < nm; ++l) idx[l] = fb.sampler->index(fb.member0 + g0 + l, pos);
+      std::fill(idx + nm, idx + L, idx[0]);
+    }
     for (int f = 0; f < F; ++f) {
       float* xo = x + (static_cast<std::int64_t>(b) * F + f) * L;
       for (int l = 0; l < L; ++l) xo[l] = fb.X[idx[l] * F + f];
