@@ -68,4 +68,18 @@ TN_HD T huber_elem(T p, T y, T delta, T* grad) {
   return delta * (ad - T(0.5) * delta);
 }
 
+// Calls f.template operator()<L>() with the loss as a compile-time constant, so kernels
+// switch once per op and not once per sample.
+template <class F>
+decltype(auto) dispatch_loss(LossType l, F&& f) {
+  switch (l) {
+    case LossType::Bce: return f.template operator()<LossType::Bce>();
+    case LossType::Mse: return f.template operator()<LossType::Mse>();
+    case LossType::Mae: return f.template operator()<LossType::Mae>();
+    case LossType::Huber: return f.template operator()<LossType::Huber>();
+    case LossType::CrossEntropy: break;
+  }
+  return f.template operator()<LossType::CrossEntropy>();
+}
+
 }  // namespace tn

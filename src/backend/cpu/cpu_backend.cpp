@@ -168,18 +168,6 @@ float sample_loss(const LossConfig& cfg, int O, const float* z, const float* y, 
   }
 }
 
-template <class F>
-decltype(auto) dispatch_loss(LossType l, F&& f) {
-  switch (l) {
-    case LossType::Bce: return f.template operator()<LossType::Bce>();
-    case LossType::Mse: return f.template operator()<LossType::Mse>();
-    case LossType::Mae: return f.template operator()<LossType::Mae>();
-    case LossType::Huber: return f.template operator()<LossType::Huber>();
-    case LossType::CrossEntropy: break;
-  }
-  return f.template operator()<LossType::CrossEntropy>();
-}
-
 template <bool G>
 void loss_impl(const LossConfig& cfg, int S, int B, int O, const float* Z, std::int64_t sZ,
                const float* Y, std::int64_t sY, float* dZ, double* loss_sum, double* correct,

@@ -199,18 +199,6 @@ void lanes_loss(const LossConfig& cfg, int B, int r0, const int* valid, int O, i
   }
 }
 
-template <class F>
-decltype(auto) dispatch_loss_type(LossType t, F&& f) {
-  switch (t) {
-    case LossType::Bce: return f.template operator()<LossType::Bce>();
-    case LossType::Mse: return f.template operator()<LossType::Mse>();
-    case LossType::Mae: return f.template operator()<LossType::Mae>();
-    case LossType::Huber: return f.template operator()<LossType::Huber>();
-    case LossType::CrossEntropy: break;
-  }
-  return f.template operator()<LossType::CrossEntropy>();
-}
-
 // Parameters of members [g0, g0 + nm) of the block into lanes 0..nm-1 (other lanes zero),
 // and their gradients zeroed.
 void interleave_params(const FusedBatch& fb, const LaneLayout& lay, float* ws, int g0, int nm) {
@@ -334,7 +322,7 @@ void lanes_loss_grad(const FusedBatch& fb) {
       const int rows = std::min(rc, fb.B - r0);
       gather_rows(fb, lay, ws, g0, nm, r0, rows);
       forward(s, lay, ws, rows);
-      dispatch_loss_type(fb.loss->type, [&]<LossType LT>() {
+      dispatch_loss(fb.loss->type, [&]<LossType LT>() {
         lanes_loss<LT>(*fb.loss, rows, r0, valid, O, fb.T, ws + lay.A.back(), ws + lay.Y, ws + lay.dA, loss, correct);
       });
       backward(s, lay, ws, rows);
