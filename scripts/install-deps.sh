@@ -13,6 +13,7 @@ PACKAGES=(
   libopenblas-serial-dev             # large per-member GEMMs (serial: the threads are ours)
   libcsv-dev                         # CSV parsing (RFC 4180 quoting)
   python3 python3-h5py python3-numpy # the tests check that h5py reads run files
+  python3-yaml                       # scripts/check_member.py reads /config
   dataset-fashion-mnist              # real data: configs/fashion-mnist-*.yaml and its test
 )
 missing=()

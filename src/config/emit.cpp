@@ -57,12 +57,16 @@ const char* to_string(LayerConfig::Init init) {
 
 namespace {
 
-// Shortest text that reads back as exactly the same value (float or double).
+// Shortest text that reads back as exactly the same value (float or double), written so
+// that YAML 1.1 readers (PyYAML) also see a number: "1e-08" becomes "1.0e-08".
 template <class T>
 std::string exact(T v) {
   char buf[64];
   auto r = std::to_chars(buf, buf + sizeof buf, v);
-  return std::string(buf, r.ptr);
+  std::string s(buf, r.ptr);
+  const std::size_t e = s.find('e');
+  if (e != std::string::npos && s.find('.') == std::string::npos) s.insert(e, ".0");
+  return s;
 }
 
 // Key/value writers: one overload per value type, so every value is emitted as text.

@@ -194,6 +194,15 @@ void write_members(hid_t file, const MemberData& m) {
   if (!m.group_names.empty()) h5::write_strings(file, "/members/group_names", m.group_names);
 }
 
+void write_splits(hid_t file, const std::vector<DataSplit>& splits) {
+  for (const DataSplit& d : splits) {
+    const std::string root = "/data/splits/" + d.name;
+    h5::write_ints(file, root + "/rows", d.rows);
+    write_if_present(file, root + "/X", d.X);
+    write_if_present(file, root + "/y", d.y);
+  }
+}
+
 void write_objects(hid_t file, const RunFile& run) {
   h5::set_int_attr(file, "/", "format_version", kFormatVersion, H5T_STD_I32LE);
   h5::write_string_dataset(file, "/config", run.config_yaml);
@@ -207,6 +216,7 @@ void write_objects(hid_t file, const RunFile& run) {
   if (!run.diverged_epoch.empty())
     h5::write_ints(file, "/members/diverged_epoch", run.diverged_epoch);
   write_members(file, run.members);
+  write_splits(file, run.splits);
   write_if_present(file, "/data/normalization/mean", run.normalization.mean);
   write_if_present(file, "/data/normalization/std", run.normalization.std);
   if (!run.normalization.method.empty()) {
@@ -248,6 +258,7 @@ class Reader {
         run.normalization.method = h5::get_string_attr(g.get(), "/data/normalization", "method");
     }
     read_members(run.members);
+    read_splits(run.splits);
     read_data_info(run.data);
     run.predictions = read_predictions();
     run.evals = io::read_evals(file_);
@@ -330,6 +341,19 @@ class Reader {
           {read_array(layer_name(root, i) + "/W"), read_array(layer_name(root, i) + "/b")});
     }
     return layers;
+  }
+
+  void read_splits(std::vector<DataSplit>& splits) const {
+    if (!h5::exists(file_, "/data/splits")) return;
+    for (const std::string& name : h5::list_group(file_, "/data/splits")) {
+      DataSplit d;
+      d.name = name;
+      const std::string root = "/data/splits/" + name;
+      d.rows = h5::read_ints(file_, require(root + "/rows"));
+      read_optional(root + "/X", d.X);
+      read_optional(root + "/y", d.y);
+      splits.push_back(std::move(d));
+    }
   }
 
   void read_members(MemberData& m) const {

@@ -57,6 +57,16 @@ struct Normalization {
   Array mean, std;
 };
 
+// One split of the prepared data (/data/splits/<name>): which source rows it holds and,
+// when small (at most 2^20 input values), the inputs after normalization and the targets,
+// so the run can be checked or re-plotted without the original data.
+struct DataSplit {
+  std::string name;       // "train", "val", "test"
+  std::vector<int> rows;  // [n] row of each sample in the source data (after the split permutation)
+  Array X;                // [n, F] as the model saw it (normalized), or empty
+  Array y;                // [n] class labels or [n, T] values, or empty
+};
+
 // What each member trained on (/members): enough to recompute every member's samples.
 // bootstrap and subsample sets follow from (seed in /config, member, sample_count) through
 // the documented counter-based functions; shards and group_by store their rows.
@@ -108,6 +118,7 @@ struct RunFile {
   Array val_accuracy;                    // /history/val_accuracy [S, epochs], classification with val
   std::vector<int> diverged_epoch;       // /members/diverged_epoch [S], -1 = never
   MemberData members;                    // /members/...
+  std::vector<DataSplit> splits;         // /data/splits/<name>/...
   Normalization normalization;           // /data/normalization/{mean,std}
   DataInfo data;                         // /data/{feature_names,class_names}, /data@target
   std::vector<Predictions> predictions;  // /predictions/<split>/..., one per split

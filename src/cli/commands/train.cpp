@@ -113,6 +113,23 @@ MemberData member_data(const Config& cfg, const MemberSets& sets) {
   return m;
 }
 
+// Each non-empty split's source rows, and its data when small enough to carry along.
+std::vector<DataSplit> data_splits(const PreparedData& data) {
+  constexpr std::size_t kMaxValues = 1 << 20;
+  std::vector<DataSplit> out;
+  for (const SplitData* s : {&data.train, &data.val, &data.test}) {
+    if (s->n == 0) continue;
+    DataSplit d{s->name, s->rows, {}, {}};
+    if (s->X.size() <= kMaxValues) {
+      const std::uint64_t n = s->n;
+      d.X = make_array({n, static_cast<std::uint64_t>(data.features)}, s->X);
+      d.y = data.num_classes > 0 ? make_array({n}, s->y) : make_array({n, static_cast<std::uint64_t>(data.targets)}, s->y);
+    }
+    out.push_back(std::move(d));
+  }
+  return out;
+}
+
 RunFile build_run_file(const Config& cfg, const PreparedData& data, const MemberSets& sets,
                        const TrainOutput& t, const Backend& be, double wall, const FinalEval& final_eval) {
   RunFile r;
@@ -130,6 +147,7 @@ RunFile build_run_file(const Config& cfg, const PreparedData& data, const Member
   r.val_accuracy = hist(t.val_acc);
   r.diverged_epoch = t.diverged_epoch;
   r.members = member_data(cfg, sets);
+  r.splits = data_splits(data);
   if (!data.mean.empty()) {
     const std::uint64_t F = data.features, G = data.mean.size() / F;
     const std::vector<std::uint64_t> shape = G > 1 ? std::vector<std::uint64_t>{G, F} : std::vector<std::uint64_t>{F};
