@@ -33,6 +33,9 @@ class Backend {
   virtual void to_host(void* dst, const void* src, std::size_t bytes) = 0;
   template <class T>
   T* alloc(std::size_t count) { return static_cast<T*>(alloc_bytes(count * sizeof(T))); }
+  // True when device memory is host memory: read-only host data (the training set) can then
+  // be passed to ops in place instead of copied.
+  virtual bool host_memory() const { return false; }
 
   // Runs fn(begin, end, worker) over blocks of members covering [0, S), at most
   // `max_block` members each. Blocks may run concurrently on distinct workers
@@ -144,7 +147,9 @@ inline void gemm_rm(Backend& be, Trans ta, Trans tb, int M, int N, int K, float 
 
 struct BackendOptions {
   DeviceKind device = DeviceKind::Auto;
-  int threads = 0;  // 0 = all hardware threads
+  int threads = 0;       // 0 = all hardware threads
+  int device_index = 0;  // GPU ordinal for cuda (cuda:N) and auto
+  bool tf32 = false;     // CUDA: allow TF32 tensor-core GEMMs (device_precision: tf32)
 };
 
 // Picks and creates the backend. Throws BackendError when the request cannot be met.

@@ -16,22 +16,36 @@ namespace tn {
 namespace {
 
 // Device copies of one split.
+// Device copies of one split; a backend whose memory is host memory reads the split in
+// place (the training data exists once in the process).
 struct DeviceSplit {
   Backend& be;
-  float* X = nullptr;
-  float* Y = nullptr;
+  const float* X = nullptr;
+  const float* Y = nullptr;
   int n = 0;
+  bool owned = false;
   DeviceSplit(Backend& b, const SplitData& s, int F, int T) : be(b), n(s.n) {
     if (n == 0) return;
-    X = be.alloc<float>(s.X.size());
-    Y = be.alloc<float>(s.y.size());
-    be.to_device(X, s.X.data(), s.X.size() * sizeof(float));
-    be.to_device(Y, s.y.data(), s.y.size() * sizeof(float));
+    if (be.host_memory()) {
+      X = s.X.data();
+      Y = s.y.data();
+      return;
+    }
+    float* x = be.alloc<float>(s.X.size());
+    float* y = be.alloc<float>(s.y.size());
+    be.to_device(x, s.X.data(), s.X.size() * sizeof(float));
+    be.to_device(y, s.y.data(), s.y.size() * sizeof(float));
+    X = x;
+    Y = y;
+    owned = true;
   }
   ~DeviceSplit() {
-    if (X) be.release(X);
-    if (Y) be.release(Y);
+    if (!owned) return;
+    be.release(const_cast<float*>(X));
+    be.release(const_cast<float*>(Y));
   }
+  DeviceSplit(const DeviceSplit&) = delete;
+  DeviceSplit& operator=(const DeviceSplit&) = delete;
 };
 
 // A swarm array in ParamLayout order on the device.

@@ -14,6 +14,7 @@ class CpuBackend final : public Backend {
   int workers() const override { return threads_; }
 
   void* alloc_bytes(std::size_t bytes) override;
+  bool host_memory() const override { return true; }
   void release(void* p) override;
   void to_device(void* dst, const void* src, std::size_t bytes) override;
   void to_host(void* dst, const void* src, std::size_t bytes) override;
