@@ -65,6 +65,7 @@ inline void check_same(const Config& a, const Config& b) {
   CHECK(a.name == b.name);
   CHECK(a.seed == b.seed);
   CHECK(a.device == b.device);
+  CHECK(a.device_index == b.device_index);
   CHECK(a.swarm.size == b.swarm.size);
   CHECK(a.swarm.first_member == b.swarm.first_member);
   REQUIRE(a.model.layers.size() == b.model.layers.size());

@@ -1,20 +1,65 @@
 // Backend selection: which device a run uses, decided once and passed explicitly.
 #include "backend/cpu/cpu_backend.h"
+#include "backend/devices.h"
+#if defined(TURBANET_HAVE_CUDA)
+#include "backend/cuda/cuda_backend.h"
+#endif
 
 namespace tn {
 
-std::unique_ptr<Backend> make_backend(const BackendOptions& opt, std::string* log_note) {
-  switch (opt.device) {
-    case DeviceKind::Cuda:
-      throw BackendError(
-          "device: cuda was requested, but this turbanet build has no CUDA backend yet; "
-          "use device: cpu (or auto, which falls back to the CPU)");
-    case DeviceKind::Auto:
-      if (log_note) *log_note = "device: auto -> cpu (this build has no CUDA backend)";
-      break;
+#if !defined(TURBANET_HAVE_CUDA)
+bool cuda_built() { return false; }
+std::vector<GpuInfo> list_gpus(std::string* why) {
+  if (why) *why = "this turbanet build has no CUDA backend";
+  return {};
+}
+#endif
+
+DeviceChoice choose_device(DeviceKind kind, int index, bool built_with_cuda,
+                           const std::vector<GpuInfo>& gpus, const std::string& no_gpu_reason) {
+  DeviceChoice c;
+  const std::string reason = no_gpu_reason.empty() ? "no CUDA device found" : no_gpu_reason;
+  switch (kind) {
     case DeviceKind::Cpu:
-      break;
+      return c;
+    case DeviceKind::Cuda:
+      if (!built_with_cuda)
+        throw BackendError("device: cuda was requested, but this turbanet build has no CUDA backend "
+                           "(rebuild with -DTURBANET_CUDA=ON); use device: cpu or auto");
+      if (gpus.empty())
+        throw BackendError("device: cuda was requested, but " + reason +
+                           "; use device: cpu or auto (`turbanet devices` lists GPUs)");
+      if (index < 0 || index >= static_cast<int>(gpus.size()))
+        throw BackendError("device: cuda:" + std::to_string(index) + " was requested, but there " +
+                           (gpus.size() == 1 ? "is 1 GPU (cuda:0)"
+                                             : "are " + std::to_string(gpus.size()) + " GPUs (cuda:0..cuda:" +
+                                                   std::to_string(gpus.size() - 1) + ")"));
+      c.cuda = true;
+      c.index = index;
+      return c;
+    case DeviceKind::Auto:
+      if (built_with_cuda && index >= 0 && index < static_cast<int>(gpus.size())) {
+        c.cuda = true;
+        c.index = index;
+        c.note = "device: auto -> cuda:" + std::to_string(index) + " (" + gpus[index].name + ")";
+      } else {
+        c.note = std::string("device: auto -> cpu (") +
+                 (built_with_cuda ? reason : "this build has no CUDA backend") + ")";
+      }
+      return c;
   }
+  return c;
+}
+
+std::unique_ptr<Backend> make_backend(const BackendOptions& opt, std::string* log_note) {
+  std::vector<GpuInfo> gpus;
+  std::string why;
+  if (opt.device != DeviceKind::Cpu) gpus = list_gpus(&why);
+  const DeviceChoice c = choose_device(opt.device, opt.device_index, cuda_built(), gpus, why);
+  if (log_note && !c.note.empty()) *log_note = c.note;
+#if defined(TURBANET_HAVE_CUDA)
+  if (c.cuda) return std::make_unique<CudaBackend>(c.index, opt.tf32);
+#endif
   return std::make_unique<CpuBackend>(opt.threads);
 }
 

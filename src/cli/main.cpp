@@ -80,6 +80,9 @@ int main(int argc, char** argv) {
   add_verbosity(p, &quiet, &verbose);
   p->footer("Example: turbanet predict runs/iris.h5 --input data/iris.csv --out runs/iris-predictions.h5");
 
+  CLI::App* d = app.add_subcommand("devices", "List the GPUs this build can train on (name, memory, compute capability)");
+  d->footer("Example: turbanet devices");
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -101,6 +104,7 @@ int main(int argc, char** argv) {
       eval.verbosity = verbosity(quiet, verbose);
       return tn::run_eval(eval);
     }
+    if (d->parsed()) return tn::run_devices();
     if (p->parsed()) {
       if (p->count("--out")) predict.out = predict_out;
       predict.verbosity = verbosity(quiet, verbose);

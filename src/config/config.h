@@ -125,6 +125,7 @@ struct Config {
   std::string name = "run";
   std::uint64_t seed = 0;
   DeviceKind device = DeviceKind::Auto;
+  int device_index = 0;  // GPU ordinal: device: cuda:N (cuda and auto use GPU 0 otherwise)
   SwarmConfig swarm;
   ModelConfig model;
   LossConfig loss;

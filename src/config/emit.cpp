@@ -237,7 +237,9 @@ std::string to_yaml(const Config& c) {
   e << YAML::BeginMap;
   kv(e, "name", c.name);
   kv(e, "seed", c.seed);
-  kv(e, "device", to_string(c.device));
+  kv(e, "device", c.device == DeviceKind::Cuda && c.device_index != 0
+                      ? "cuda:" + std::to_string(c.device_index)
+                      : std::string(to_string(c.device)));
   begin(e, "swarm");
   kv(e, "size", c.swarm.size);
   kv(e, "first_member", c.swarm.first_member);

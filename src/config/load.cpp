@@ -139,6 +139,21 @@ void read_output(const Field& f, Config& c) {
   if (c.output.path.empty()) c.output.path = "runs/" + c.name + ".h5";
 }
 
+// device: auto | cpu | cuda | cuda:N (N a GPU ordinal).
+void read_device(const Field& f, Config& c) {
+  if (!f.present()) return;
+  const std::string v = f.string();
+  if (v.rfind("cuda:", 0) == 0) {
+    const std::string n = v.substr(5);
+    if (n.empty() || n.size() > 4 || n.find_first_not_of("0123456789") != std::string::npos)
+      f.fail("expected cuda:N with N a GPU index (0, 1, ...), got '" + v + "'");
+    c.device = DeviceKind::Cuda;
+    c.device_index = std::stoi(n);
+    return;
+  }
+  c.device = f.choice({DeviceKind::Auto, DeviceKind::Cpu, DeviceKind::Cuda});
+}
+
 // Checks that involve more than one section.
 void check_consistency(const Field& root, const Config& c) {
   const LayerConfig& last = c.model.layers.back();
@@ -154,7 +169,7 @@ Config read_config(const Field& root, const std::string& base_dir) {
   Config c;
   read_name(root["name"], c.name);
   root.get("seed", c.seed);
-  root.get("device", c.device, {DeviceKind::Auto, DeviceKind::Cpu, DeviceKind::Cuda});
+  read_device(root["device"], c);
   read_swarm(root["swarm"], c.swarm);
   c.model = read_model(root.required("model"));
   read_loss(root["loss"], c.loss);

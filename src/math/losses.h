@@ -68,6 +68,44 @@ TN_HD T huber_elem(T p, T y, T delta, T* grad) {
   return delta * (ad - T(0.5) * delta);
 }
 
+// One sample's loss: outputs z[O] against y (a class label for cross_entropy, else O
+// values), the mean over outputs for regression. When G, writes dL/dz (not yet divided by
+// the batch size) into g[O]; cross_entropy needs g as softmax scratch even without G. Adds
+// the sample's correct fraction to *correct. Used by every backend's loss ops.
+template <LossType L, bool G>
+TN_HD float sample_loss(float delta, int O, const float* z, const float* y, float* g, double* correct) {
+  float buf[1];
+  if constexpr (L == LossType::CrossEntropy) {
+    int argmax = 0;
+    const int label = static_cast<int>(y[0]);
+    const float l = softmax_xent(z, O, label, g, &argmax);
+    *correct += argmax == label ? 1.0 : 0.0;
+    return l;
+  } else {
+    float total = 0.0f;
+    for (int j = 0; j < O; ++j) {
+      float* gj = G ? g + j : buf;
+      float l;
+      if constexpr (L == LossType::Bce) {
+        l = bce_logit(z[j], y[j], gj);
+        *correct += ((z[j] > 0.0f) == (y[j] > 0.5f)) ? 1.0 / O : 0.0;
+      } else if constexpr (L == LossType::Mse) {
+        l = mse_elem(z[j], y[j], gj);
+      } else if constexpr (L == LossType::Mae) {
+        l = mae_elem(z[j], y[j], gj);
+      } else {
+        l = huber_elem(z[j], y[j], delta, gj);
+      }
+      total += l;
+    }
+    if (G && O > 1) {
+      const float inv = 1.0f / static_cast<float>(O);
+      for (int j = 0; j < O; ++j) g[j] *= inv;
+    }
+    return total / static_cast<float>(O);
+  }
+}
+
 // Calls f.template operator()<L>() with the loss as a compile-time constant, so kernels
 // switch once per op and not once per sample.
 template <class F>

@@ -26,7 +26,7 @@ struct OptStep {
   float lr, beta1, beta2, eps, weight_decay, momentum, alpha;
   float bias_correction1, bias_correction2;
   bool nesterov;
-  bool skip;  // the member takes no step now (its data is exhausted for this epoch)
+  bool skip = false;  // the member takes no step now (its data is exhausted for this epoch)
 };
 
 // Gradient-norm clipping factor (PyTorch's clip_grad_norm_): min(1, clip / (‖g‖ + 1e-6)).

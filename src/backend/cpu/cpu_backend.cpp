@@ -126,53 +126,13 @@ void CpuBackend::bias_grad(int S, int rows, int cols, const float* dZ, std::int6
 
 namespace {
 
-// Loss of one sample's outputs z[O] against its targets y, writing dL/dz (unscaled) into g
-// when G is true. Returns the loss; adds correct predictions to *correct.
-template <LossType L, bool G>
-float sample_loss(const LossConfig& cfg, int O, const float* z, const float* y, float* g, double* correct) {
-  float buf[1];
-  if constexpr (L == LossType::CrossEntropy) {
-    int argmax = 0;
-    thread_local std::vector<float> scratch;
-    float* out = g;
-    if constexpr (!G) {
-      scratch.resize(O);
-      out = scratch.data();
-    }
-    const int label = static_cast<int>(y[0]);
-    const float l = softmax_xent(z, O, label, out, &argmax);
-    *correct += argmax == label ? 1.0 : 0.0;
-    return l;
-  } else {
-    float total = 0.0f;
-    for (int j = 0; j < O; ++j) {
-      float* gj = G ? g + j : buf;
-      float l;
-      if constexpr (L == LossType::Bce) {
-        l = bce_logit(z[j], y[j], gj);
-        *correct += ((z[j] > 0.0f) == (y[j] > 0.5f)) ? 1.0 / O : 0.0;
-      } else if constexpr (L == LossType::Mse) {
-        l = mse_elem(z[j], y[j], gj);
-      } else if constexpr (L == LossType::Mae) {
-        l = mae_elem(z[j], y[j], gj);
-      } else {
-        l = huber_elem(z[j], y[j], cfg.huber_delta, gj);
-      }
-      total += l;
-    }
-    if (G && O > 1) {
-      const float inv = 1.0f / static_cast<float>(O);
-      for (int j = 0; j < O; ++j) g[j] *= inv;
-    }
-    return total / static_cast<float>(O);
-  }
-}
-
 template <bool G>
 void loss_impl(const LossConfig& cfg, int S, int B, int O, const float* Z, std::int64_t sZ,
                const float* Y, std::int64_t sY, float* dZ, double* loss_sum, double* correct,
                const int* rows) {
   const int T = cfg.type == LossType::CrossEntropy ? 1 : O;
+  thread_local std::vector<float> scratch;  // softmax outputs when no gradient is wanted
+  scratch.resize(O);
   dispatch_loss(cfg.type, [&]<LossType L>() {
     for (int s = 0; s < S; ++s) {
       const int valid = rows ? rows[s] : B;
@@ -182,8 +142,8 @@ void loss_impl(const LossConfig& cfg, int S, int B, int O, const float* Z, std::
       double sum = 0.0;
       for (int b = 0; b < valid; ++b) {
         const std::int64_t z_off = s * sZ + static_cast<std::int64_t>(b) * O;
-        float* g = G ? dZ + z_off : nullptr;
-        sum += sample_loss<L, G>(cfg, O, Z + z_off, Y + s * sY + static_cast<std::int64_t>(b) * T, g, &correct[s]);
+        float* g = G ? dZ + z_off : scratch.data();
+        sum += sample_loss<L, G>(cfg.huber_delta, O, Z + z_off, Y + s * sY + static_cast<std::int64_t>(b) * T, g, &correct[s]);
         if constexpr (G)
           for (int j = 0; j < O; ++j) g[j] *= inv_b;
       }

@@ -52,4 +52,11 @@ struct PredictOptions {
 // `turbanet predict`: ensemble and member predictions with per-sample uncertainty.
 int run_predict(const PredictOptions& opt);
 
+struct GpuInfo;
+// `turbanet devices`: the GPUs this build can use (name, memory, compute capability), or a
+// line saying there are none; exit 0 either way.
+int run_devices();
+// The listing run_devices prints, for `gpus` (empty: "no CUDA device: <why>").
+std::string format_devices(const std::vector<GpuInfo>& gpus, const std::string& why);
+
 }  // namespace tn

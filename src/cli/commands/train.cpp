@@ -192,7 +192,7 @@ int run_train(const TrainOptions& opt) {
     cfg = resolve_config(opt);
     check_output_path(cfg.output.path, opt.force);
     std::string note;
-    be = make_backend({cfg.device, opt.threads}, &note);
+    be = make_backend({cfg.device, opt.threads, cfg.device_index}, &note);
     if (!note.empty()) spdlog::info("{}", note);
     const bool classification = is_classification(cfg.loss.type);
     data = prepare_data(load_dataset(cfg.data, classification), cfg.data);

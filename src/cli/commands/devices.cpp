@@ -1,0 +1,31 @@
+// `turbanet devices`: lists the GPUs the CUDA backend can use, or says there are none.
+#include <cstdio>
+
+#include "backend/devices.h"
+#include "backend/memory_plan.h"
+#include "cli/commands/commands.h"
+
+namespace tn {
+
+std::string format_devices(const std::vector<GpuInfo>& gpus, const std::string& why) {
+  if (gpus.empty()) return "no CUDA device: " + (why.empty() ? std::string("none found") : why) +
+                           "\n(device: auto trains on the CPU)\n";
+  std::string s;
+  for (const GpuInfo& g : gpus) {
+    s += "cuda:" + std::to_string(g.index) + "  " + g.name + "  compute capability " +
+         std::to_string(g.cc_major) + "." + std::to_string(g.cc_minor) + "  memory " +
+         format_bytes(static_cast<std::int64_t>(g.total_bytes)) + " (" +
+         format_bytes(static_cast<std::int64_t>(g.free_bytes)) + " free)  " +
+         std::to_string(g.sm_count) + " SMs\n";
+  }
+  return s;
+}
+
+int run_devices() {
+  std::string why;
+  const std::vector<GpuInfo> gpus = list_gpus(&why);
+  std::fputs(format_devices(gpus, why).c_str(), stdout);
+  return kExitOk;
+}
+
+}  // namespace tn
