@@ -7,6 +7,9 @@
 #include <fstream>
 #include <sstream>
 
+#include <spdlog/sinks/ostream_sink.h>
+#include <spdlog/spdlog.h>
+
 #include "cli/commands/commands.h"
 #include "io/run_file.h"
 
@@ -31,6 +34,19 @@ const std::string kGood =
     "name: cli\nseed: 1\nswarm: {size: 4}\nmodel:\n  layers:\n    - {type: dense, units: 8, activation: relu}\n"
     "    - {type: dense, units: 2}\nloss: cross_entropy\noptimizer: {type: adam, lr: 0.01}\n"
     "data:\n  source: {type: spirals, n: 64}\n  split: {train: 0.75, test: 0.25}\ntrain: {epochs: 5, batch_size: 16}\n";
+
+// What the logger printed while fn ran (the CLI's messages to the user).
+template <class Fn>
+std::string logged(Fn&& fn) {
+  setup_logging(Verbosity::Quiet);
+  std::ostringstream text;
+  auto sink = std::make_shared<spdlog::sinks::ostream_sink_mt>(text);
+  auto& sinks = spdlog::default_logger()->sinks();
+  sinks.push_back(sink);
+  fn();
+  sinks.pop_back();
+  return text.str();
+}
 
 TrainOptions opts(const fs::path& cfg, const fs::path& out) {
   TrainOptions o;
@@ -93,7 +109,13 @@ TEST_CASE("bad input exits 2 and writes nothing") {
   SUBCASE("typo in a key") {
     std::string text = kGood;
     text.replace(text.find("optimizer:"), 10, "optimiser:");
-    CHECK(run_train(opts(write_config("typo.yaml", text), out)) == kExitUsage);
+    const fs::path cfg = write_config("typo.yaml", text);
+    int code = -1;
+    const std::string log = logged([&] { code = run_train(opts(cfg, out)); });
+    CHECK(code == kExitUsage);
+    // The user is told where (file:line:column), what, and the fix.
+    CHECK(log.find(cfg.string() + ":9:1: optimiser: unknown key") != std::string::npos);
+    CHECK(log.find("did you mean 'optimizer'?") != std::string::npos);
   }
   SUBCASE("bad --set") {
     TrainOptions o = opts(write_config("set.yaml", kGood), out);
