@@ -11,88 +11,11 @@
 #include "data/sampler.h"
 #include "model/mlp_ops.h"
 #include "train/schedule.h"
+#include "train/workspace.h"
 
 namespace tn {
 namespace {
-
-// Device copies of one split.
-// Device copies of one split; a backend whose memory is host memory reads the split in
-// place (the training data exists once in the process).
-struct DeviceSplit {
-  Backend& be;
-  const float* X = nullptr;
-  const float* Y = nullptr;
-  int n = 0;
-  bool owned = false;
-  DeviceSplit(Backend& b, const SplitData& s, int F, int T) : be(b), n(s.n) {
-    if (n == 0) return;
-    if (be.host_memory()) {
-      X = s.X.data();
-      Y = s.y.data();
-      return;
-    }
-    float* x = be.alloc<float>(s.X.size());
-    float* y = be.alloc<float>(s.y.size());
-    be.to_device(x, s.X.data(), s.X.size() * sizeof(float));
-    be.to_device(y, s.y.data(), s.y.size() * sizeof(float));
-    X = x;
-    Y = y;
-    owned = true;
-  }
-  ~DeviceSplit() {
-    if (!owned) return;
-    be.release(const_cast<float*>(X));
-    be.release(const_cast<float*>(Y));
-  }
-  DeviceSplit(const DeviceSplit&) = delete;
-  DeviceSplit& operator=(const DeviceSplit&) = delete;
-};
-
-// A swarm array in ParamLayout order on the device.
-struct DeviceArray {
-  Backend& be;
-  float* p;
-  DeviceArray(Backend& b, std::int64_t n) : be(b), p(b.alloc<float>(n)) {}
-  ~DeviceArray() { be.release(p); }
-};
-
-// Scratch of one worker: activations for a block plus per-member scalars.
-struct Worker {
-  Backend& be;
-  MlpBuffers buf;
-  double *loss, *correct, *norm2;
-  OptStep* h;
-  float* P;             // [Sb, Bcap, outputs] predictions
-  int* rows;            // [Sb] valid batch rows per member (sets mode)
-  std::uint32_t* table = nullptr;  // [Sb, table_stride] epoch rows per member (sets mode)
-  std::vector<OptStep> h_host;
-  std::vector<int> rows_host;
-  std::vector<std::uint32_t> table_host;
-  Worker(Backend& b, const MlpShape& shape, int members, int batch, int targets, std::size_t table_size)
-      : be(b), buf(b, shape, members, batch, targets), h_host(members), rows_host(members), table_host(table_size) {
-    loss = be.alloc<double>(members);
-    correct = be.alloc<double>(members);
-    norm2 = be.alloc<double>(members);
-    h = be.alloc<OptStep>(members);
-    P = be.alloc<float>(static_cast<std::size_t>(members) * batch * shape.outputs());
-    rows = be.alloc<int>(members);
-    if (table_size) table = be.alloc<std::uint32_t>(table_size);
-  }
-  ~Worker() {
-    for (void* p : {static_cast<void*>(loss), static_cast<void*>(correct), static_cast<void*>(norm2),
-                    static_cast<void*>(h), static_cast<void*>(P), static_cast<void*>(rows), static_cast<void*>(table)})
-      if (p) be.release(p);
-  }
-  void zero(double* d, int n) {
-    const std::vector<double> z(n, 0.0);
-    be.to_device(d, z.data(), n * sizeof(double));
-  }
-  std::vector<double> fetch(const double* d, int n) {
-    std::vector<double> r(n);
-    be.to_host(r.data(), d, n * sizeof(double));
-    return r;
-  }
-};
+using namespace train_detail;
 
 // Members per block: enough blocks to keep every worker busy, few enough members that a
 // block's activations stay in a core's L2 cache (≈ 256 KiB budget).
