@@ -178,7 +178,10 @@ class Loop {
         wk.zero(wk.norm2, Sb);
         for (int t = 0; t < shape_.tensors(); ++t) be_.sum_squares(Sb, g.stride(t), g.t[t], g.stride(t), wk.norm2);
       }
-      for (int s = 0; s < Sb; ++s) wk.h_host[s] = member_step(b0 + s, e, step);
+      // Members with as many steps per epoch share the schedule and step count: compute once.
+      for (int s = 0; s < Sb; ++s)
+        wk.h_host[s] = s > 0 && member_spe_[b0 + s] == member_spe_[b0 + s - 1] ? wk.h_host[s - 1]
+                                                                               : member_step(b0 + s, e, step);
       be_.to_device(wk.h, wk.h_host.data(), Sb * sizeof(OptStep));
       for (int ti = 0; ti < shape_.tensors(); ++ti)
         be_.optimizer_update(cfg_.optimizer.type, Sb, p.stride(ti), p.t[ti], g.t[ti], s1.t[ti], s2.t[ti],
