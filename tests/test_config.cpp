@@ -142,7 +142,7 @@ TEST_CASE("config errors: YAML syntax and unreadable files") {
 TEST_CASE("config errors: unknown keys suggest the nearest valid key") {
   std::string m = error_of(with("optimiser: {lr: 0.1}\n"));
   CHECK_HAS(m, "cfg.yaml:6:1: optimiser: unknown key");
-  CHECK_HAS(m, "allowed: name, seed, device, swarm, model");
+  CHECK_HAS(m, "allowed: name, seed, device, device_precision, swarm, model");
   CHECK_HAS(m, "did you mean 'optimizer'?");
   m = error_of(with("optimizer:\n  type: adam\n  lr_: 0.1\n"));
   CHECK_HAS(m, "cfg.yaml:8:3: optimizer.lr_: unknown key");

@@ -72,7 +72,8 @@ TEST_CASE("memory planner: per-member estimate counts params, optimizer state, a
   CHECK(e.params == params);
   CHECK(e.param_bytes == 4 * params * 4);  // P, G, S1, S2 as floats
   CHECK(e.activation_bytes == mlp_buffer_bytes_per_member(s, 32, 1) + 32 * 3 * 4);
-  CHECK(e.scalar_bytes == 3 * 8 + static_cast<std::int64_t>(sizeof(OptStep)) + 4 + 32 * (16 + 3 * 4));
+  // 5 doubles; one step's scalars, valid rows and batch rows; per-sample loss scratch.
+  CHECK(e.scalar_bytes == 5 * 8 + static_cast<std::int64_t>(sizeof(OptStep)) + 4 + 32 * 4 + 32 * (16 + 3 * 4));
   CHECK(e.per_member == e.param_bytes + e.activation_bytes + e.scalar_bytes);
   CHECK(e.data_bytes == 1000);
   CHECK(e.total(10) == e.reserve_bytes + 1000 + 10 * e.per_member);
@@ -80,6 +81,9 @@ TEST_CASE("memory planner: per-member estimate counts params, optimizer state, a
   const MemoryEstimate e2 = estimate_memory(s, 64, 1, 1000);
   CHECK(e2.param_bytes == e.param_bytes);
   CHECK(e2.activation_bytes > e.activation_bytes);
+  // The per-step tables grow with the steps of an epoch.
+  const MemoryEstimate e3 = estimate_memory(s, 32, 1, 1000, 100);
+  CHECK(e3.scalar_bytes - e.scalar_bytes == 99 * (static_cast<std::int64_t>(sizeof(OptStep)) + 4 + 32 * 4));
 }
 
 TEST_CASE("memory planner: whole swarm when it fits, chunks when not") {
@@ -204,4 +208,14 @@ TEST_CASE("config: device cuda:N") {
   CHECK_HAS(to_yaml(c), "device: cuda\n");
   CHECK_HAS(error_of(with("device: cuda:x\n")), "expected cuda:N with N a GPU index");
   CHECK_HAS(error_of(with("device: gpu\n")), "allowed: auto, cpu, cuda");
+}
+
+TEST_CASE("config: device_precision fp32 (default) or tf32") {
+  using namespace tn::test;
+  CHECK(parse(with("")).device_precision == DevicePrecision::Fp32);
+  const Config c = parse(with("device_precision: tf32\n"));
+  CHECK(c.device_precision == DevicePrecision::Tf32);
+  CHECK_HAS(to_yaml(c), "device_precision: tf32");
+  CHECK(parse(to_yaml(c)).device_precision == DevicePrecision::Tf32);
+  CHECK_HAS(error_of(with("device_precision: fp16\n")), "allowed: fp32, tf32");
 }

@@ -33,9 +33,27 @@ class Backend {
   virtual void to_host(void* dst, const void* src, std::size_t bytes) = 0;
   template <class T>
   T* alloc(std::size_t count) { return static_cast<T*>(alloc_bytes(count * sizeof(T))); }
+  // Device-side fill and copy, ordered with the ops (no host synchronization).
+  virtual void fill_zero(void* dst, std::size_t bytes) = 0;
+  virtual void copy(void* dst, const void* src, std::size_t bytes) = 0;
   // True when device memory is host memory: read-only host data (the training set) can then
   // be passed to ops in place instead of copied.
   virtual bool host_memory() const { return false; }
+  // Bytes of device memory a run may plan with, or 0 when memory is host memory and not
+  // planned (the CPU backend).
+  virtual std::uint64_t memory_budget() const { return 0; }
+
+  // Members per block for a swarm of S with `bytes_per_member` of activations: the CPU
+  // keeps a block in a core's cache; a GPU takes the whole swarm (or chunk) at once.
+  virtual int block_members(int S, std::int64_t bytes_per_member) const = 0;
+
+  // Runs `ops`, a sequence of op calls that issues the same ops with the same arguments every
+  // time it is run under `key` (everything that varies lives in device buffers, written
+  // before the call). A backend may record the sequence and replay the recording (CUDA
+  // graphs) instead of issuing the ops again; the CPU backend simply runs it. `ops` must not
+  // copy to or from the host, allocate or release. Recordings are dropped whenever device
+  // memory is released (a recording may point into it).
+  virtual void run_recorded(std::uint64_t key, const std::function<void()>& ops) { ops(); }
 
   // Runs fn(begin, end, worker) over blocks of members covering [0, S), at most
   // `max_block` members each. Blocks may run concurrently on distinct workers

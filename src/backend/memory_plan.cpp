@@ -9,7 +9,8 @@
 
 namespace tn {
 
-MemoryEstimate estimate_memory(const MlpShape& shape, int batch, int targets, std::int64_t data_bytes) {
+MemoryEstimate estimate_memory(const MlpShape& shape, int batch, int targets, std::int64_t data_bytes,
+                               long steps) {
   MemoryEstimate e;
   const std::int64_t B = std::max(1, batch);
   const std::int64_t O = shape.outputs();
@@ -17,10 +18,13 @@ MemoryEstimate estimate_memory(const MlpShape& shape, int batch, int targets, st
   e.param_bytes = 4 * e.params * static_cast<std::int64_t>(sizeof(float));  // P, G, S1, S2
   e.activation_bytes = mlp_buffer_bytes_per_member(shape, static_cast<int>(B), targets) +
                        B * O * static_cast<std::int64_t>(sizeof(float));  // + predictions
-  // loss, correct, norm² (double), the step scalars, valid rows, and the loss kernels'
-  // per-sample scratch (loss and correct as doubles, softmax rows as floats).
-  e.scalar_bytes = 3 * static_cast<std::int64_t>(sizeof(double)) + static_cast<std::int64_t>(sizeof(OptStep)) +
-                   static_cast<std::int64_t>(sizeof(int)) +
+  // Train and validation loss/correct sums and norm² (double); per step of an epoch the step
+  // scalars, valid rows and (sets mode) batch rows; the loss kernels' per-sample scratch
+  // (loss and correct as doubles, softmax rows as floats).
+  const std::int64_t S = std::max(1l, steps);
+  e.scalar_bytes = 5 * static_cast<std::int64_t>(sizeof(double)) +
+                   S * (static_cast<std::int64_t>(sizeof(OptStep)) + static_cast<std::int64_t>(sizeof(int)) +
+                        B * static_cast<std::int64_t>(sizeof(std::uint32_t))) +
                    B * (2 * static_cast<std::int64_t>(sizeof(double)) + O * static_cast<std::int64_t>(sizeof(float)));
   e.per_member = e.param_bytes + e.activation_bytes + e.scalar_bytes;
   e.data_bytes = data_bytes;

@@ -23,8 +23,9 @@ struct MemoryEstimate {
 inline constexpr std::int64_t kDeviceReserveBytes = 64ll << 20;
 
 // The estimate for a model with `targets` target values per sample, batches of `batch`
-// rows, and `data_bytes` of device-resident data.
-MemoryEstimate estimate_memory(const MlpShape& shape, int batch, int targets, std::int64_t data_bytes);
+// rows, `steps` steps per epoch (per-step tables) and `data_bytes` of device-resident data.
+MemoryEstimate estimate_memory(const MlpShape& shape, int batch, int targets, std::int64_t data_bytes,
+                               long steps = 1);
 
 struct ChunkPlan {
   int chunk = 0;   // members trained at once

@@ -33,11 +33,12 @@ void Progress::operator()(const EpochStats& st) {
   std::string acc = st.acc_mean >= 0 ? fmt::format(" acc {:.4f}", st.acc_mean) : "";
   std::string val = st.val_loss_mean >= 0 ? fmt::format(" val_loss {:.5f}", st.val_loss_mean) : "";
   std::string div = st.diverged > 0 ? fmt::format(" diverged {}", st.diverged) : "";
+  const std::string chunk = st.chunks > 1 ? fmt::format("chunk {}/{} ", st.chunk, st.chunks) : "";
   if (line) {
     if (bar_shown_) std::fputs("\r\033[K", stderr);
     bar_shown_ = false;
-    spdlog::info("epoch {}/{} loss mean {:.5f} min {:.5f} max {:.5f}{}{}{} | {:.3g} member-samples/s | ETA {}",
-                 st.epoch, st.epochs, st.loss_mean, st.loss_min, st.loss_max, acc, val, div,
+    spdlog::info("{}epoch {}/{} loss mean {:.5f} min {:.5f} max {:.5f}{}{}{} | {:.3g} member-samples/s | ETA {}",
+                 chunk, st.epoch, st.epochs, st.loss_mean, st.loss_min, st.loss_max, acc, val, div,
                  st.member_samples_per_s, eta(st));
   } else if (live_ && st.seconds - last_bar_ >= 0.1) {
     last_bar_ = st.seconds;

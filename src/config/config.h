@@ -19,6 +19,9 @@ struct ConfigError : std::runtime_error {
 };
 
 enum class DeviceKind { Auto, Cpu, Cuda };
+// GEMM precision on a GPU: fp32 (default, matches the CPU) or tf32 tensor cores (faster,
+// 10-bit mantissa products). The CPU always computes in fp32.
+enum class DevicePrecision { Fp32, Tf32 };
 
 struct SwarmConfig {
   int size = 1;
@@ -125,6 +128,7 @@ struct Config {
   std::string name = "run";
   std::uint64_t seed = 0;
   DeviceKind device = DeviceKind::Auto;
+  DevicePrecision device_precision = DevicePrecision::Fp32;
   int device_index = 0;  // GPU ordinal: device: cuda:N (cuda and auto use GPU 0 otherwise)
   SwarmConfig swarm;
   ModelConfig model;
@@ -157,6 +161,7 @@ std::string to_yaml(const Config& c);
 
 // Names used in YAML, messages and run files.
 const char* to_string(DeviceKind d);
+const char* to_string(DevicePrecision p);
 const char* to_string(ScheduleType s);
 const char* to_string(PerMember p);
 const char* to_string(Normalize n);

@@ -5,6 +5,8 @@
 
 namespace tn {
 
+const char* to_string(DevicePrecision p) { return p == DevicePrecision::Tf32 ? "tf32" : "fp32"; }
+
 const char* to_string(DeviceKind d) {
   switch (d) {
     case DeviceKind::Auto: return "auto";
@@ -240,6 +242,7 @@ std::string to_yaml(const Config& c) {
   kv(e, "device", c.device == DeviceKind::Cuda && c.device_index != 0
                       ? "cuda:" + std::to_string(c.device_index)
                       : std::string(to_string(c.device)));
+  kv(e, "device_precision", std::string(to_string(c.device_precision)));
   begin(e, "swarm");
   kv(e, "size", c.swarm.size);
   kv(e, "first_member", c.swarm.first_member);

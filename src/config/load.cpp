@@ -164,12 +164,13 @@ void check_consistency(const Field& root, const Config& c) {
 }
 
 Config read_config(const Field& root, const std::string& base_dir) {
-  root.check_keys({"name", "seed", "device", "swarm", "model", "loss", "optimizer", "schedule",
+  root.check_keys({"name", "seed", "device", "device_precision", "swarm", "model", "loss", "optimizer", "schedule",
                    "data", "train", "output"});
   Config c;
   read_name(root["name"], c.name);
   root.get("seed", c.seed);
   read_device(root["device"], c);
+  root.get("device_precision", c.device_precision, {DevicePrecision::Fp32, DevicePrecision::Tf32});
   read_swarm(root["swarm"], c.swarm);
   c.model = read_model(root.required("model"));
   read_loss(root["loss"], c.loss);

@@ -8,6 +8,7 @@ namespace tn {
 
 std::uint32_t MemberSets::max_size() const {
   if (equal_sizes()) return m;
+  if (positions) return positions;
   std::uint32_t mx = 0;
   for (std::size_t s = 0; s + 1 < offset.size(); ++s) mx = std::max(mx, offset[s + 1] - offset[s]);
   return mx;
@@ -88,6 +89,19 @@ void member_epoch_rows(const MemberSets& sets, int s, const std::uint32_t* order
     if (j < size) out[k++] = sets.rows[begin + j];
   }
   for (; k < stride; ++k) out[k] = sets.rows[begin];
+}
+
+MemberSets slice_member_sets(const MemberSets& sets, int begin, int end) {
+  MemberSets r;
+  r.mode = sets.mode;
+  r.m = sets.m;
+  if (!sets.names.empty()) r.names.assign(sets.names.begin() + begin, sets.names.begin() + end);
+  if (sets.equal_sizes()) return r;
+  r.positions = sets.max_size();
+  const std::uint32_t first = sets.offset[begin];
+  r.rows.assign(sets.rows.begin() + first, sets.rows.begin() + sets.offset[end]);
+  for (int s = begin; s <= end; ++s) r.offset.push_back(sets.offset[s] - first);
+  return r;
 }
 
 }  // namespace tn

@@ -17,6 +17,7 @@ struct MemberSets {
   std::vector<std::uint32_t> rows;     // sets mode: members' training rows, concatenated
   std::vector<std::uint32_t> offset;   // sets mode: [S + 1] start of local member s in rows
   std::vector<std::string> names;      // group_by: the group of each member
+  std::uint32_t positions = 0;         // sets mode, nonzero in a slice: the whole swarm's max_size
 
   bool equal_sizes() const { return mode != SampleMode::Sets; }
   std::uint32_t size(int s) const { return equal_sizes() ? m : offset[s + 1] - offset[s]; }
@@ -27,6 +28,11 @@ struct MemberSets {
 // the swarm does not fit the mode (group_by needs one member per group; shards need at
 // least one sample per member).
 MemberSets make_member_sets(const Config& cfg, const PreparedData& data);
+
+// Local members [begin, end) of `sets` as sets of their own, numbered from 0. The slice
+// keeps the whole swarm's epoch length (max_size), so its members see exactly the batches
+// they see in the whole swarm (chunked training).
+MemberSets slice_member_sets(const MemberSets& sets, int begin, int end);
 
 // Writes member s's epoch order over its set into out[0..size): the shared epoch order of
 // [0, max_size) filtered to values below the member's size (a uniformly random order of

@@ -8,6 +8,7 @@
 #include <limits>
 #include <memory>
 
+#include "backend/memory_plan.h"
 #include "data/sampler.h"
 #include "model/mlp_ops.h"
 #include "train/schedule.h"
@@ -16,14 +17,6 @@
 namespace tn {
 namespace {
 using namespace train_detail;
-
-// Members per block: enough blocks to keep every worker busy, few enough members that a
-// block's activations stay in a core's L2 cache (≈ 256 KiB budget).
-int choose_block(int S, int workers, std::int64_t bytes_per_member) {
-  const int by_cache = static_cast<int>(std::max<std::int64_t>(1, (256 << 10) / std::max<std::int64_t>(1, bytes_per_member)));
-  const int by_balance = std::max(1, (S + 4 * workers - 1) / (4 * workers));
-  return std::clamp(std::min(by_cache, by_balance), 1, 32);
-}
 
 OptStep make_step(const OptimizerConfig& o, double lr, long t1) {
   OptStep h{};
@@ -58,17 +51,19 @@ class Loop {
     be_.to_device(P_.p, out_.init_params.data(), out_.init_params.size() * sizeof(float));
     const std::int64_t per_member = mlp_buffer_bytes_per_member(shape_, bcap_, T_);
     fused_ = be_.fused_block(shape_, bcap_);
-    block_ = fused_ > 0 ? fused_ : choose_block(S_, be_.workers(), per_member);
+    block_ = std::min(S_, fused_ > 0 ? fused_ : be_.block_members(S_, per_member));
     table_stride_ = static_cast<std::uint32_t>(out_.steps_per_epoch * bcap_);
     const std::size_t table = sets.equal_sizes() ? 0 : static_cast<std::size_t>(block_) * table_stride_;
-    for (int w = 0; w < be_.workers(); ++w)
-      workers_.push_back(std::make_unique<Worker>(be_, shape_, block_, bcap_, T_, table));
     if (cfg.train.shuffle) {
       // Room for the orders of a chunk of epochs (at most 64 MiB of indices).
-      max_chunk_ = static_cast<int>(std::clamp<std::int64_t>((64 << 20) / (4 * static_cast<std::int64_t>(n_)), 1, 256));
+      max_chunk_ = static_cast<int>(std::clamp<std::int64_t>((64 << 20) / (4 * static_cast<std::int64_t>(n_)), 1, kMaxChunk));
       order_host_.resize(static_cast<std::size_t>(max_chunk_) * n_);
       order_ = be_.alloc<std::uint32_t>(order_host_.size());
     }
+    for (int w = 0; w < be_.workers(); ++w)
+      workers_.push_back(std::make_unique<Worker>(be_, shape_, block_, bcap_, T_, out_.steps_per_epoch, table,
+                                                  order_ ? static_cast<std::size_t>(n_) : 0));
+    hist_ = be_.alloc<double>(static_cast<std::size_t>(max_chunk_) * kHistKinds * S_);
     sampler_.mode = sets.mode;
     sampler_.seed = cfg.seed;
     sampler_.n = static_cast<std::uint32_t>(data.train.n);
@@ -79,7 +74,9 @@ class Loop {
                               : "per-member GEMMs (own kernels below 64^3 multiply-adds, OpenBLAS above)");
   }
   ~Loop() {
+    workers_.clear();
     if (order_) be_.release(order_);
+    be_.release(hist_);
   }
 
   // Epochs a single run_epochs call may cover.
@@ -87,6 +84,7 @@ class Loop {
 
   // Trains epochs [e0, e1). Each block runs all of them before the next synchronization, so
   // its members stay in one core's cache and threads meet once per chunk, not per epoch.
+  // The per-member sums of each epoch stay on the device until the chunk ends.
   void run_epochs(int e0, int e1) {
     if (order_) {
       for (int e = e0; e < e1; ++e)
@@ -95,22 +93,15 @@ class Loop {
       be_.to_device(order_, order_host_.data(), static_cast<std::size_t>(e1 - e0) * n_ * sizeof(std::uint32_t));
     }
     be_.for_each_block(S_, block_, [&](int b0, int b1, int w) {
-      for (int e = e0; e < e1; ++e) {
-        BatchSampler sampler = sampler_;
-        if (order_) sampler.order = order_ + static_cast<std::size_t>(e - e0) * n_;
-        Worker& wk = *workers_[w];
-        if (!sets_.equal_sizes()) {
-          // Each member's own epoch order, laid out for the block (host order, host table).
-          const std::uint32_t* order = order_ ? order_host_.data() + static_cast<std::size_t>(e - e0) * n_ : nullptr;
-          for (int s = b0; s < b1; ++s)
-            member_epoch_rows(sets_, s, order, table_stride_, wk.table_host.data() + static_cast<std::size_t>(s - b0) * table_stride_);
-          be_.to_device(wk.table, wk.table_host.data(), static_cast<std::size_t>(b1 - b0) * table_stride_ * sizeof(std::uint32_t));
-          sampler.table = wk.table;
-          sampler.table_member0 = static_cast<std::uint32_t>(cfg_.swarm.first_member + b0);
-        }
-        epoch_block(e, b0, b1, sampler, wk);
-      }
+      for (int e = e0; e < e1; ++e) epoch_block(e, e - e0, b0, b1, w);
     });
+    std::vector<double> hist(static_cast<std::size_t>(e1 - e0) * kHistKinds * S_);
+    be_.to_host(hist.data(), hist_, hist.size() * sizeof(double));
+    for (int e = e0; e < e1; ++e) {
+      const double* h = hist.data() + static_cast<std::size_t>(e - e0) * kHistKinds * S_;
+      record(out_.train_loss, out_.train_acc, h, h + S_, e, [&](int s) { return sets_.size(s); });
+      if (val_.n > 0) record(out_.val_loss, out_.val_acc, h + 2 * S_, h + 3 * S_, e, [&](int) { return val_.n; });
+    }
   }
 
   void predict(const SplitData& split, std::vector<float>& P) {
@@ -150,21 +141,66 @@ class Loop {
     }
   }
 
-  void epoch_block(int e, int b0, int b1, const BatchSampler& sampler, Worker& wk) {
+  // One epoch of members [b0, b1) on worker w: stages what varies between epochs (step
+  // scalars, valid rows, sample order) in the worker's buffers, runs the epoch's ops through
+  // run_recorded (identical every epoch, so a backend may replay a recording), and copies the
+  // epoch's per-member sums to history slot `slot`.
+  void epoch_block(int e, int slot, int b0, int b1, int w) {
     const int Sb = b1 - b0;
+    Worker& wk = *workers_[w];
+    long steps = 0;
+    for (int s = b0; s < b1; ++s) steps = std::max(steps, member_spe_[s]);
+    // Members with as many steps per epoch share the schedule and step count: compute once.
+    for (long step = 0; step < steps; ++step) {
+      OptStep* h = wk.h_host.data() + step * Sb;
+      for (int s = 0; s < Sb; ++s)
+        h[s] = s > 0 && member_spe_[b0 + s] == member_spe_[b0 + s - 1] ? h[s - 1] : member_step(b0 + s, e, step);
+    }
+    be_.to_device(wk.h, wk.h_host.data(), static_cast<std::size_t>(steps) * Sb * sizeof(OptStep));
+    BatchSampler sampler = sampler_;
+    if (order_) {
+      be_.copy(wk.order, order_ + static_cast<std::size_t>(slot) * n_, static_cast<std::size_t>(n_) * sizeof(std::uint32_t));
+      sampler.order = wk.order;
+    }
+    if (!sets_.equal_sizes()) {
+      // Each member's own epoch order, laid out for the block (host order, host table), and
+      // its valid rows at each step (members whose set is exhausted get 0 and skip the step).
+      const std::uint32_t* order = order_ ? order_host_.data() + static_cast<std::size_t>(slot) * n_ : nullptr;
+      for (int s = b0; s < b1; ++s)
+        member_epoch_rows(sets_, s, order, table_stride_, wk.table_host.data() + static_cast<std::size_t>(s - b0) * table_stride_);
+      be_.to_device(wk.table, wk.table_host.data(), static_cast<std::size_t>(Sb) * table_stride_ * sizeof(std::uint32_t));
+      sampler.table = wk.table;
+      sampler.table_member0 = static_cast<std::uint32_t>(cfg_.swarm.first_member + b0);
+      for (long step = 0; step < steps; ++step)
+        for (int s = 0; s < Sb; ++s)
+          wk.rows_host[step * Sb + s] = static_cast<int>(std::clamp<long>(static_cast<long>(sets_.size(b0 + s)) - step * bcap_, 0, bcap_));
+      be_.to_device(wk.rows, wk.rows_host.data(), static_cast<std::size_t>(steps) * Sb * sizeof(int));
+    }
+    const std::uint64_t key = static_cast<std::uint64_t>(b0) << 16 | static_cast<std::uint64_t>(w);
+    be_.run_recorded(key, [&] { epoch_ops(b0, Sb, steps, sampler, wk); });
+    double* h = hist_ + static_cast<std::size_t>(slot) * kHistKinds * S_ + b0;
+    be_.copy(h, wk.loss, Sb * sizeof(double));
+    be_.copy(h + S_, wk.correct, Sb * sizeof(double));
+    if (val_.n > 0) {
+      be_.copy(h + 2 * S_, wk.vloss, Sb * sizeof(double));
+      be_.copy(h + 3 * S_, wk.vcorrect, Sb * sizeof(double));
+    }
+  }
+
+  // The ops of one epoch of a block: every training step, then the validation loss.
+  void epoch_ops(int b0, int Sb, long steps, const BatchSampler& sampler, Worker& wk) {
     const BlockParams p(P_.p, layout_, b0), g(G_.p, layout_, b0), s1(S1_.p, layout_, b0), s2(S2_.p, layout_, b0);
     const std::int64_t sX = static_cast<std::int64_t>(bcap_) * F_, sY = static_cast<std::int64_t>(bcap_) * T_;
     const std::int64_t sZ = static_cast<std::int64_t>(bcap_) * O_;
     const auto clip = static_cast<float>(cfg_.optimizer.grad_clip);
-    long steps = 0;
-    for (int s = b0; s < b1; ++s) steps = std::max(steps, member_spe_[s]);
-    wk.zero(wk.loss, Sb);
-    wk.zero(wk.correct, Sb);
+    const auto member0 = static_cast<std::uint32_t>(cfg_.swarm.first_member + b0);
+    be_.fill_zero(wk.loss, Sb * sizeof(double));
+    be_.fill_zero(wk.correct, Sb * sizeof(double));
     for (long step = 0; step < steps; ++step) {
       const int pos0 = static_cast<int>(step * bcap_);
       const int B = std::min(bcap_, n_ - pos0);
-      const int* rows = step_rows(wk, b0, Sb, pos0, B);
-      const auto member0 = static_cast<std::uint32_t>(cfg_.swarm.first_member + b0);
+      const int* rows = sets_.equal_sizes() ? nullptr : wk.rows + step * Sb;
+      const OptStep* h = wk.h + step * Sb;
       const FusedBatch fb{&shape_, &cfg_.loss, &sampler, member0, Sb, static_cast<std::uint32_t>(pos0), B,
                           train_.X, train_.Y, T_, &p, &g, wk.loss, wk.correct, rows};
       if (fused_ == 0 || !be_.fused_loss_grad(fb)) {
@@ -175,37 +211,20 @@ class Loop {
         mlp_backward(be_, shape_, p, g, wk.buf, Sb, B);
       }
       if (clip > 0.0f) {
-        wk.zero(wk.norm2, Sb);
+        be_.fill_zero(wk.norm2, Sb * sizeof(double));
         for (int t = 0; t < shape_.tensors(); ++t) be_.sum_squares(Sb, g.stride(t), g.t[t], g.stride(t), wk.norm2);
       }
-      // Members with as many steps per epoch share the schedule and step count: compute once.
-      for (int s = 0; s < Sb; ++s)
-        wk.h_host[s] = s > 0 && member_spe_[b0 + s] == member_spe_[b0 + s - 1] ? wk.h_host[s - 1]
-                                                                               : member_step(b0 + s, e, step);
-      be_.to_device(wk.h, wk.h_host.data(), Sb * sizeof(OptStep));
       for (int ti = 0; ti < shape_.tensors(); ++ti)
         be_.optimizer_update(cfg_.optimizer.type, Sb, p.stride(ti), p.t[ti], g.t[ti], s1.t[ti], s2.t[ti],
-                             p.stride(ti), wk.h, clip, wk.norm2);
+                             p.stride(ti), h, clip, wk.norm2);
     }
-    record(out_.train_loss, out_.train_acc, wk, b0, Sb, e, [&](int s) { return sets_.size(s); });
     if (val_.n > 0) {
-      wk.zero(wk.loss, Sb);
-      wk.zero(wk.correct, Sb);
+      be_.fill_zero(wk.vloss, Sb * sizeof(double));
+      be_.fill_zero(wk.vcorrect, Sb * sizeof(double));
       for_batches(val_, b0, Sb, wk, [&](int, int B, const float* Zv) {
-        be_.loss_forward(cfg_.loss, Sb, B, O_, Zv, sZ, wk.buf.Y, sY, wk.loss, wk.correct, nullptr);
+        be_.loss_forward(cfg_.loss, Sb, B, O_, Zv, sZ, wk.buf.Y, sY, wk.vloss, wk.vcorrect, nullptr);
       }, p);
-      record(out_.val_loss, out_.val_acc, wk, b0, Sb, e, [&](int) { return val_.n; });
     }
-  }
-
-  // Valid rows of each member in the batch at pos0 (null when every member has all B: equal
-  // set sizes). Members whose set is exhausted get 0 rows and skip the step.
-  const int* step_rows(Worker& wk, int b0, int Sb, int pos0, int B) {
-    if (sets_.equal_sizes()) return nullptr;
-    for (int s = 0; s < Sb; ++s)
-      wk.rows_host[s] = std::clamp(static_cast<int>(sets_.size(b0 + s)) - pos0, 0, B);
-    be_.to_device(wk.rows, wk.rows_host.data(), Sb * sizeof(int));
-    return wk.rows;
   }
 
   // Optimizer scalars of local member s at step `step` of epoch e: its own step count and
@@ -222,16 +241,17 @@ class Loop {
 
   // Per-member means over the samples seen: count(local member index).
   template <class Count>
-  void record(std::vector<float>& loss, std::vector<float>& acc, Worker& wk, int b0, int Sb, int e, Count count) {
-    const std::vector<double> l = wk.fetch(wk.loss, Sb), c = wk.fetch(wk.correct, Sb);
-    for (int s = 0; s < Sb; ++s) {
-      const std::size_t at = static_cast<std::size_t>(b0 + s) * cfg_.train.epochs + e;
-      const double n = count(b0 + s);
+  void record(std::vector<float>& loss, std::vector<float>& acc, const double* l, const double* c, int e, Count count) {
+    for (int s = 0; s < S_; ++s) {
+      const std::size_t at = static_cast<std::size_t>(s) * cfg_.train.epochs + e;
+      const double n = count(s);
       loss[at] = static_cast<float>(l[s] / n);
       if (!acc.empty()) acc[at] = static_cast<float>(c[s] / n);
     }
   }
 
+  static constexpr int kMaxChunk = 256;  // epochs per run_epochs call
+  static constexpr int kHistKinds = 4;   // train loss, train correct, val loss, val correct
   const Config& cfg_;
   Backend& be_;
   TrainOutput& out_;
@@ -241,13 +261,14 @@ class Loop {
   int S_, F_, T_, O_;
   DeviceSplit train_, val_;
   DeviceArray P_, G_, S1_, S2_;
-  int n_ = 0, bcap_ = 0, block_ = 1, max_chunk_ = 1 << 20, fused_ = 0;
+  int n_ = 0, bcap_ = 0, block_ = 1, max_chunk_ = kMaxChunk, fused_ = 0;
   std::vector<std::unique_ptr<Worker>> workers_;
   std::vector<long> member_spe_;   // steps per epoch of each member
   std::vector<LrSchedule> sched_;  // each member's schedule
   std::uint32_t table_stride_ = 0;
   std::vector<std::uint32_t> order_host_;
   std::uint32_t* order_ = nullptr;
+  double* hist_ = nullptr;  // [max_chunk, kHistKinds, S] per-member sums of each epoch of a chunk
   BatchSampler sampler_;
 };
 
@@ -287,15 +308,9 @@ EpochStats summarize(const TrainOutput& out, int S, int e, int first_member, std
   return st;
 }
 
-}  // namespace
-
-TrainOutput train_swarm(const Config& cfg, const PreparedData& data, Backend& be,
-                        const ProgressFn& progress) {
-  return train_swarm(cfg, data, make_member_sets(cfg, data), be, progress);
-}
-
-TrainOutput train_swarm(const Config& cfg, const PreparedData& data, const MemberSets& sets, Backend& be,
-                        const ProgressFn& progress) {
+// One pass over all members of `cfg` at once.
+TrainOutput train_pass(const Config& cfg, const PreparedData& data, const MemberSets& sets, Backend& be,
+                       const ProgressFn& progress) {
   TrainOutput out;
   const int S = cfg.swarm.size, E = cfg.train.epochs;
   out.shape = make_mlp_shape(cfg.model, cfg.loss, data.features, data.num_classes, data.targets);
@@ -339,6 +354,94 @@ TrainOutput train_swarm(const Config& cfg, const PreparedData& data, const Membe
   out.pred_split = split.name;
   out.pred_n = split.n;
   loop.predict(split, out.pred_members);
+  return out;
+}
+
+
+// Copies `part` (members [m0, m0 + part's S) of the swarm) into `out`.
+void merge_part(TrainOutput& out, const TrainOutput& part, int m0, int Sp) {
+  for (std::size_t t = 0; t < out.layout.size.size(); ++t) {
+    const std::int64_t n = out.layout.size[t] * Sp;
+    std::copy_n(part.params.begin() + part.layout.at(static_cast<int>(t), 0), n,
+                out.params.begin() + out.layout.at(static_cast<int>(t), m0));
+    std::copy_n(part.init_params.begin() + part.layout.at(static_cast<int>(t), 0), n,
+                out.init_params.begin() + out.layout.at(static_cast<int>(t), m0));
+  }
+  const auto rows = [&](std::vector<float>& dst, const std::vector<float>& src, std::size_t per) {
+    std::copy(src.begin(), src.end(), dst.begin() + static_cast<std::ptrdiff_t>(m0 * per));
+  };
+  const auto E = static_cast<std::size_t>(out.epochs);
+  rows(out.train_loss, part.train_loss, E);
+  rows(out.val_loss, part.val_loss, E);
+  rows(out.train_acc, part.train_acc, E);
+  rows(out.val_acc, part.val_acc, E);
+  rows(out.pred_members, part.pred_members, static_cast<std::size_t>(out.pred_n) * out.shape.outputs());
+  std::copy(part.diverged_epoch.begin(), part.diverged_epoch.end(), out.diverged_epoch.begin() + m0);
+  out.train_seconds += part.train_seconds;
+}
+
+}  // namespace
+
+TrainOutput train_swarm(const Config& cfg, const PreparedData& data, Backend& be,
+                        const ProgressFn& progress) {
+  return train_swarm(cfg, data, make_member_sets(cfg, data), be, progress);
+}
+
+TrainOutput train_swarm(const Config& cfg, const PreparedData& data, const MemberSets& sets, Backend& be,
+                        const ProgressFn& progress) {
+  return train_swarm_in_chunks(cfg, data, sets, be, progress, plan_training(cfg, data, sets, be).chunk);
+}
+
+ChunkPlan plan_training(const Config& cfg, const PreparedData& data, const MemberSets& sets, const Backend& be) {
+  const int S = cfg.swarm.size;
+  const std::uint64_t budget = be.memory_budget();
+  if (budget == 0) return ChunkPlan{S, 1, 0, ""};  // host memory: not planned
+  const MlpShape shape = make_mlp_shape(cfg.model, cfg.loss, data.features, data.num_classes, data.targets);
+  const int n = static_cast<int>(sets.max_size()), batch = std::min(cfg.train.batch_size, std::max(1, n));
+  const long steps = (n + batch - 1) / batch;
+  // Device-resident data: the training and validation splits, the split predicted at the
+  // end, and the shuffled epoch orders (at most 64 MiB, as the trainer allocates them).
+  const SplitData& pred = data.test.n > 0 ? data.test : data.train;
+  std::int64_t data_bytes = 0;
+  for (const SplitData* sp : {&data.train, &data.val, &pred})
+    data_bytes += static_cast<std::int64_t>(sp->X.size() + sp->y.size()) * static_cast<std::int64_t>(sizeof(float));
+  if (cfg.train.shuffle) data_bytes += std::min<std::int64_t>(64 << 20, 256ll * n * 4) + 4ll * n;
+  return plan_chunks(estimate_memory(shape, batch, data.targets, data_bytes, steps), S, budget);
+}
+
+TrainOutput train_swarm_in_chunks(const Config& cfg, const PreparedData& data, const MemberSets& sets, Backend& be,
+                                  const ProgressFn& progress, int chunk) {
+  const int S = cfg.swarm.size;
+  if (chunk <= 0 || chunk >= S) return train_pass(cfg, data, sets, be, progress);
+  TrainOutput out;
+  const int chunks = (S + chunk - 1) / chunk;
+  for (int c = 0; c < chunks; ++c) {
+    const int m0 = c * chunk, m1 = std::min(S, m0 + chunk);
+    Config part_cfg = cfg;
+    part_cfg.swarm.first_member = cfg.swarm.first_member + m0;
+    part_cfg.swarm.size = m1 - m0;
+    const TrainOutput part = train_pass(part_cfg, data, slice_member_sets(sets, m0, m1), be,
+                                        [&](const EpochStats& st) {
+                                          if (!progress) return;
+                                          EpochStats s = st;
+                                          s.chunk = c + 1;
+                                          s.chunks = chunks;
+                                          progress(s);
+                                        });
+    if (c == 0) {
+      // Everything but the per-member arrays is the same for every chunk.
+      out = part;
+      out.layout = ParamLayout(out.shape, S);
+      const auto grow = [&](std::vector<float>& v) { v.assign(v.size() / (m1 - m0) * S, 0.0f); };
+      for (auto* v : {&out.params, &out.init_params, &out.train_loss, &out.val_loss, &out.train_acc,
+                      &out.val_acc, &out.pred_members})
+        grow(*v);
+      out.diverged_epoch.assign(S, -1);
+      out.train_seconds = 0;
+      out.kernel += "; trained in " + std::to_string(chunks) + " chunks of up to " + std::to_string(chunk) + " members";
+    }
+    merge_part(out, part, m0, m1 - m0);
+  }
   return out;
 }
 

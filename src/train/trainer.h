@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "backend/backend.h"
+#include "backend/memory_plan.h"
 #include "config/config.h"
 #include "data/member_sets.h"
 #include "data/prepare.h"
@@ -21,7 +22,8 @@ struct EpochStats {
   double val_loss_mean = -1;                         // when a validation split exists, else -1
   int diverged = 0;                                  // members whose loss is not finite
   std::vector<int> newly_diverged;                   // member indices (global) diverged this epoch
-  double seconds = 0;                                // since training started
+  int chunk = 1, chunks = 1;                         // members trained in chunks: which one
+  double seconds = 0;                                // since training started (of this chunk)
   double member_samples_per_s = 0;
 };
 using ProgressFn = std::function<void(const EpochStats&)>;
@@ -42,10 +44,20 @@ struct TrainOutput {
 };
 
 // Trains members [cfg.swarm.first_member, +cfg.swarm.size) on `data` with `be`, each on
-// its set from `sets` (make_member_sets; the first overload builds them).
+// its set from `sets` (make_member_sets; the first overload builds them). On a device with
+// its own memory the swarm is planned (backend/memory_plan.h) and trained in chunks when it
+// does not fit at once; BackendError when not even one member fits.
 TrainOutput train_swarm(const Config& cfg, const PreparedData& data, const MemberSets& sets, Backend& be,
                         const ProgressFn& progress);
 TrainOutput train_swarm(const Config& cfg, const PreparedData& data, Backend& be,
                         const ProgressFn& progress);
+// How many members `be` can train at once (the whole swarm on the CPU, whose memory is not
+// planned). Throws BackendError when not even one member fits the device.
+ChunkPlan plan_training(const Config& cfg, const PreparedData& data, const MemberSets& sets, const Backend& be);
+// Trains members in consecutive chunks of at most `chunk` (≤ 0: all at once), one after
+// another on the same backend, and merges the results: what train_swarm does when the
+// device memory planner splits the swarm. Each member's result does not depend on the chunk.
+TrainOutput train_swarm_in_chunks(const Config& cfg, const PreparedData& data, const MemberSets& sets,
+                                  Backend& be, const ProgressFn& progress, int chunk);
 
 }  // namespace tn

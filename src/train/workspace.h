@@ -51,42 +51,46 @@ struct DeviceArray {
   ~DeviceArray() { be.release(p); }
 };
 
-// Scratch of one worker: activations for a block plus per-member scalars.
+// Scratch of one worker: activations for a block plus per-member scalars, and the per-step
+// tables of an epoch. Everything that varies from one epoch to the next is written into
+// these fixed buffers before the epoch runs, so the epoch's ops are the same every time
+// (the backend may record and replay them).
 struct Worker {
   Backend& be;
   MlpBuffers buf;
-  double *loss, *correct, *norm2;
-  OptStep* h;
-  float* P;             // [Sb, Bcap, outputs] predictions
-  int* rows;            // [Sb] valid batch rows per member (sets mode)
-  std::uint32_t* table = nullptr;  // [Sb, table_stride] epoch rows per member (sets mode)
+  double *loss, *correct, *vloss, *vcorrect, *norm2;  // [members] sums of the current epoch
+  OptStep* h;              // [steps, members] optimizer scalars of each step of the epoch
+  float* P;                // [members, Bcap, outputs] predictions
+  int* rows;               // [steps, members] valid batch rows per member (sets mode)
+  std::uint32_t* table = nullptr;  // [members, table_stride] epoch rows per member (sets mode)
+  std::uint32_t* order = nullptr;  // [n] the epoch's shared sample order (when shuffling)
   std::vector<OptStep> h_host;
   std::vector<int> rows_host;
   std::vector<std::uint32_t> table_host;
-  Worker(Backend& b, const MlpShape& shape, int members, int batch, int targets, std::size_t table_size)
-      : be(b), buf(b, shape, members, batch, targets), h_host(members), rows_host(members), table_host(table_size) {
+  Worker(Backend& b, const MlpShape& shape, int members, int batch, int targets, long steps,
+         std::size_t table_size, std::size_t order_size)
+      : be(b), buf(b, shape, members, batch, targets), h_host(static_cast<std::size_t>(steps) * members),
+        rows_host(static_cast<std::size_t>(steps) * members), table_host(table_size) {
     loss = be.alloc<double>(members);
     correct = be.alloc<double>(members);
+    vloss = be.alloc<double>(members);
+    vcorrect = be.alloc<double>(members);
     norm2 = be.alloc<double>(members);
-    h = be.alloc<OptStep>(members);
+    h = be.alloc<OptStep>(h_host.size());
     P = be.alloc<float>(static_cast<std::size_t>(members) * batch * shape.outputs());
-    rows = be.alloc<int>(members);
+    rows = be.alloc<int>(rows_host.size());
     if (table_size) table = be.alloc<std::uint32_t>(table_size);
+    if (order_size) order = be.alloc<std::uint32_t>(order_size);
   }
   ~Worker() {
-    for (void* p : {static_cast<void*>(loss), static_cast<void*>(correct), static_cast<void*>(norm2),
-                    static_cast<void*>(h), static_cast<void*>(P), static_cast<void*>(rows), static_cast<void*>(table)})
+    for (void* p : {static_cast<void*>(loss), static_cast<void*>(correct), static_cast<void*>(vloss),
+                    static_cast<void*>(vcorrect), static_cast<void*>(norm2), static_cast<void*>(h),
+                    static_cast<void*>(P), static_cast<void*>(rows), static_cast<void*>(table),
+                    static_cast<void*>(order)})
       if (p) be.release(p);
   }
-  void zero(double* d, int n) {
-    const std::vector<double> z(n, 0.0);
-    be.to_device(d, z.data(), n * sizeof(double));
-  }
-  std::vector<double> fetch(const double* d, int n) {
-    std::vector<double> r(n);
-    be.to_host(r.data(), d, n * sizeof(double));
-    return r;
-  }
+  Worker(const Worker&) = delete;
+  Worker& operator=(const Worker&) = delete;
 };
 
 }  // namespace tn::train_detail

@@ -54,6 +54,16 @@ void* CpuBackend::alloc_bytes(std::size_t bytes) {
 void CpuBackend::release(void* p) { std::free(p); }
 void CpuBackend::to_device(void* dst, const void* src, std::size_t bytes) { std::memcpy(dst, src, bytes); }
 void CpuBackend::to_host(void* dst, const void* src, std::size_t bytes) { std::memcpy(dst, src, bytes); }
+void CpuBackend::fill_zero(void* dst, std::size_t bytes) { std::memset(dst, 0, bytes); }
+void CpuBackend::copy(void* dst, const void* src, std::size_t bytes) { std::memmove(dst, src, bytes); }
+
+// Enough blocks to keep every thread busy, few enough members that a block's activations
+// stay in a core's L2 cache (≈ 256 KiB budget).
+int CpuBackend::block_members(int S, std::int64_t bytes_per_member) const {
+  const auto by_cache = static_cast<int>(std::max<std::int64_t>(1, (256 << 10) / std::max<std::int64_t>(1, bytes_per_member)));
+  const int by_balance = std::max(1, (S + 4 * threads_ - 1) / (4 * threads_));
+  return std::clamp(std::min(by_cache, by_balance), 1, 32);
+}
 
 void CpuBackend::for_each_block(int S, int max_block, const std::function<void(int, int, int)>& fn) {
   const int bs = std::max(1, max_block);

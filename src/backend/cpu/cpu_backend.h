@@ -18,6 +18,9 @@ class CpuBackend final : public Backend {
   void release(void* p) override;
   void to_device(void* dst, const void* src, std::size_t bytes) override;
   void to_host(void* dst, const void* src, std::size_t bytes) override;
+  void fill_zero(void* dst, std::size_t bytes) override;
+  void copy(void* dst, const void* src, std::size_t bytes) override;
+  int block_members(int S, std::int64_t bytes_per_member) const override;
   void for_each_block(int S, int max_block, const std::function<void(int, int, int)>& fn) override;
 
   int fused_block(const MlpShape& shape, int batch) const override;

@@ -52,6 +52,7 @@ namespace {
 cudaStream_t as_stream(void* s) { return static_cast<cudaStream_t>(s); }
 cublasHandle_t as_cublas(void* h) { return static_cast<cublasHandle_t>(h); }
 cublasOperation_t as_op(Trans t) { return t == Trans::N ? CUBLAS_OP_N : CUBLAS_OP_T; }
+constexpr std::size_t kCublasWorkspaceBytes = 32u << 20;
 }  // namespace
 
 CudaBackend::CudaBackend(int device, bool tf32) : device_(device), tf32_(tf32) {
@@ -71,10 +72,15 @@ CudaBackend::CudaBackend(int device, bool tf32) : device_(device), tf32_(tf32) {
     cublas_ = handle;
     TN_CUDA_CHECK(cublasSetStream(handle, stream));
     TN_CUDA_CHECK(cublasSetPointerMode(handle, CUBLAS_POINTER_MODE_HOST));
+    // A workspace of our own (after SetStream, which resets it): cuBLAS then never allocates
+    // while a graph is being captured. 32 MiB is NVIDIA's recommendation for Hopper.
+    TN_CUDA_CHECK(cudaMalloc(&cublas_workspace_, kCublasWorkspaceBytes));
+    TN_CUDA_CHECK(cublasSetWorkspace(handle, cublas_workspace_, kCublasWorkspaceBytes));
     // FP32 unless TF32 was asked for: parity with the CPU needs full-precision products.
     TN_CUDA_CHECK(cublasSetMathMode(handle, tf32_ ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_PEDANTIC_MATH));
   } catch (...) {
     if (handle) cublasDestroy(handle);
+    if (cublas_workspace_) cudaFree(cublas_workspace_);
     cudaStreamDestroy(stream);
     throw;
   }
@@ -82,7 +88,10 @@ CudaBackend::CudaBackend(int device, bool tf32) : device_(device), tf32_(tf32) {
 
 CudaBackend::~CudaBackend() {
   // Destructors must not throw: errors here are ignored.
+  for (auto& [key, r] : recorded_)
+    if (r.exec) cudaGraphExecDestroy(static_cast<cudaGraphExec_t>(r.exec));
   if (scratch_) cudaFree(scratch_);
+  if (cublas_workspace_) cudaFree(cublas_workspace_);
   if (cublas_) cublasDestroy(as_cublas(cublas_));
   if (stream_) {
     cudaStreamSynchronize(as_stream(stream_));
@@ -96,7 +105,13 @@ std::string CudaBackend::describe() const {
          " MiB), cuBLAS strided-batched GEMMs" + (tf32_ ? " in TF32" : " in FP32");
 }
 
+void CudaBackend::not_capturing(const char* what) const {
+  if (capturing_)
+    throw BackendError(std::string("internal error: ") + what + " inside a recorded op sequence");
+}
+
 void* CudaBackend::alloc_bytes(std::size_t bytes) {
+  not_capturing("device allocation");
   const std::size_t rounded = std::max<std::size_t>(256, (bytes + 255) / 256 * 256);
   void* p = nullptr;
   TN_CUDA_CHECK(cudaMalloc(&p, rounded));
@@ -106,12 +121,69 @@ void* CudaBackend::alloc_bytes(std::size_t bytes) {
 
 void CudaBackend::release(void* p) {
   if (!p) return;
+  not_capturing("device release");
   TN_CUDA_CHECK(cudaStreamSynchronize(as_stream(stream_)));
+  drop_recordings();
   TN_CUDA_CHECK(cudaFree(p));
+}
+
+void CudaBackend::drop_recordings() {
+  for (auto& [key, r] : recorded_)
+    if (r.exec) TN_CUDA_CHECK(cudaGraphExecDestroy(static_cast<cudaGraphExec_t>(r.exec)));
+  recorded_.clear();
+}
+
+void CudaBackend::run_recorded(std::uint64_t key, const std::function<void()>& ops) {
+  not_capturing("nested run_recorded");
+  Recording& r = recorded_[key];
+  if (r.runs == 0) {
+    // The first run is eager: it sizes the scratch buffers the recording will point into.
+    ops();
+    ++r.runs;
+    return;
+  }
+  if (!r.exec) {
+    cudaStream_t s = as_stream(stream_);
+    TN_CUDA_CHECK(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal));
+    capturing_ = true;
+    cudaGraph_t graph = nullptr;
+    try {
+      ops();
+    } catch (...) {
+      capturing_ = false;
+      cudaStreamEndCapture(s, &graph);
+      if (graph) cudaGraphDestroy(graph);
+      throw;
+    }
+    capturing_ = false;
+    TN_CUDA_CHECK(cudaStreamEndCapture(s, &graph));
+    cudaGraphExec_t exec = nullptr;
+    const cudaError_t e = cudaGraphInstantiate(&exec, graph, 0);
+    cudaGraphDestroy(graph);
+    TN_CUDA_CHECK(e);
+    r.exec = exec;
+  }
+  TN_CUDA_CHECK(cudaGraphLaunch(static_cast<cudaGraphExec_t>(r.exec), as_stream(stream_)));
+  ++graph_launches_;
+}
+
+void CudaBackend::fill_zero(void* dst, std::size_t bytes) {
+  if (bytes) TN_CUDA_CHECK(cudaMemsetAsync(dst, 0, bytes, as_stream(stream_)));
+}
+
+void CudaBackend::copy(void* dst, const void* src, std::size_t bytes) {
+  if (bytes) TN_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, as_stream(stream_)));
+}
+
+std::uint64_t CudaBackend::memory_budget() const {
+  std::size_t free_b = 0, total_b = 0;
+  TN_CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
+  return free_b;
 }
 
 void CudaBackend::to_device(void* dst, const void* src, std::size_t bytes) {
   if (bytes == 0) return;
+  not_capturing("host-to-device copy");
   // From pageable host memory the call returns once `src` has been staged, so the caller may
   // reuse it at once; the copy stays ordered with the kernels on the stream.
   TN_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault, as_stream(stream_)));
@@ -119,6 +191,7 @@ void CudaBackend::to_device(void* dst, const void* src, std::size_t bytes) {
 
 void CudaBackend::to_host(void* dst, const void* src, std::size_t bytes) {
   if (bytes == 0) return;
+  not_capturing("device-to-host copy");
   TN_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault, as_stream(stream_)));
   TN_CUDA_CHECK(cudaStreamSynchronize(as_stream(stream_)));
 }

@@ -1,9 +1,11 @@
 // The CUDA backend: the same ops as the CPU backend on one GPU. GEMMs run through
 // cublasSgemmStridedBatched with the interface's exact arguments; every other op is one
 // grid-stride kernel around a functor that calls the shared TN_HD math (math/, sampler.h).
-// Everything runs in order on one stream; to_host synchronizes.
+// Everything runs in order on one stream; to_host synchronizes. Recorded op sequences
+// (run_recorded: a block's epoch) are captured once into a CUDA graph and replayed.
 #pragma once
 #include <cstdint>
+#include <unordered_map>
 
 #include "backend/backend.h"
 #include "backend/devices.h"
@@ -25,6 +27,11 @@ class CudaBackend final : public Backend {
   void release(void* p) override;
   void to_device(void* dst, const void* src, std::size_t bytes) override;
   void to_host(void* dst, const void* src, std::size_t bytes) override;
+  void fill_zero(void* dst, std::size_t bytes) override;
+  void copy(void* dst, const void* src, std::size_t bytes) override;
+  std::uint64_t memory_budget() const override;
+  int block_members(int S, std::int64_t bytes_per_member) const override { return S; }
+  void run_recorded(std::uint64_t key, const std::function<void()>& ops) override;
   void for_each_block(int S, int max_block, const std::function<void(int, int, int)>& fn) override;
 
   void gemm_strided_batched(Trans ta, Trans tb, int m, int n, int k, float alpha, const float* A,
@@ -55,10 +62,17 @@ class CudaBackend final : public Backend {
                         float clip, const double* norm2) override;
 
   const GpuInfo& info() const { return info_; }
+  // Graph replays so far and recordings held (for tests and logs).
+  long graph_launches() const { return graph_launches_; }
+  std::size_t recordings() const { return recorded_.size(); }
 
  private:
   // Device scratch of at least `bytes` (grow-only; reused by every op on the stream).
   void* scratch(std::size_t bytes);
+  // Drops every recorded graph (memory they point into is going away).
+  void drop_recordings();
+  // Throws when called while a sequence is being captured (allocation, host copies, sync).
+  void not_capturing(const char* what) const;
   template <bool G>
   void loss_impl(const LossConfig& cfg, int S, int B, int O, const float* Z, std::int64_t sZ,
                  const float* Y, std::int64_t sY, float* dZ, double* loss_sum, double* correct,
@@ -71,6 +85,14 @@ class CudaBackend final : public Backend {
   void* cublas_ = nullptr;  // cublasHandle_t
   void* scratch_ = nullptr;
   std::size_t scratch_bytes_ = 0;
+  void* cublas_workspace_ = nullptr;
+  struct Recording {
+    int runs = 0;           // eager runs before capture (the first sizes scratch buffers)
+    void* exec = nullptr;   // cudaGraphExec_t
+  };
+  std::unordered_map<std::uint64_t, Recording> recorded_;
+  bool capturing_ = false;
+  long graph_launches_ = 0;
 };
 
 }  // namespace tn

@@ -187,17 +187,19 @@ int run_train(const TrainOptions& opt) {
   Config cfg;
   PreparedData data;
   MemberSets sets;
+  ChunkPlan plan;
   std::unique_ptr<Backend> be;
   try {
     cfg = resolve_config(opt);
     check_output_path(cfg.output.path, opt.force);
     std::string note;
-    be = make_backend({cfg.device, opt.threads, cfg.device_index}, &note);
+    be = make_backend({cfg.device, opt.threads, cfg.device_index, cfg.device_precision == DevicePrecision::Tf32}, &note);
     if (!note.empty()) spdlog::info("{}", note);
     const bool classification = is_classification(cfg.loss.type);
     data = prepare_data(load_dataset(cfg.data, classification), cfg.data);
     make_mlp_shape(cfg.model, cfg.loss, data.features, data.num_classes, data.targets);  // validates
     sets = make_member_sets(cfg, data);
+    plan = plan_training(cfg, data, sets, *be);
   } catch (const ConfigError& e) {
     spdlog::error("{}", e.what());
     return kExitUsage;
@@ -215,8 +217,9 @@ int run_train(const TrainOptions& opt) {
                data.val.n, data.test.n, data.features,
                data.num_classes ? fmt::format(", {} classes", data.num_classes) : "");
 
+  if (!plan.note.empty()) spdlog::info("{}", plan.note);
   Progress progress(cfg.train.epochs, cfg.train.log_every, opt.verbosity == Verbosity::Quiet);
-  TrainOutput t = train_swarm(cfg, data, sets, *be, [&](const EpochStats& st) { progress(st); });
+  TrainOutput t = train_swarm_in_chunks(cfg, data, sets, *be, [&](const EpochStats& st) { progress(st); }, plan.chunk);
   progress.finish();
   log_summary(cfg, t);
   spdlog::debug("kernel: {}", t.kernel);
