@@ -228,31 +228,95 @@ TEST_CASE("cuda parity: sum_squares and optimizer_update (clip, skip)") {
       }
 }
 
-TEST_CASE("cuda parity: end-to-end training on both backends") {
+TEST_CASE("cuda parity: fill_zero and copy, and a recorded sequence replayed with new staged data") {
   if (skip_without_gpu()) return;
-  const std::string yaml =
-      "name: t\nseed: 7\nswarm: {size: 8}\nmodel:\n  layers:\n"
-      "    - {type: dense, units: 16, activation: tanh}\n    - {type: dense, units: 16, activation: relu}\n"
-      "    - {type: dense, units: 2}\nloss: cross_entropy\noptimizer: {type: adam, lr: 0.01, grad_clip: 1.0}\n"
-      "data:\n  source: {type: spirals, n: 200}\n  split: {train: 0.8, val: 0.2}\n  per_member: bootstrap\n"
-      "train: {epochs: 5, batch_size: 32, shuffle: true}\n";
-  const Config cfg = parse_config(yaml, "test");
+  Pair b;
+  Mirror<float> x(b.gpu, rnd(1000, 19)), y(b.gpu, rnd(1000, 20));
+  b.cpu.copy(y.h.data() + 10, x.h.data() + 3, 500 * sizeof(float));
+  b.gpu.copy(y.d + 10, x.d + 3, 500 * sizeof(float));
+  b.cpu.fill_zero(x.h.data() + 7, 100 * sizeof(float));
+  b.gpu.fill_zero(x.d + 7, 100 * sizeof(float));
+  compare("copy", y, 0, 0);
+  compare("fill_zero", x, 0, 0);
+  // z = x + bias with x staged before each run, through a recorded copy + bias_activation.
+  Mirror<float> z(b.gpu, std::vector<float>(64, 0.0f)), bias(b.gpu, std::vector<float>(8, 0.5f));
+  for (int run = 0; run < 4; ++run) {
+    const std::vector<float> staged = rnd(64, 30 + run);
+    b.gpu.to_device(x.d, staged.data(), 64 * sizeof(float));
+    b.gpu.run_recorded(77, [&] {
+      b.gpu.copy(z.d, x.d, 64 * sizeof(float));
+      b.gpu.bias_activation(Activation::Identity, 0.0f, 1, 8, 8, z.d, 64, bias.d, 8, z.d, 64);
+    });
+    std::vector<float> ref = staged;
+    b.cpu.bias_activation(Activation::Identity, 0.0f, 1, 8, 8, ref.data(), 64, bias.h.data(), 8, ref.data(), 64);
+    z.h = ref;
+    compare("recorded run " + std::to_string(run), z, 1e-6, 1e-6);
+  }
+  CHECK(b.gpu.graph_launches() == 3);  // run 0 eager, run 1 captured and launched, runs 2-3 replays
+  CHECK(b.gpu.recordings() == 1);
+}
+
+namespace {
+
+void cmp(const std::string& what, const std::vector<float>& ref, const std::vector<float>& got, double tol) {
+  REQUIRE(ref.size() == got.size());
+  double max_err = 0.0;
+  for (std::size_t i = 0; i < ref.size(); ++i)
+    max_err = std::max(max_err, std::fabs(static_cast<double>(ref[i]) - got[i]) / (1.0 + std::fabs(ref[i])));
+  MESSAGE(what << ": max relative difference " << max_err);
+  CHECK(max_err <= tol);
+}
+
+void cmp_runs(const std::string& tag, const TrainOutput& a, const TrainOutput& g) {
+  cmp(tag + " final weights", a.params, g.params, 1e-3);
+  cmp(tag + " train loss curve", a.train_loss, g.train_loss, 1e-4);
+  cmp(tag + " val loss curve", a.val_loss, g.val_loss, 1e-4);
+  cmp(tag + " predictions", a.pred_members, g.pred_members, 1e-3);
+}
+
+const char* kE2eYaml =
+    "name: t\nseed: 7\nswarm: {size: 8}\nmodel:\n  layers:\n"
+    "    - {type: dense, units: 16, activation: tanh}\n    - {type: dense, units: 16, activation: relu}\n"
+    "    - {type: dense, units: 2}\nloss: cross_entropy\noptimizer: {type: adam, lr: 0.01, grad_clip: 1.0}\n"
+    "data:\n  source: {type: spirals, n: 200}\n  split: {train: 0.7, val: 0.2, test: 0.1}\n  per_member: bootstrap\n"
+    "train: {epochs: 6, batch_size: 32, shuffle: true}\n";
+
+}  // namespace
+
+TEST_CASE("cuda parity: end-to-end training on both backends (epochs replayed as CUDA graphs)") {
+  if (skip_without_gpu()) return;
+  for (const std::string mode : {"bootstrap", "group_by"}) {
+    Config cfg = parse_config(kE2eYaml, "test");
+    PreparedData data = prepare_data(load_dataset(cfg.data, true), cfg.data);
+    if (mode == "group_by") {  // unequal member sets: per-step valid rows and row tables
+      cfg.data.per_member = PerMember::GroupBy;
+      cfg.data.group_by = "g";
+      data.train.group.resize(data.train.n);
+      for (int i = 0; i < data.train.n; ++i) data.train.group[i] = i < 40 ? i % 2 : i % 8;
+      data.group_names = {"a", "b", "c", "d", "e", "f", "g", "h"};
+    }
+    CpuBackend cpu(1);
+    CudaBackend gpu(0, false);
+    const TrainOutput a = train_swarm(cfg, data, cpu, nullptr);
+    const TrainOutput g = train_swarm(cfg, data, gpu, nullptr);
+    MESSAGE(mode << ": " << g.kernel << "; graph launches " << gpu.graph_launches());
+    CHECK(gpu.graph_launches() >= cfg.train.epochs - 1);  // every epoch after the first is a replay
+    cmp_runs(mode, a, g);
+    // Chunks of 3 members on the GPU give the same members.
+    const TrainOutput c = train_swarm_in_chunks(cfg, data, make_member_sets(cfg, data), gpu, nullptr, 3);
+    cmp_runs(mode + " chunked", a, c);
+  }
+}
+
+TEST_CASE("cuda: tf32 GEMMs stay close to fp32 on a training run") {
+  if (skip_without_gpu()) return;
+  const Config cfg = parse_config(kE2eYaml, "test");
   const PreparedData data = prepare_data(load_dataset(cfg.data, true), cfg.data);
-  CpuBackend cpu(1);
-  CudaBackend gpu(0, false);
-  const TrainOutput a = train_swarm(cfg, data, cpu, nullptr);
-  const TrainOutput g = train_swarm(cfg, data, gpu, nullptr);
-  auto cmp = [](const std::string& what, const std::vector<float>& ref, const std::vector<float>& got, double tol) {
-    REQUIRE(ref.size() == got.size());
-    double max_err = 0.0;
-    for (std::size_t i = 0; i < ref.size(); ++i)
-      max_err = std::max(max_err, std::fabs(static_cast<double>(ref[i]) - got[i]) / (1.0 + std::fabs(ref[i])));
-    MESSAGE(what << ": max relative difference " << max_err);
-    CHECK(max_err <= tol);
-  };
-  cmp("final weights", a.params, g.params, 1e-3);
-  cmp("train loss curve", a.train_loss, g.train_loss, 1e-4);
-  cmp("val loss curve", a.val_loss, g.val_loss, 1e-4);
+  CudaBackend fp32(0, false), tf32(0, true);
+  CHECK(tf32.describe().find("TF32") != std::string::npos);
+  const TrainOutput a = train_swarm(cfg, data, fp32, nullptr);
+  const TrainOutput t = train_swarm(cfg, data, tf32, nullptr);
+  cmp("tf32 train loss curve", a.train_loss, t.train_loss, 2e-2);
 }
 
 #endif  // TURBANET_HAVE_CUDA
