@@ -77,6 +77,17 @@ inline void check_same(const Config& a, const Config& b) {
     CHECK(x.leaky_slope == y.leaky_slope);
     CHECK(x.init == y.init);
   }
+  CHECK(a.model.init_scale == b.model.init_scale);
+  CHECK(a.device_precision == b.device_precision);
+  REQUIRE(a.member_values.size() == b.member_values.size());
+  for (std::size_t i = 0; i < a.member_values.size(); ++i) {
+    const MemberValues &x = a.member_values[i], &y = b.member_values[i];
+    CHECK(x.key == y.key);
+    CHECK(x.form == y.form);
+    CHECK(x.values == y.values);
+    CHECK(x.stride == y.stride);
+  }
+  CHECK(a.grid == b.grid);
   CHECK(a.loss.type == b.loss.type);
   CHECK(a.loss.huber_delta == b.loss.huber_delta);
   const OptimizerConfig &o = a.optimizer, &p = b.optimizer;

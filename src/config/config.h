@@ -38,6 +38,7 @@ struct LayerConfig {
 
 struct ModelConfig {
   std::vector<LayerConfig> layers;
+  double init_scale = 1.0;  // multiplies every initial weight (biases start at 0)
 };
 
 struct LossConfig {
@@ -54,6 +55,7 @@ struct OptimizerConfig {
   double alpha = 0.99;                             // rmsprop smoothing constant
   double weight_decay = 0.0;  // L2 added to the gradient (sgd, adam, rmsprop); decoupled (adamw)
   double grad_clip = 0.0;     // per-member global gradient norm; 0 = off
+  bool operator==(const OptimizerConfig&) const = default;
 };
 
 enum class ScheduleType { Constant, Step, Cosine, Linear };
@@ -124,6 +126,28 @@ struct OutputConfig {
   std::string path;  // default runs/<name>.h5
 };
 
+// A hyperparameter that differs between members: a sweep inside one swarm, e.g.
+//   optimizer: {lr: {logspace: [1.0e-4, 1.0e-1]}}        (num defaults to swarm.size)
+//   optimizer: {weight_decay: {values: [0, 1.0e-4, 1.0e-3]}}
+// Member k (its global index) takes values[(k / stride) % values.size()]; stride > 1 only
+// for keys of a `grid:` (cartesian product, the first grid key varying slowest).
+struct MemberValues {
+  enum class Form { Values, Linspace, Logspace };
+  std::string key;  // "optimizer.lr", ... (member_value_keys())
+  Form form = Form::Values;
+  double lo = 0, hi = 0;  // linspace, logspace: the ends (inclusive)
+  int num = 0;            // linspace, logspace: how many values
+  std::vector<double> values;
+  long long stride = 1;
+  double at(long long member) const {
+    return values[static_cast<std::size_t>((member / stride) % static_cast<long long>(values.size()))];
+  }
+};
+
+// Keys that may be given per member: optimizer.lr, optimizer.weight_decay, optimizer.momentum,
+// optimizer.beta1, optimizer.beta2, optimizer.eps, optimizer.alpha, model.init_scale.
+const std::vector<std::string>& member_value_keys();
+
 struct Config {
   std::string name = "run";
   std::uint64_t seed = 0;
@@ -138,9 +162,18 @@ struct Config {
   DataConfig data;
   TrainConfig train;
   OutputConfig output;
+  std::vector<MemberValues> member_values;  // per-member hyperparameters, in key order
+  std::vector<std::string> grid;            // keys combined as a cartesian product
 
   std::string source_file;  // the YAML file this was read from ("" when built in code)
 };
+
+// Member k's optimizer settings and initial-weight scale: the configured values with the
+// member's per-member values applied (k is the global member index).
+OptimizerConfig member_optimizer(const Config& c, long long member);
+double member_init_scale(const Config& c, long long member);
+// The per-member values of `key`, or nullptr when every member has the configured value.
+const MemberValues* find_member_values(const Config& c, const std::string& key);
 
 // One `--set key.path=value` override, applied to the YAML tree before validation.
 struct Override {

@@ -86,8 +86,26 @@ void begin(YAML::Emitter& e, const char* key) {
   e << YAML::Key << key << YAML::Value << YAML::BeginMap;
 }
 
-void emit_model(YAML::Emitter& e, const ModelConfig& m) {
+// A key that may hold a value per member: the per-member form as it was given, else the number.
+void kv_member(YAML::Emitter& e, const char* key, double v, const Config& c, const std::string& full_key) {
+  const MemberValues* mv = find_member_values(c, full_key);
+  if (!mv) return kv(e, key, v);
+  e << YAML::Key << key << YAML::Value << YAML::Flow << YAML::BeginMap;
+  if (mv->form == MemberValues::Form::Values) {
+    e << YAML::Key << "values" << YAML::Value << YAML::Flow << YAML::BeginSeq;
+    for (double x : mv->values) e << exact(x);
+    e << YAML::EndSeq;
+  } else {
+    e << YAML::Key << (mv->form == MemberValues::Form::Logspace ? "logspace" : "linspace") << YAML::Value
+      << YAML::Flow << YAML::BeginSeq << exact(mv->lo) << exact(mv->hi) << YAML::EndSeq;
+    kv(e, "num", mv->num);
+  }
+  e << YAML::EndMap;
+}
+
+void emit_model(YAML::Emitter& e, const ModelConfig& m, const Config& c) {
   begin(e, "model");
+  kv_member(e, "init_scale", m.init_scale, c, "model.init_scale");
   e << YAML::Key << "layers" << YAML::Value << YAML::BeginSeq;
   for (const LayerConfig& l : m.layers) {
     e << YAML::Flow << YAML::BeginMap;
@@ -108,20 +126,21 @@ void emit_loss(YAML::Emitter& e, const LossConfig& l) {
   e << YAML::EndMap;
 }
 
-void emit_optimizer(YAML::Emitter& e, const OptimizerConfig& o) {
+void emit_optimizer(YAML::Emitter& e, const OptimizerConfig& o, const Config& c) {
+  const auto member = [&](const char* key, double v) { kv_member(e, key, v, c, std::string("optimizer.") + key); };
   const bool sgd = o.type == OptimizerType::Sgd, rms = o.type == OptimizerType::RmsProp;
   begin(e, "optimizer");
   kv(e, "type", to_string(o.type));
-  kv(e, "lr", o.lr);
+  member("lr", o.lr);
   if (!sgd && !rms) {
-    kv(e, "beta1", o.beta1);
-    kv(e, "beta2", o.beta2);
+    member("beta1", o.beta1);
+    member("beta2", o.beta2);
   }
-  if (!sgd) kv(e, "eps", o.eps);
-  if (rms) kv(e, "alpha", o.alpha);
-  if (sgd || rms) kv(e, "momentum", o.momentum);
+  if (!sgd) member("eps", o.eps);
+  if (rms) member("alpha", o.alpha);
+  if (sgd || rms) member("momentum", o.momentum);
   if (sgd) kv(e, "nesterov", o.nesterov);
-  kv(e, "weight_decay", o.weight_decay);
+  member("weight_decay", o.weight_decay);
   kv(e, "grad_clip", o.grad_clip);
   e << YAML::EndMap;
 }
@@ -247,15 +266,21 @@ std::string to_yaml(const Config& c) {
   kv(e, "size", c.swarm.size);
   kv(e, "first_member", c.swarm.first_member);
   e << YAML::EndMap;
-  emit_model(e, c.model);
+  emit_model(e, c.model, c);
   emit_loss(e, c.loss);
-  emit_optimizer(e, c.optimizer);
+  emit_optimizer(e, c.optimizer, c);
   emit_schedule(e, c.schedule);
   emit_data(e, c.data);
   emit_train(e, c.train);
   begin(e, "output");
   kv(e, "path", c.output.path);
-  e << YAML::EndMap << YAML::EndMap;
+  e << YAML::EndMap;
+  if (!c.grid.empty()) {
+    e << YAML::Key << "grid" << YAML::Value << YAML::Flow << YAML::BeginSeq;
+    for (const std::string& k : c.grid) e << k;
+    e << YAML::EndSeq;
+  }
+  e << YAML::EndMap;
   return std::string(e.c_str()) + "\n";
 }
 

@@ -1,5 +1,6 @@
 // Reads a run configuration: YAML text -> overrides -> schema validation -> Config.
 // The data section (source, split) is in load_data.cpp; to_yaml in emit.cpp.
+#include <algorithm>
 #include <cctype>
 #include <cerrno>
 #include <climits>
@@ -9,6 +10,7 @@
 #include <sstream>
 
 #include "config/load_data.h"
+#include "config/member_values.h"
 #include "config/yaml_util.h"
 
 namespace tn {
@@ -56,13 +58,13 @@ LayerConfig read_layer(const Field& f) {
   return l;
 }
 
-ModelConfig read_model(const Field& f) {
-  f.check_keys({"layers"});
-  ModelConfig m;
+void read_model(const Field& f, Config& c) {
+  f.check_keys({"layers", "init_scale"});
+  ModelConfig& m = c.model;
   const std::vector<Field> layers = f.required("layers").items();
   if (layers.empty()) f["layers"].fail("must contain at least one layer");
   for (const Field& layer : layers) m.layers.push_back(read_layer(layer));
-  return m;
+  cfg::read_member_value(f["init_scale"], "model.init_scale", m.init_scale, Range::above(0), c);
 }
 
 // A section given as a name ("sgd") or as a map with a `type` key.
@@ -81,8 +83,9 @@ void read_loss(const Field& f, LossConfig& l) {
   f.get("delta", l.huber_delta, Range::above(0));
 }
 
-void read_optimizer(const Field& f, OptimizerConfig& o) {
+void read_optimizer(const Field& f, Config& c) {
   if (!has_section(f)) return;
+  OptimizerConfig& o = c.optimizer;
   using T = OptimizerType;
   read_type(f, o.type, {T::Sgd, T::Adam, T::AdamW, T::RmsProp});
   const std::vector<std::string> adam = {"adam", "adamw"}, sgd = {"sgd"};
@@ -91,16 +94,21 @@ void read_optimizer(const Field& f, OptimizerConfig& o) {
                   {"eps", {"adam", "adamw", "rmsprop"}}, {"momentum", {"sgd", "rmsprop"}},
                   {"nesterov", sgd}, {"alpha", {"rmsprop"}}, "weight_decay", "grad_clip"},
                  "type", to_string(o.type));
-  f.get("lr", o.lr, Range::above(0));
-  f.get("beta1", o.beta1, Range::between(0, 1, false, true));
-  f.get("beta2", o.beta2, Range::between(0, 1, false, true));
-  f.get("eps", o.eps, Range::above(0));
-  f.get("momentum", o.momentum, Range::between(0, 1, false, true));
+  // Each of these may be one number or a value per member ({values|linspace|logspace}).
+  const auto value = [&](const char* key, double& out, Range r) {
+    cfg::read_member_value(f[key], std::string("optimizer.") + key, out, r, c);
+  };
+  value("lr", o.lr, Range::above(0));
+  value("beta1", o.beta1, Range::between(0, 1, false, true));
+  value("beta2", o.beta2, Range::between(0, 1, false, true));
+  value("eps", o.eps, Range::above(0));
+  value("momentum", o.momentum, Range::between(0, 1, false, true));
   f.get("nesterov", o.nesterov);
-  f.get("alpha", o.alpha, Range::between(0, 1, true, true));
-  f.get("weight_decay", o.weight_decay, Range::at_least(0));
+  value("alpha", o.alpha, Range::between(0, 1, true, true));
+  value("weight_decay", o.weight_decay, Range::at_least(0));
   f.get("grad_clip", o.grad_clip, Range::at_least(0));
-  if (o.nesterov && o.momentum <= 0)
+  const MemberValues* mom = find_member_values(c, "optimizer.momentum");
+  if (o.nesterov && (mom ? *std::min_element(mom->values.begin(), mom->values.end()) : o.momentum) <= 0)
     f["nesterov"].fail("nesterov needs momentum > 0; set optimizer.momentum, e.g. 0.9");
 }
 
@@ -165,20 +173,21 @@ void check_consistency(const Field& root, const Config& c) {
 
 Config read_config(const Field& root, const std::string& base_dir) {
   root.check_keys({"name", "seed", "device", "device_precision", "swarm", "model", "loss", "optimizer", "schedule",
-                   "data", "train", "output"});
+                   "data", "train", "output", "grid"});
   Config c;
   read_name(root["name"], c.name);
   root.get("seed", c.seed);
   read_device(root["device"], c);
   root.get("device_precision", c.device_precision, {DevicePrecision::Fp32, DevicePrecision::Tf32});
   read_swarm(root["swarm"], c.swarm);
-  c.model = read_model(root.required("model"));
+  read_model(root.required("model"), c);
   read_loss(root["loss"], c.loss);
-  read_optimizer(root["optimizer"], c.optimizer);
+  read_optimizer(root["optimizer"], c);
   read_schedule(root["schedule"], c.schedule);
   cfg::read_data(root.required("data"), c.data, base_dir);
   read_train(root["train"], c.train);
   read_output(root["output"], c);
+  cfg::read_grid(root, c);
   check_consistency(root, c);
   return c;
 }

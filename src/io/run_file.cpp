@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <utility>
 
+#include "config/config.h"
 #include "io/h5.h"
 #include "io/h5_file.h"
 #include "io/run_file_eval.h"
@@ -192,6 +193,10 @@ void write_members(hid_t file, const MemberData& m) {
     h5::write_ints(file, "/members/set_rows", m.set_rows);
   }
   if (!m.group_names.empty()) h5::write_strings(file, "/members/group_names", m.group_names);
+  if (!m.hparams.empty()) {
+    h5::create_group(file, "/members/hparams").close("group /members/hparams");
+    for (const auto& [key, values] : m.hparams) h5::write_doubles(file, "/members/hparams/" + key, values);
+  }
 }
 
 void write_splits(hid_t file, const std::vector<DataSplit>& splits) {
@@ -371,6 +376,9 @@ class Reader {
       m.set_rows = h5::read_ints(file_, require("/members/set_rows"));
     }
     if (h5::exists(file_, "/members/group_names")) m.group_names = h5::read_strings(file_, "/members/group_names");
+    for (const std::string& key : member_value_keys())
+      if (h5::exists(file_, "/members/hparams/" + key))
+        m.hparams.emplace_back(key, h5::read_doubles(file_, "/members/hparams/" + key));
   }
 
   void read_data_info(DataInfo& d) const {

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace tn {
@@ -78,6 +79,8 @@ struct MemberData {
   std::vector<int> set_rows;             // shards, group_by: training-split indices of each member's samples
   std::vector<std::string> group_names;  // group_by: [S] the group of each member
   std::string group_by;                  // group_by: the column
+  // Per-member hyperparameters (/members/hparams/<key>, [S] float64 each), e.g. "optimizer.lr".
+  std::vector<std::pair<std::string, std::vector<double>>> hparams;
 };
 
 // What the inputs and outputs mean: /data/feature_names, /data/class_names, /data@target.

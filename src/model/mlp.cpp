@@ -70,7 +70,7 @@ bool uses_he(const DenseLayer& l) {
 }  // namespace
 
 std::vector<float> init_params(const MlpShape& shape, const ParamLayout& layout,
-                               std::uint64_t seed, int first_member) {
+                               std::uint64_t seed, int first_member, const std::vector<float>& member_scale) {
   std::vector<float> p(layout.total, 0.0f);
   for (int li = 0; li < static_cast<int>(shape.layers.size()); ++li) {
     const DenseLayer& l = shape.layers[li];
@@ -80,10 +80,12 @@ std::vector<float> init_params(const MlpShape& shape, const ParamLayout& layout,
     for (int s = 0; s < layout.S; ++s) {
       const auto member = static_cast<std::uint32_t>(first_member + s);
       float* w = p.data() + layout.at(2 * li, s);
+      const float k = member_scale.empty() ? 1.0f : member_scale[s];
       for (std::int64_t i = 0; i < n; ++i) {
         const std::uint64_t ctr = (static_cast<std::uint64_t>(li) << 40) | static_cast<std::uint64_t>(i);
         const Philox4x32 r = random_words(seed, member, Purpose::Init, ctr);
         w[i] = he ? scale * standard_normal(r.v[0], r.v[1]) : scale * (2.0f * uniform01(r.v[0]) - 1.0f);
+        if (k != 1.0f) w[i] *= k;
       }
     }
   }

@@ -54,7 +54,8 @@ struct BlockParams {
 // Initial parameters for members [first_member, first_member + S) in `layout` order:
 // He normal (std √(2/in)) for relu-like activations, Glorot uniform (limit √(6/(in+out)))
 // otherwise, biases zero. Member k's values depend only on (seed, k).
+// `scale` (empty: all 1) multiplies member s's weights (model.init_scale, per member).
 std::vector<float> init_params(const MlpShape& shape, const ParamLayout& layout,
-                               std::uint64_t seed, int first_member);
+                               std::uint64_t seed, int first_member, const std::vector<float>& scale = {});
 
 }  // namespace tn

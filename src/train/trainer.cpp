@@ -46,7 +46,8 @@ class Loop {
     for (int s = 0; s < S_; ++s) {
       const long spe = (static_cast<long>(sets.size(s)) + bcap_ - 1) / bcap_;
       member_spe_.push_back(spe);
-      sched_.push_back(make_schedule(cfg.schedule, cfg.optimizer.lr, spe, cfg.train.epochs));
+      opt_.push_back(member_optimizer(cfg, cfg.swarm.first_member + s));
+      sched_.push_back(make_schedule(cfg.schedule, opt_.back().lr, spe, cfg.train.epochs));
     }
     be_.to_device(P_.p, out_.init_params.data(), out_.init_params.size() * sizeof(float));
     const std::int64_t per_member = mlp_buffer_bytes_per_member(shape_, bcap_, T_);
@@ -150,11 +151,14 @@ class Loop {
     Worker& wk = *workers_[w];
     long steps = 0;
     for (int s = b0; s < b1; ++s) steps = std::max(steps, member_spe_[s]);
-    // Members with as many steps per epoch share the schedule and step count: compute once.
+    // Members with as many steps per epoch and the same hyperparameters share the schedule
+    // and step count: compute once.
     for (long step = 0; step < steps; ++step) {
       OptStep* h = wk.h_host.data() + step * Sb;
       for (int s = 0; s < Sb; ++s)
-        h[s] = s > 0 && member_spe_[b0 + s] == member_spe_[b0 + s - 1] ? h[s - 1] : member_step(b0 + s, e, step);
+        h[s] = s > 0 && member_spe_[b0 + s] == member_spe_[b0 + s - 1] && opt_[b0 + s] == opt_[b0 + s - 1]
+                   ? h[s - 1]
+                   : member_step(b0 + s, e, step);
     }
     be_.to_device(wk.h, wk.h_host.data(), static_cast<std::size_t>(steps) * Sb * sizeof(OptStep));
     BatchSampler sampler = sampler_;
@@ -236,7 +240,7 @@ class Loop {
       return idle;
     }
     const long t = static_cast<long>(e) * member_spe_[s] + step;
-    return make_step(cfg_.optimizer, cfg_.optimizer.lr * sched_[s].factor(static_cast<double>(t)), t + 1);
+    return make_step(opt_[s], opt_[s].lr * sched_[s].factor(static_cast<double>(t)), t + 1);
   }
 
   // Per-member means over the samples seen: count(local member index).
@@ -264,7 +268,8 @@ class Loop {
   int n_ = 0, bcap_ = 0, block_ = 1, max_chunk_ = kMaxChunk, fused_ = 0;
   std::vector<std::unique_ptr<Worker>> workers_;
   std::vector<long> member_spe_;   // steps per epoch of each member
-  std::vector<LrSchedule> sched_;  // each member's schedule
+  std::vector<OptimizerConfig> opt_;  // each member's optimizer settings (per-member values applied)
+  std::vector<LrSchedule> sched_;     // each member's schedule
   std::uint32_t table_stride_ = 0;
   std::vector<std::uint32_t> order_host_;
   std::uint32_t* order_ = nullptr;
@@ -315,7 +320,9 @@ TrainOutput train_pass(const Config& cfg, const PreparedData& data, const Member
   const int S = cfg.swarm.size, E = cfg.train.epochs;
   out.shape = make_mlp_shape(cfg.model, cfg.loss, data.features, data.num_classes, data.targets);
   out.layout = ParamLayout(out.shape, S);
-  out.init_params = init_params(out.shape, out.layout, cfg.seed, cfg.swarm.first_member);
+  std::vector<float> scales(S);
+  for (int s = 0; s < S; ++s) scales[s] = static_cast<float>(member_init_scale(cfg, cfg.swarm.first_member + s));
+  out.init_params = init_params(out.shape, out.layout, cfg.seed, cfg.swarm.first_member, scales);
   out.epochs = E;
   const bool classification = is_classification(cfg.loss.type);
   const std::size_t hist = static_cast<std::size_t>(S) * E;

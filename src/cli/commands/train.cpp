@@ -110,6 +110,11 @@ MemberData member_data(const Config& cfg, const MemberSets& sets) {
   m.set_rows.assign(sets.rows.begin(), sets.rows.end());
   m.group_names = sets.names;
   if (cfg.data.per_member == PerMember::GroupBy) m.group_by = cfg.data.group_by;
+  for (const MemberValues& v : cfg.member_values) {
+    std::vector<double> per(cfg.swarm.size);
+    for (int s = 0; s < cfg.swarm.size; ++s) per[s] = v.at(cfg.swarm.first_member + s);
+    m.hparams.emplace_back(v.key, per);
+  }
   return m;
 }
 

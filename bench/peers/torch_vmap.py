@@ -1,0 +1,83 @@
+#!/usr/bin/env python3
+"""Peer 2: PyTorch vectorized over members: every layer's weights stacked as W [S, in, out],
+b [S, out], the forward pass as batched matrix products (torch.baddbmm), one torch.optim.Adam
+over the stacked tensors. Members stay independent: the loss is the sum over members of each
+member's mean cross-entropy, so member s's gradient is exactly its own loss's gradient, and
+Adam is elementwise. (torch.func does not exist in PyTorch 1.13; bmm is what a user writes.)
+
+    /usr/bin/python3 bench/peers/torch_vmap.py W2 --size 32 --epochs 4 [--run-file R.h5]
+
+Warm-up: a few steps on a throw-away copy of the stacked weights, reported as warmup_seconds.
+"""
+import time
+
+import torch
+import torch.nn.functional as F
+
+import common
+
+
+def make(task):
+    params = []
+    for W, b in task.init:
+        params += [torch.tensor(W, requires_grad=True), torch.tensor(b, requires_grad=True)]
+    opt = torch.optim.Adam(params, lr=task.lr, betas=common.BETAS, eps=common.EPS)
+    return params, opt
+
+
+def forward(params, x):  # x [S, B, in] -> logits [S, B, K]
+    n = len(params) // 2
+    for i in range(n):
+        x = torch.baddbmm(params[2 * i + 1].unsqueeze(1), x, params[2 * i])
+        if i < n - 1:
+            x = torch.relu(x)
+    return x
+
+
+def train(task, X, y, order, steps):
+    params, opt = make(task)
+    S = task.size
+    if order is None:  # full batch: the same rows for every member, every step
+        xb = X.unsqueeze(0).expand(S, -1, -1)
+        yb = y.repeat(S)
+    for t in range(steps):
+        if order is not None:
+            idx = order[:, t]           # [S, B]
+            xb, yb = X[idx], y[idx].reshape(-1)
+        opt.zero_grad()
+        logits = forward(params, xb)
+        B = logits.shape[1]
+        loss = F.cross_entropy(logits.reshape(S * B, -1), yb, reduction="sum") / B
+        loss.backward()
+        opt.step()
+    return params
+
+
+def main():
+    args = common.parse_args(__doc__)
+    torch.set_num_threads(args.threads)
+    task = common.Task(args)
+    X, y = torch.from_numpy(task.X), torch.from_numpy(task.y)
+    order = None if task.order is None else torch.from_numpy(task.order)
+
+    t0 = time.perf_counter()
+    train(task, X, y, order, min(task.steps, 10))
+    warmup = time.perf_counter() - t0
+
+    t0 = time.perf_counter()
+    params = train(task, X, y, order, task.steps)
+    seconds = time.perf_counter() - t0
+
+    Xe = torch.from_numpy(task.X_eval)
+    with torch.no_grad():
+        def logits(s, _):
+            return forward([p[s:s + 1] for p in params], Xe.unsqueeze(0))[0].numpy()
+        loss, acc = common.evaluate(task, logits)
+        pairs = [(params[2 * i].detach().numpy(), params[2 * i + 1].detach().numpy())
+                 for i in range(len(params) // 2)]
+    common.result("pytorch-vmap", task, seconds, warmup, loss, acc, pairs,
+                  threads=torch.get_num_threads(), torch=torch.__version__)
+
+
+if __name__ == "__main__":
+    common.main_guard(main)

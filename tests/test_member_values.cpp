@@ -1,0 +1,117 @@
+// Per-member hyperparameters: reading ({values}, {linspace}, {logspace}, grid), errors,
+// round trips, and training: member k of a sweep equals member k trained alone with its
+// value as a plain number, bitwise.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <cstring>
+
+#include "backend/cpu/cpu_backend.h"
+#include "config_test_util.h"
+#include "data/prepare.h"
+#include "train/trainer.h"
+
+using namespace tn;
+using namespace tn::test;
+
+namespace {
+
+std::string swarm(int S) { return "swarm: {size: " + std::to_string(S) + "}\n"; }
+
+}  // namespace
+
+TEST_CASE("member values: logspace, linspace and values, member k takes value k mod n") {
+  Config c = parse(swarm(4) + "optimizer: {type: sgd, lr: {logspace: [1.0e-4, 1.0e-1]}, momentum: {values: [0, 0.9]}}\n"
+                             "model: {init_scale: {linspace: [0.5, 2]}, layers: [{units: 2}]}\ndata: {source: spirals}\n");
+  const MemberValues* lr = find_member_values(c, "optimizer.lr");
+  REQUIRE(lr);
+  CHECK(lr->values.size() == 4);  // num defaults to the swarm size
+  CHECK(lr->values[0] == 1e-4);
+  CHECK(lr->values[1] == doctest::Approx(1e-3).epsilon(1e-5));
+  CHECK(lr->values[2] == doctest::Approx(1e-2).epsilon(1e-5));
+  CHECK(lr->values[3] == 1e-1);
+  CHECK(member_optimizer(c, 2).lr == lr->values[2]);
+  CHECK(member_optimizer(c, 0).momentum == 0.0);
+  CHECK(member_optimizer(c, 3).momentum == 0.9);  // 3 mod 2
+  CHECK(member_init_scale(c, 0) == 0.5);
+  CHECK(member_init_scale(c, 1) == 1.0);
+  CHECK(member_init_scale(c, 3) == 2.0);
+  CHECK(c.optimizer.lr == 1e-4);  // the scalar holds the first value
+  // Members keep their value when trained as a slice of the swarm.
+  Config slice = parse(with("swarm: {size: 1, first_member: 2}\n"
+                            "optimizer: {type: sgd, lr: {logspace: [1.0e-4, 1.0e-1], num: 4}, momentum: 0.9}\n"));
+  CHECK(member_optimizer(slice, 2).lr == lr->values[2]);
+  // Round trip through the stored YAML.
+  check_same(c, parse(to_yaml(c)));
+  CHECK_HAS(to_yaml(c), "lr: {logspace: [1.0e-04, 0.1], num: 4}");
+}
+
+TEST_CASE("member values: a grid is the cartesian product, first key slowest") {
+  const Config c = parse(with(swarm(12) + "optimizer: {lr: {values: [0.1, 0.01, 0.001]}, weight_decay: {values: [0, 0.5]}}\n"
+                                          "grid: [optimizer.lr, optimizer.weight_decay]\n"));
+  // 6 combinations, repeated twice over 12 members.
+  for (int k = 0; k < 12; ++k) {
+    const OptimizerConfig o = member_optimizer(c, k);
+    CHECK(o.lr == std::vector<double>{0.1, 0.01, 0.001}[(k / 2) % 3]);
+    CHECK(o.weight_decay == std::vector<double>{0, 0.5}[k % 2]);
+  }
+  check_same(c, parse(to_yaml(c)));
+}
+
+TEST_CASE("member values: errors name the key and the fix") {
+  CHECK_HAS(error_of(with(swarm(4) + "optimizer: {lr: {values: [0.1], linspace: [1, 2]}}\n")), "give exactly one of values");
+  CHECK_HAS(error_of(with(swarm(4) + "optimizer: {lr: {logspace: [0, 1]}}\n")), "optimizer.lr.logspace[0]");
+  CHECK_HAS(error_of(with(swarm(4) + "optimizer: {lr: {values: [0.1, -1]}}\n")), "optimizer.lr.values[1]");
+  CHECK_HAS(error_of(with(swarm(4) + "optimizer: {lr: {linspace: [-1, 1]}}\n")), "optimizer.lr.linspace[0]: value -1 is out of range");
+  CHECK_HAS(error_of(with(swarm(4) + "optimizer: {beta1: {logspace: [0.5, 1]}}\n")),
+            "value 1 (number 3) is outside the allowed range in [0, 1)");
+  CHECK_HAS(error_of(with(swarm(4) + "optimizer: {lr: {valeus: [0.1]}}\n")), "did you mean 'values'");
+  CHECK_HAS(error_of(with(swarm(4) + "optimizer: {lr: {values: [0.1, 0.2, 0.3]}}\n")),
+            "optimizer.lr has 3 values, which do not divide the swarm of 4 members evenly");
+  CHECK_HAS(error_of(with(swarm(4) + "optimizer: {lr: {values: [0.1, 0.2]}}\ngrid: [optimizer.lr, optimizer.eps]\n")),
+            "'optimizer.eps' has no per-member values");
+  CHECK_HAS(error_of(with(swarm(4) + "optimizer: {lr: {values: [0.1, 0.2]}}\ngrid: [optimizer.lr]\n")),
+            "at least two per-member keys");
+  CHECK_HAS(error_of(with(swarm(6) + "optimizer: {lr: {values: [0.1, 0.2]}, eps: {logspace: [1.0e-8, 1.0e-6], num: 2}}\n"
+                                     "grid: [optimizer.lr, optimizer.eps]\n")),
+            "the grid has 4 combinations");
+  CHECK_HAS(error_of(with(swarm(2) + "optimizer: {type: sgd, nesterov: true, momentum: {values: [0, 0.9]}}\n")),
+            "nesterov needs momentum > 0");
+}
+
+TEST_CASE("member values: member k of a sweep equals member k trained alone with its value, bitwise") {
+  const std::string common =
+      "seed: 3\nschedule: {type: cosine, warmup_epochs: 1}\n"
+      "data:\n  source: {type: spirals, n: 96}\n  per_member: bootstrap\ntrain: {epochs: 4, batch_size: 16}\n";
+  const std::string swept = common + "swarm: {size: 8}\n"
+      "optimizer: {type: adamw, lr: {logspace: [1.0e-3, 1.0e-1], num: 4}, weight_decay: {values: [0, 0.01]}, "
+      "beta1: {values: [0.9, 0.8, 0.9, 0.7]}}\n"
+      "model:\n  init_scale: {values: [1, 0.5, 2, 1.5, 1, 1, 1, 0.25]}\n"
+      "  layers:\n    - {type: dense, units: 8, activation: tanh}\n    - {type: dense, units: 2}\n"
+      "grid: [optimizer.lr, optimizer.weight_decay]\n";
+  const Config cfg = parse_config(swept, "sweep");
+  const PreparedData data = prepare_data(load_dataset(cfg.data, true), cfg.data);
+  CpuBackend be(2);
+  const TrainOutput all = train_swarm(cfg, data, be, nullptr);
+  for (int k : {0, 3, 5, 7}) {
+    CAPTURE(k);
+    const OptimizerConfig o = member_optimizer(cfg, k);
+    char alone_opt[256];
+    std::snprintf(alone_opt, sizeof alone_opt, "optimizer: {type: adamw, lr: %.17g, weight_decay: %.17g, beta1: %.17g}\n",
+                  o.lr, o.weight_decay, o.beta1);
+    char scale[64];
+    std::snprintf(scale, sizeof scale, "%.17g", member_init_scale(cfg, k));
+    const std::string alone_yaml = common + "swarm: {size: 1, first_member: " + std::to_string(k) + "}\n" + alone_opt +
+        "model:\n  init_scale: " + scale + "\n  layers:\n    - {type: dense, units: 8, activation: tanh}\n    - {type: dense, units: 2}\n";
+    const TrainOutput one = train_swarm(parse_config(alone_yaml, "alone"), data, be, nullptr);
+    for (std::size_t t = 0; t < all.layout.size.size(); ++t) {
+      const auto n = static_cast<std::size_t>(all.layout.size[t]);
+      CHECK(std::memcmp(all.init_params.data() + all.layout.at(static_cast<int>(t), k),
+                        one.init_params.data() + one.layout.at(static_cast<int>(t), 0), n * sizeof(float)) == 0);
+      CHECK(std::memcmp(all.params.data() + all.layout.at(static_cast<int>(t), k),
+                        one.params.data() + one.layout.at(static_cast<int>(t), 0), n * sizeof(float)) == 0);
+    }
+  }
+  // The values matter: members with another learning rate end elsewhere.
+  CHECK(all.train_loss[0 * 4 + 3] != all.train_loss[2 * 4 + 3]);
+}
