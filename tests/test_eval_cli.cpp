@@ -324,3 +324,47 @@ TEST_CASE("eval: a member with NaN parameters is left out and reported by its gl
   CHECK(j["ensemble"]["accuracy"].is_number());
   CHECK(find_eval(read_run_file(run.string()), "test")->excluded == std::vector<int>{4});
 }
+
+TEST_CASE("eval: per-member hyperparameters give the best member per metric and metrics by value") {
+  std::string yaml = spirals_yaml(8, 30, "grid: [optimizer.lr, optimizer.weight_decay]\n");
+  const std::string plain = "optimizer: {type: adam, lr: 0.02}";
+  yaml.replace(yaml.find(plain), plain.size(),
+               "optimizer: {type: adam, lr: {logspace: [1.0e-4, 1.0e-1], num: 4}, weight_decay: {values: [0, 0.001]}}");
+  const fs::path run = train_run("hparams", yaml);
+  const RunFile r = read_run_file(run.string());
+  REQUIRE(r.members.hparams.size() == 2);
+  CHECK(r.members.hparams[0].first == "optimizer.lr");
+  const std::vector<double>& lr = r.members.hparams[0].second;
+  CHECK(lr == std::vector<double>{1e-4, 1e-4, 1e-3, 1e-3, 1e-2, 1e-2, 1e-1, 1e-1});
+  const json j = eval_json(eval_opts(run));
+  REQUIRE(j.contains("hparams"));
+  CHECK(j["hparams"]["keys"].get<std::vector<std::string>>() == std::vector<std::string>{"optimizer.lr", "optimizer.weight_decay"});
+  // The best member per metric is the best in the members list, with its own values.
+  for (const std::string metric : {"accuracy", "log_loss"}) {
+    const bool up = metric == "accuracy";
+    int best = 0;
+    for (int s = 1; s < 8; ++s) {
+      const double v = j["members"][s][metric].get<double>(), b = j["members"][best][metric].get<double>();
+      if (up ? v > b : v < b) best = s;
+    }
+    const json& got = j["hparams"]["best"][metric];
+    CHECK(got["member"] == best);
+    CHECK(got["optimizer.lr"].get<double>() == lr[best]);
+  }
+  // By value: 4 learning rates of 2 members each; the mean is over those members.
+  const json& groups = j["hparams"]["by_value"]["optimizer.lr"];
+  REQUIRE(groups.size() == 4);
+  for (int g = 0; g < 4; ++g) {
+    CHECK(groups[g]["value"].get<double>() == lr[2 * g]);
+    CHECK(groups[g]["members"] == 2);
+    const double mean = (j["members"][2 * g]["accuracy"].get<double>() + j["members"][2 * g + 1]["accuracy"].get<double>()) / 2;
+    CHECK(groups[g]["mean"]["accuracy"].get<double>() == doctest::Approx(mean));
+  }
+  CHECK(j["hparams"]["by_value"]["optimizer.weight_decay"][1]["members"] == 4);
+  // The readable table has the same sections.
+  int rc = -1;
+  const std::string table = capture(1, [&] { rc = run_eval(eval_opts(run)); });
+  CHECK(rc == kExitOk);
+  CHECK(table.find("best member per metric:") != std::string::npos);
+  CHECK(table.find("by optimizer.lr:") != std::string::npos);
+}

@@ -43,8 +43,9 @@ int evaluate_run(const EvalOptions& opt, OutKind out_kind) {
   if (!record.excluded.empty())
     spdlog::warn("members {} have non-finite predictions (diverged): left out of the ensemble and "
                  "the member mean", fmt::join(record.excluded, ", "));
-  const std::string json = eval_json(record, opt.run_path, run.class_names);
-  std::fputs(opt.json ? json.c_str() : eval_table(e, record, opt.run_path, run.class_names).c_str(), stdout);
+  const HparamReport hp = hparam_report(e, run.file.members.hparams);
+  const std::string json = eval_json(record, opt.run_path, run.class_names, &hp);
+  std::fputs(opt.json ? json.c_str() : eval_table(e, record, opt.run_path, run.class_names, &hp).c_str(), stdout);
   std::fflush(stdout);
   try {
     if (out_kind == OutKind::Json) {

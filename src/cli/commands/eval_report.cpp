@@ -83,10 +83,61 @@ std::string confusion_table(const std::vector<double>& c, const std::vector<std:
   return text + "\n";
 }
 
+
+json hparams_json(const HparamReport& hp, const EvalRecord& r) {
+  const auto metrics = [&](const std::vector<double>& v) {
+    json o = json::object();
+    for (std::size_t m = 0; m < r.metrics.size() && m < v.size(); ++m) o[r.metrics[m]] = number(v[m]);
+    return o;
+  };
+  json best = json::object();
+  for (std::size_t m = 0; m < r.metrics.size() && m < hp.best.size(); ++m) {
+    if (hp.best[m] < 0) continue;
+    json b = {{"member", r.member[hp.best[m]]}};
+    for (std::size_t k = 0; k < hp.keys.size(); ++k) b[hp.keys[k]] = hp.values[k][hp.best[m]];
+    best[r.metrics[m]] = b;
+  }
+  json by_value = json::object();
+  for (std::size_t k = 0; k < hp.keys.size(); ++k) {
+    json groups = json::array();
+    for (const HparamGroup& g : hp.by_value[k])
+      groups.push_back({{"value", g.value}, {"members", g.members}, {"mean", metrics(g.mean)}, {"std", metrics(g.std)}});
+    by_value[hp.keys[k]] = groups;
+  }
+  return {{"keys", hp.keys}, {"best", best}, {"by_value", by_value}};
+}
+
+std::string hparams_table(const Evaluation& e, const HparamReport& hp, int first) {
+  std::string t = "\nper-member hyperparameters (/members/hparams)\nbest member per metric:\n";
+  for (std::size_t m = 0; m < e.names.size(); ++m) {
+    if (hp.best[m] < 0) continue;
+    std::string values;
+    for (std::size_t k = 0; k < hp.keys.size(); ++k)
+      values += fmt::format("  {}={:.4g}", hp.keys[k], hp.values[k][hp.best[m]]);
+    t += fmt::format("  {:<16}#{:<6}{:>10}{}\n", e.names[m], first + hp.best[m], num(e.members[hp.best[m]].values[m]), values);
+  }
+  // The headline metrics: accuracy and log loss, or RMSE and R².
+  std::vector<std::size_t> shown;
+  for (const char* name : {"accuracy", "log_loss", "rmse", "r2"})
+    for (std::size_t m = 0; m < e.names.size(); ++m)
+      if (e.names[m] == name) shown.push_back(m);
+  for (std::size_t k = 0; k < hp.keys.size(); ++k) {
+    t += fmt::format("by {}:\n  {:>12}{:>9}", hp.keys[k], "value", "members");
+    for (std::size_t m : shown) t += fmt::format("{:>24}", e.names[m] + " mean ± std");
+    t += "\n";
+    for (const HparamGroup& g : hp.by_value[k]) {
+      t += fmt::format("  {:>12.4g}{:>9}", g.value, g.members);
+      for (std::size_t m : shown) t += fmt::format("{:>24}", num(g.mean[m]) + " ± " + num(g.std[m]));
+      t += "\n";
+    }
+  }
+  return t;
+}
+
 }  // namespace
 
 std::string eval_json(const EvalRecord& r, const std::string& run_path,
-                      const std::vector<std::string>& class_names) {
+                      const std::vector<std::string>& class_names, const HparamReport* hp) {
   json j;
   j["run"] = run_path;
   j["split"] = r.split;
@@ -114,11 +165,12 @@ std::string eval_json(const EvalRecord& r, const std::string& run_path,
     j["uncertainty"] = {{"mean_entropy", number(mean_of(r.entropy))},
                         {"mean_mutual_information", number(mean_of(r.mutual_information))},
                         {"mean_disagreement", number(mean_of(r.disagreement))}};
+  if (hp && !hp->keys.empty()) j["hparams"] = hparams_json(*hp, r);
   return j.dump(2) + "\n";
 }
 
 std::string eval_table(const Evaluation& e, const EvalRecord& r, const std::string& run_path,
-                       const std::vector<std::string>& class_names) {
+                       const std::vector<std::string>& class_names, const HparamReport* hp) {
   const int first = r.member.empty() ? 0 : r.member.front();
   const std::vector<int> order = rank_members(e);
   std::string t = fmt::format("{}: {}, {} samples\n{} members (#{}..#{}), ensemble by {}\n", run_path, r.source,
@@ -135,6 +187,7 @@ std::string eval_table(const Evaluation& e, const EvalRecord& r, const std::stri
   }
   t += fmt::format("\nmembers ranked by {}: {}\n",
                    e.classification ? "accuracy (ties: log_loss)" : "mse", ranking(e, order, first));
+  if (hp && !hp->keys.empty()) t += hparams_table(e, *hp, first);
   if (!e.classification) return t;
   t += fmt::format("per-sample uncertainty, mean over samples: entropy {} nats, mutual information {} nats, "
                    "disagreement {}\n", num(mean_of(r.entropy)), num(mean_of(r.mutual_information)),

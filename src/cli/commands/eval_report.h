@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "eval/by_hparam.h"
 #include "eval/evaluate.h"
 #include "io/run_file.h"
 
@@ -14,13 +15,18 @@ namespace tn {
 //  "member_mean": {...}, "member_std": {...}, "ensemble": {...}, "excluded_members": [...],
 //  "uncertainty": {"mean_entropy", "mean_mutual_information", "mean_disagreement"}}
 // with the metric names of the HDF5 file; NaN is written as null.
+// With per-member hyperparameters (hp not null and not empty) also
+//   "hparams": {"keys": [...], "best": {<metric>: {"member": k, <key>: v, ...}},
+//               "by_value": {<key>: [{"value": v, "members": n, "mean": {...}, "std": {...}}]}}
 std::string eval_json(const EvalRecord& r, const std::string& run_path,
-                      const std::vector<std::string>& class_names);
+                      const std::vector<std::string>& class_names, const HparamReport* hp = nullptr);
 
 // Members ranked, best and worst member, member mean ± std and ensemble side by side,
 // per-sample uncertainty and the ensemble's confusion matrix.
+// With per-member hyperparameters: the best member per metric with its values, and a table
+// per key of members grouped by value.
 std::string eval_table(const Evaluation& e, const EvalRecord& r, const std::string& run_path,
-                       const std::vector<std::string>& class_names);
+                       const std::vector<std::string>& class_names, const HparamReport* hp = nullptr);
 
 // "test split of spirals(n=512) (102 samples): ensemble accuracy 0.99 | members 0.97 ± 0.01, best 0.99 (#12)"
 std::string eval_summary(const Evaluation& e, const EvalRecord& r);

@@ -1,0 +1,337 @@
+#!/usr/bin/env python3
+"""turbanet against its peers on the same workloads, timed in one run.
+
+    /usr/bin/python3 bench/compare.py                       # everything (long: see bench/README.md)
+    /usr/bin/python3 bench/compare.py --workloads W1,W2 --sizes 1,8 --epochs-w1 64 --epochs-w2 4
+
+Workloads: W1 spirals-small (2-16-2), W2 spirals-large (2-256-256-2), full batch of 128
+points, at every swarm size of --sizes; W3 the Fashion-MNIST ensemble (784-64-32-10, S=50,
+batch 8, bootstrap, --epochs-w3 epochs, default 1). Tools: turbanet (build/turbanet, the
+training loop's /meta/train_seconds and the whole process), and the peers in bench/peers/:
+pytorch-loop, pytorch-vmap, turbanet-py (the PyPI library; needs bench/install-peers.sh), and
+on request turbanet-py+jit. For every (workload, S) turbanet runs first; the peers then train
+from its run file: the same data and the same initial weights (spirals), the same initial
+weights (W3). Each tool runs --repeats times, one process each; medians are reported.
+
+Output: a table on stdout (`tn/peer` = turbanet's training time / the peer's, below 1 means
+turbanet is faster; `speed-up` = the inverse), and in --out-dir: compare.csv (one row per
+workload, S and tool), compare.json (every raw measurement) and compare.png (training time
+against swarm size, log-log, one line per tool, one panel per workload).
+"""
+import argparse
+import csv
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import textwrap
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "peers"))
+import common  # noqa: E402
+
+PEERS = {  # tool -> (script, extra args, interpreter key)
+    "pytorch-loop": ("torch_loop.py", [], "system"),
+    "pytorch-vmap": ("torch_vmap.py", [], "system"),
+    "turbanet-py": ("jax_turbanet.py", [], "venv"),
+    "turbanet-py+jit": ("jax_turbanet.py", ["--outer-jit"], "venv"),
+}
+DEFAULT_PEERS = "pytorch-loop,pytorch-vmap,turbanet-py"
+
+
+def log(msg):
+    print(msg, file=sys.stderr, flush=True)
+
+
+def run_turbanet(args, workload, size, epochs, out):
+    w = common.WORKLOADS[workload]
+    cmd = [args.turbanet, "train", os.path.join(common.REPO, w["config"]), "--force", "-q",
+           "--set", f"swarm.size={size}", "--set", f"train.epochs={epochs}",
+           "--set", f"output.path={out}"]
+    if args.turbanet_threads:
+        cmd += ["--threads", str(args.turbanet_threads)]
+    t0 = time.perf_counter()
+    proc = subprocess.run(cmd, cwd=common.REPO, timeout=args.timeout, capture_output=True, text=True)
+    wall = time.perf_counter() - t0
+    if proc.returncode not in (0, 3):  # 3: saved, some members diverged
+        raise RuntimeError(f"turbanet exited {proc.returncode}: {proc.stderr[-2000:]}")
+    import h5py
+    with h5py.File(out, "r") as f:
+        meta = f["meta"].attrs
+        split = "test" if "eval/test" in f else "train"
+        mm = f[f"eval/{split}/member_mean"].attrs
+        return dict(tool="turbanet", workload=workload, S=size, epochs=epochs,
+                    steps=int(meta["steps"]), train_seconds=float(meta["train_seconds"]),
+                    warmup_seconds=None, process_seconds=wall, eval_split=split,
+                    final_loss_mean=float(mm["log_loss"]), final_accuracy_mean=float(mm["accuracy"]),
+                    param_max_rel_diff_vs_turbanet=0.0, kernel=str(meta["kernel"]),
+                    threads=int(meta["threads"]), returncode=proc.returncode)
+
+
+def run_peer(args, tool, workload, size, epochs, run_file):
+    script, extra, interp = PEERS[tool]
+    python = args.python if interp == "system" else args.venv_python
+    cmd = [python, os.path.join(HERE, "peers", script), workload, "--size", str(size),
+           "--epochs", str(epochs), "--run-file", run_file, "--threads", str(args.peer_threads),
+           "--turbanet", args.turbanet, *extra]
+    t0 = time.perf_counter()
+    proc = subprocess.run(cmd, timeout=args.timeout, capture_output=True, text=True)
+    wall = time.perf_counter() - t0
+    lines = [l for l in proc.stdout.splitlines() if l.startswith("{")]
+    if proc.returncode != 0 or not lines:
+        raise RuntimeError(f"{tool} exited {proc.returncode}: {proc.stderr[-2000:]}")
+    r = json.loads(lines[-1])
+    r["tool"] = tool
+    r["process_seconds"] = wall
+    return r
+
+
+def median(xs):
+    xs = [x for x in xs if x is not None]
+    return statistics.median(xs) if xs else None
+
+
+def summarize(runs, workload, size, epochs, tool, status):
+    w = common.WORKLOADS[workload]
+    batch = 128 if w["data"] == "spirals" else w["batch"]
+    row = dict(workload=workload, name=w["name"], S=size, epochs=epochs, batch=batch, tool=tool,
+               status=status, repeats=len(runs))
+    if runs:
+        train = [r["train_seconds"] for r in runs]
+        steps = runs[0]["steps"]
+        flops = common.flops_per_member_step(w["sizes"], batch) * size * steps
+        last = runs[-1]
+        row.update(steps=steps, train_s=median(train), train_s_min=min(train), train_s_max=max(train),
+                   warmup_s=median([r.get("warmup_seconds") for r in runs]),
+                   process_s=median([r.get("process_seconds") for r in runs]),
+                   gflops=flops / median(train) / 1e9,
+                   eval_split=last.get("eval_split"), final_loss=last.get("final_loss_mean"),
+                   final_acc=last.get("final_accuracy_mean"),
+                   param_rel_diff=last.get("param_max_rel_diff_vs_turbanet"),
+                   loadavg=median([r.get("loadavg") for r in runs]),
+                   detail=last.get("kernel") or "; ".join(last.get("notes", [])))
+    return row
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--workloads", default="W1,W2,W3")
+    ap.add_argument("--sizes", default="1,8,32,128", help="swarm sizes of W1 and W2 (W3 is S=50)")
+    ap.add_argument("--epochs-w1", type=int, default=1024)
+    ap.add_argument("--epochs-w2", type=int, default=48)
+    ap.add_argument("--epochs-w3", type=int, default=1)
+    ap.add_argument("--size-w3", type=int, default=50)
+    ap.add_argument("--repeats", type=int, default=3, help="processes per tool and point (median)")
+    ap.add_argument("--peers", default=DEFAULT_PEERS,
+                    help=f"comma-separated, of {', '.join(PEERS)}; 'none' for turbanet alone")
+    ap.add_argument("--peer-threads", type=int, default=2, help="torch.set_num_threads of the PyTorch peers")
+    ap.add_argument("--turbanet-threads", type=int, help="turbanet --threads (default: its own, all cores)")
+    ap.add_argument("--timeout", type=float, default=3600,
+                    help="seconds per process; a peer that times out is skipped at larger sizes")
+    ap.add_argument("--out-dir", default=os.path.join(HERE, "results"))
+    ap.add_argument("--turbanet", default=common.TURBANET)
+    ap.add_argument("--python", default=sys.executable, help="interpreter of the PyTorch peers")
+    ap.add_argument("--venv-python", default=os.path.join(HERE, ".venv-peers", "bin", "python"),
+                    help="interpreter of the JAX peer")
+    ap.add_argument("--keep-runs", action="store_true", help="keep turbanet's run files in out-dir/runs")
+    args = ap.parse_args()
+
+    workloads = [w.strip().upper() for w in args.workloads.split(",") if w.strip()]
+    sizes = [int(s) for s in args.sizes.split(",") if s.strip()]
+    peers = [] if args.peers == "none" else [p.strip() for p in args.peers.split(",") if p.strip()]
+    for w in workloads:
+        if w not in common.WORKLOADS:
+            ap.error(f"unknown workload {w}")
+    for p in peers:
+        if p not in PEERS:
+            ap.error(f"unknown peer {p}")
+    if not os.access(args.turbanet, os.X_OK):
+        ap.error(f"{args.turbanet} not found: build turbanet first (scripts/build.sh)")
+    if any(PEERS[p][2] == "venv" for p in peers) and not os.access(args.venv_python, os.X_OK):
+        log(f"{args.venv_python} missing (run bench/install-peers.sh): skipping the JAX peer")
+        peers = [p for p in peers if PEERS[p][2] != "venv"]
+    epochs_of = {"W1": args.epochs_w1, "W2": args.epochs_w2, "W3": args.epochs_w3}
+
+    os.makedirs(args.out_dir, exist_ok=True)
+    tmp = tempfile.mkdtemp(prefix="tn-compare-")
+    rows, raw = [], []
+    started = time.strftime("%Y-%m-%d %H:%M:%S")
+    try:
+        for w in workloads:
+            epochs = epochs_of[w]
+            wsizes = [args.size_w3] if w == "W3" else sizes
+            # untimed: a one-epoch turbanet run (page cache, dynamic loader); W3's data files read once
+            if w == "W3":
+                for name in os.listdir(common.FASHION_DIR):
+                    with open(os.path.join(common.FASHION_DIR, name), "rb") as fh:
+                        fh.read()
+            else:
+                run_turbanet(args, w, wsizes[0], 1, os.path.join(tmp, "warm.h5"))
+            dead = {}  # peer -> why it is skipped (timed out or failed at a smaller size)
+            for S in wsizes:
+                ref = os.path.join(tmp, f"{w}-S{S}.h5")
+                runs = []
+                for k in range(args.repeats):
+                    r = run_turbanet(args, w, S, epochs, ref)
+                    r["loadavg"] = os.getloadavg()[0]
+                    runs.append(r)
+                    log(f"{w} S={S} turbanet #{k + 1}: train {r['train_seconds']:.4f} s, "
+                        f"process {r['process_seconds']:.3f} s")
+                raw += runs
+                rows.append(summarize(runs, w, S, epochs, "turbanet", "ok"))
+                if args.keep_runs:
+                    os.makedirs(os.path.join(args.out_dir, "runs"), exist_ok=True)
+                    shutil.copy(ref, os.path.join(args.out_dir, "runs", os.path.basename(ref)))
+                for p in peers:
+                    if p in dead:
+                        rows.append(summarize([], w, S, epochs, p, f"skipped ({dead[p]} at a smaller S)"))
+                        continue
+                    runs, status = [], "ok"
+                    for k in range(args.repeats):
+                        try:
+                            load = os.getloadavg()[0]
+                            r = run_peer(args, p, w, S, epochs, ref)
+                            r["loadavg"] = load
+                        except subprocess.TimeoutExpired:
+                            status = f"timeout>{args.timeout:g}s"
+                        except RuntimeError as e:
+                            status = "failed"
+                            log(str(e))
+                        if status != "ok":
+                            log(f"{w} S={S} {p}: {status}; skipped at larger sizes")
+                            dead[p] = status
+                            break
+                        runs.append(r)
+                        log(f"{w} S={S} {p} #{k + 1}: train {r['train_seconds']:.4f} s, "
+                            f"warm-up {r['warmup_seconds']:.3f} s, process {r['process_seconds']:.2f} s, "
+                            f"acc {r['final_accuracy_mean']:.4f}")
+                    raw += runs
+                    rows.append(summarize(runs if status == "ok" else [], w, S, epochs, p, status))
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+    # ratios against turbanet, measured in this run
+    tn = {(r["workload"], r["S"]): r.get("train_s") for r in rows if r["tool"] == "turbanet"}
+    for r in rows:
+        t, base = r.get("train_s"), tn.get((r["workload"], r["S"]))
+        r["tn_over_tool"] = base / t if t and base else None
+        r["speedup"] = t / base if t and base else None
+
+    print_table(rows, args, started)
+    write_outputs(rows, raw, args, started)
+    return 0
+
+
+def fmt(x, spec):
+    width = int("".join(c for c in spec.split(".")[0] if c.isdigit()) or 0)
+    return "-".rjust(width) if x is None else format(x, spec)
+
+
+def print_table(rows, args, started):
+    print(f"# turbanet vs peers, {started}, repeats {args.repeats} (median), peers' threads "
+          f"{args.peer_threads}, turbanet threads {args.turbanet_threads or 'default'}")
+    head = (f"{'wl':3} {'S':>4} {'epochs':>6} {'steps':>6} {'tool':16} {'train s':>9} {'min':>9} "
+            f"{'max':>9} {'warm-up s':>9} {'process s':>9} {'GFLOP/s':>8} {'tn/peer':>8} "
+            f"{'speed-up':>8} {'loss':>7} {'acc':>7} {'Δparams':>8}")
+    print(head)
+    print("-" * len(head))
+    last = None
+    for r in rows:
+        if last and (r["workload"], r["S"]) != last:
+            print()
+        last = (r["workload"], r["S"])
+        if r["status"] != "ok":
+            print(f"{r['workload']:3} {r['S']:>4} {r['epochs']:>6} {'':>6} {r['tool']:16} {r['status']}")
+            continue
+        print(f"{r['workload']:3} {r['S']:>4} {r['epochs']:>6} {r['steps']:>6} {r['tool']:16} "
+              f"{fmt(r['train_s'], '9.4f')} {fmt(r['train_s_min'], '9.4f')} {fmt(r['train_s_max'], '9.4f')} "
+              f"{fmt(r['warmup_s'], '9.3f')} {fmt(r['process_s'], '9.3f')} {fmt(r['gflops'], '8.2f')} "
+              f"{fmt(r['tn_over_tool'] if r['tool'] != 'turbanet' else None, '8.3f')} "
+              f"{(fmt(r['speedup'], '7.1f') + 'x') if r['tool'] != 'turbanet' else '-'.rjust(8)} "
+              f"{fmt(r['final_loss'], '7.4f')} {fmt(r['final_acc'], '7.4f')} "
+              f"{fmt(r['param_rel_diff'] if r['tool'] != 'turbanet' else None, '8.1e')}")
+    note = ("train s: training loop only (turbanet: /meta/train_seconds; peers: after warm-up, until "
+            "the last step's weights are ready). warm-up s: peers' first steps/compilation, not in train s. "
+            "process s: the whole process (turbanet: data, training, evaluation, run file; peers: imports, "
+            "data, warm-up/compilation, training, evaluation). tn/peer = turbanet train s / peer train s "
+            "(< 1: turbanet faster); speed-up = the inverse. GFLOP/s = (2·B·Σin·out + 4·B·Σin·out − "
+            "2·B·in0·out0 + 10·params) · S · steps / train s. loss, acc: member mean on the evaluation "
+            "split (spirals: train, W3: test). Δparams: worst relative difference of a peer's trained "
+            "weights from turbanet's (same data and initial weights; '-' for W3, whose bootstrap "
+            "resamples differ).")
+    print()
+    print(textwrap.fill(note, 110), flush=True)
+
+
+def write_outputs(rows, raw, args, started):
+    fields = ["workload", "name", "S", "epochs", "steps", "batch", "tool", "status", "repeats",
+              "train_s", "train_s_min", "train_s_max", "warmup_s", "process_s", "gflops",
+              "tn_over_tool", "speedup", "eval_split", "final_loss", "final_acc", "param_rel_diff",
+              "loadavg", "detail"]
+    csv_path = os.path.join(args.out_dir, "compare.csv")
+    with open(csv_path, "w", newline="") as fh:
+        wr = csv.DictWriter(fh, fieldnames=fields, extrasaction="ignore")
+        wr.writeheader()
+        for r in rows:
+            wr.writerow(r)
+    with open(os.path.join(args.out_dir, "compare.json"), "w") as fh:
+        json.dump(dict(started=started, argv=sys.argv, args=vars(args), rows=rows, raw=raw), fh, indent=1)
+    png = os.path.join(args.out_dir, "compare.png")
+    try:
+        plot(rows, png)
+    except ImportError as e:
+        log(f"no plot ({e}); install python3-matplotlib")
+        png = None
+    log(f"wrote {csv_path}" + (f", {png}" if png else ""))
+
+
+def plot(rows, path):
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    workloads = list(dict.fromkeys(r["workload"] for r in rows))
+    tools = list(dict.fromkeys(r["tool"] for r in rows))
+    colors = {t: f"C{i}" for i, t in enumerate(tools)}
+    fig, axes = plt.subplots(1, len(workloads), figsize=(5.2 * len(workloads), 4.2), squeeze=False)
+    for ax, w in zip(axes[0], workloads):
+        wr = [r for r in rows if r["workload"] == w and r.get("train_s")]
+        if not wr:
+            continue
+        epochs, name = wr[0]["epochs"], wr[0]["name"]
+        sizes = sorted({r["S"] for r in wr})
+        if len(sizes) > 1:
+            for t in tools:
+                pts = sorted((r["S"], r["train_s"]) for r in wr if r["tool"] == t)
+                if pts:
+                    ax.plot([p[0] for p in pts], [p[1] for p in pts], "o-", label=t, color=colors[t],
+                            lw=2.5 if t == "turbanet" else 1.5)
+            ax.set_xscale("log", base=2)
+            ax.set_yscale("log")
+            ax.set_xlabel("swarm size S (members)")
+            ax.set_xticks(sizes)
+            ax.set_xticklabels([str(s) for s in sizes])
+        else:
+            ts = [r for r in wr]
+            ax.bar(range(len(ts)), [r["train_s"] for r in ts], color=[colors[r["tool"]] for r in ts])
+            ax.set_xticks(range(len(ts)))
+            ax.set_xticklabels([r["tool"] for r in ts], rotation=20, ha="right")
+            ax.set_yscale("log")
+            for i, r in enumerate(ts):
+                ax.annotate(f"{r['train_s']:.3g} s", (i, r["train_s"]), ha="center", va="bottom", fontsize=8)
+            ax.set_xlabel(f"S = {sizes[0]}")
+        ax.set_ylabel("training time (s, median)")
+        ax.set_title(f"{w} {name}, {epochs} epoch{'s' if epochs != 1 else ''}")
+        ax.grid(True, which="both", alpha=0.3)
+        if len(sizes) > 1:
+            ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,33 @@
+// Per-member hyperparameters against member metrics: which member is best for each metric
+// (with its hyperparameter values), and members grouped by each hyperparameter's value.
+#pragma once
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "eval/evaluate.h"
+
+namespace tn {
+
+// Whether a larger value of metric `name` is better (accuracy, precision, recall, f1, r2).
+bool higher_is_better(const std::string& name);
+
+struct HparamGroup {
+  double value = 0;
+  int members = 0;                 // members with this value and finite metrics
+  std::vector<double> mean, std;   // per metric, over those members (population std)
+};
+
+struct HparamReport {
+  std::vector<std::string> keys;                   // e.g. "optimizer.lr"
+  std::vector<std::vector<double>> values;         // [key][S] each member's value
+  std::vector<int> best;                           // per metric: local member index, -1 if none
+  std::vector<std::vector<HparamGroup>> by_value;  // [key] groups in increasing value
+};
+
+// hparams: (key, [S] values) as stored in /members/hparams. Members whose metrics are not
+// finite (excluded, diverged) are left out of the best and of the group statistics.
+HparamReport hparam_report(const Evaluation& e,
+                           const std::vector<std::pair<std::string, std::vector<double>>>& hparams);
+
+}  // namespace tn
