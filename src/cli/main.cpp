@@ -31,6 +31,7 @@ int main(int argc, char** argv) {
       "  turbanet train configs/iris.yaml --threads 1 --out runs/iris-1.h5\n"
       "  turbanet eval runs/spirals.h5 --split test --json\n"
       "  turbanet predict runs/iris.h5 --input new.csv --out predictions.csv\n"
+      "  turbanet sweep configs/spirals-small.yaml --swarm 1..128 --mode both --out sweep.csv\n"
       "Exit codes: 0 ok, 1 I/O failure, 2 bad config/data/arguments/run file, 3 some members diverged.");
 
   tn::TrainOptions train;
@@ -80,6 +81,22 @@ int main(int argc, char** argv) {
   add_verbosity(p, &quiet, &verbose);
   p->footer("Example: turbanet predict runs/iris.h5 --input data/iris.csv --out runs/iris-predictions.h5");
 
+  tn::SweepOptions sweep;
+  int sweep_epochs = 0;
+  std::string sweep_out;
+  CLI::App* w = app.add_subcommand("sweep", "Training time against swarm size, swarm vs one member after another, GFLOP/s vs peak");
+  w->add_option("config", sweep.config_path, "YAML configuration file")->required();
+  w->add_option("--swarm", sweep.swarm, "Swarm sizes: A..B (powers of two), A..B:K (steps of K) or a list 1,3,17 (default 1..128)");
+  w->add_option("--repeats", sweep.repeats, "Timed runs per point after one warm-up (default 3)")->check(CLI::PositiveNumber);
+  w->add_option("--epochs", sweep_epochs, "Override train.epochs")->check(CLI::PositiveNumber);
+  w->add_option("--set", sweep.set, "Override a config key (repeatable)")->allow_extra_args(false);
+  w->add_option("--mode", sweep.mode, "swarm (default), sequential (members one after another, same code) or both")
+      ->check(CLI::IsMember({"swarm", "sequential", "both"}));
+  w->add_option("--out", sweep_out, "Write the table as FILE.csv or FILE.h5");
+  w->add_option("--threads", sweep.threads, "CPU threads (default: all cores)")->check(CLI::NonNegativeNumber);
+  add_verbosity(w, &quiet, &verbose);
+  w->footer("Example: turbanet sweep configs/spirals-small.yaml --swarm 1..128 --mode both --out sweep.csv");
+
   CLI::App* d = app.add_subcommand("devices", "List the GPUs this build can train on (name, memory, compute capability)");
   d->footer("Example: turbanet devices");
 
@@ -105,6 +122,12 @@ int main(int argc, char** argv) {
       return tn::run_eval(eval);
     }
     if (d->parsed()) return tn::run_devices();
+    if (w->parsed()) {
+      if (w->count("--epochs")) sweep.epochs = sweep_epochs;
+      if (w->count("--out")) sweep.out = sweep_out;
+      sweep.verbosity = verbosity(quiet, verbose);
+      return tn::run_sweep(sweep);
+    }
     if (p->parsed()) {
       if (p->count("--out")) predict.out = predict_out;
       predict.verbosity = verbosity(quiet, verbose);

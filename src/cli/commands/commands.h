@@ -52,6 +52,25 @@ struct PredictOptions {
 // `turbanet predict`: ensemble and member predictions with per-sample uncertainty.
 int run_predict(const PredictOptions& opt);
 
+struct SweepOptions {
+  std::string config_path;
+  std::string swarm = "1..128";       // A..B (powers of two), A..B:K (steps of K), or a list 1,3,17
+  int repeats = 3;                    // timed runs per point, after one warm-up
+  std::optional<int> epochs;          // train.epochs override
+  std::vector<std::string> set;       // "key.path=value" overrides
+  std::string mode = "swarm";         // swarm | sequential | both
+  std::optional<std::string> out;     // FILE.csv or FILE.h5
+  int threads = 0;
+  Verbosity verbosity = Verbosity::Normal;
+  int peak_n = 2048;                  // size of the peak-rate sgemm (tests use a small one)
+};
+// `turbanet sweep`: training time against swarm size (swarm at once and/or members one after
+// another), achieved GFLOP/s against the measured peak, peak memory; a table and CSV/HDF5.
+int run_sweep(const SweepOptions& opt);
+// "1..128" → 1,2,4,...,128; "8..128:8" → 8,16,...,128; "1,3,17". The end of a range is always
+// included. Throws UsageError.
+std::vector<int> parse_swarm_sizes(const std::string& spec);
+
 struct GpuInfo;
 // `turbanet devices`: the GPUs this build can use (name, memory, compute capability), or a
 // line saying there are none; exit 0 either way.

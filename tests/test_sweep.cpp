@@ -1,0 +1,152 @@
+// `turbanet sweep`: swarm-size specs, the analytic FLOP count checked by hand, and a small
+// sweep end to end (table, CSV and HDF5 output, bad arguments).
+#include <doctest/doctest.h>
+
+#include <fstream>
+#include <sstream>
+
+#include "cli/commands/commands.h"
+#include "cli/commands/stored_swarm.h"
+#include "eval_test_util.h"
+#include "io/h5.h"
+#include "io/h5_file.h"
+#include "model/flops.h"
+
+using namespace tn;
+using namespace evaltest;
+
+TEST_CASE("sweep: swarm size specs") {
+  CHECK(parse_swarm_sizes("1..128") == std::vector<int>{1, 2, 4, 8, 16, 32, 64, 128});
+  CHECK(parse_swarm_sizes("3..20") == std::vector<int>{3, 6, 12, 20});  // the end is always included
+  CHECK(parse_swarm_sizes("8..32:8") == std::vector<int>{8, 16, 24, 32});
+  CHECK(parse_swarm_sizes("1..10:4") == std::vector<int>{1, 5, 9, 10});
+  CHECK(parse_swarm_sizes("1,3,17") == std::vector<int>{1, 3, 17});
+  CHECK(parse_swarm_sizes("5") == std::vector<int>{5});
+  for (const char* bad : {"0..8", "8..1", "a..b", "1..8:0", "1,,2", "", "-3", "1..8:x"}) {
+    CAPTURE(bad);
+    CHECK_THROWS_AS(parse_swarm_sizes(bad), UsageError);
+  }
+}
+
+TEST_CASE("sweep: FLOP count of the study's 2-16-2 network, by hand") {
+  LossConfig ce;
+  ModelConfig m;
+  m.layers = {LayerConfig{"dense", 16, Activation::Relu}, LayerConfig{"dense", 2, Activation::Identity}};
+  const MlpShape shape = make_mlp_shape(m, ce, 2, 2, 1);
+  // Forward per sample: layer 1 2·2·16 + 16 = 80, layer 2 2·16·2 + 2 = 66.
+  CHECK(forward_flops_per_sample(shape) == 146);
+  // Backward: weight and bias gradients (146) plus the input gradient of layer 2 (2·16·2).
+  CHECK(backward_flops_per_sample(shape) == 210);
+  CHECK(shape.params_per_member() == 82);
+  OptimizerConfig adam;
+  // 2 members, 128 samples full batch (1 step), 3 epochs: 2·3·(128·356 + 82·16).
+  CHECK(training_work(shape, {adam, adam}, {128, 128}, 128, 3, 0).flops == 2 * 3 * (128 * 356 + 82 * 16));
+  CHECK(training_work(shape, {adam, adam}, {128, 128}, 128, 3, 0).member_samples == 2 * 3 * 128);
+  // 100 samples in batches of 32: 4 steps; 10 validation samples add a forward pass each.
+  CHECK(training_work(shape, {adam}, {100}, 32, 1, 10).flops == 100 * 356 + 4 * 82 * 16 + 10 * 146);
+  OptimizerConfig sgd;
+  sgd.type = OptimizerType::Sgd;
+  CHECK(update_flops_per_param(sgd.type, 0, false) == 4);
+  CHECK(update_flops_per_param(sgd.type, 0.9, true) == 8);
+  CHECK(update_flops_per_param(OptimizerType::RmsProp, 0.9, false) == 13);
+  CHECK(training_work(shape, {sgd}, {128}, 128, 1, 0).flops == 128 * 356 + 82 * 4);
+}
+
+namespace {
+
+SweepOptions small_sweep(const std::string& name) {
+  SweepOptions o;
+  o.config_path = write_file(name + ".yaml", spirals_yaml(2, 3)).string();
+  o.swarm = "1,2";
+  o.repeats = 2;
+  o.mode = "both";
+  o.peak_n = 64;
+  o.verbosity = Verbosity::Quiet;
+  return o;
+}
+
+std::vector<std::vector<std::string>> read_csv(const fs::path& p) {
+  std::ifstream in(p);
+  std::vector<std::vector<std::string>> rows;
+  for (std::string line; std::getline(in, line);) {
+    std::vector<std::string> row;
+    std::string cell;
+    bool quoted = false;
+    for (char c : line) {
+      if (c == '"') quoted = !quoted;
+      else if (c == ',' && !quoted) row.push_back(std::exchange(cell, ""));
+      else cell += c;
+    }
+    row.push_back(cell);
+    rows.push_back(row);
+  }
+  return rows;
+}
+
+}  // namespace
+
+TEST_CASE("sweep: a small sweep in both modes writes the table, CSV and HDF5") {
+  SweepOptions o = small_sweep("sweep_ok");
+  o.out = scratch("sweep.csv").string();
+  int rc = -1;
+  const std::string table = capture(1, [&] { rc = run_sweep(o); });
+  REQUIRE(rc == kExitOk);
+  CHECK(table.find("peak:") != std::string::npos);
+  CHECK(table.find("swarm 2:") != std::string::npos);  // the vectorization gain line
+  const auto rows = read_csv(*o.out);
+  REQUIRE(rows.size() == 5);  // header + (1, 2) x (swarm, sequential)
+  const std::vector<std::string>& h = rows[0];
+  const auto col = [&](const std::string& name) {
+    const auto it = std::find(h.begin(), h.end(), name);
+    REQUIRE(it != h.end());
+    return static_cast<std::size_t>(it - h.begin());
+  };
+  CHECK(rows[1][col("mode")] == "swarm");
+  CHECK(rows[2][col("mode")] == "sequential");
+  CHECK(rows[3][col("swarm")] == "2");
+  for (std::size_t r = 1; r < rows.size(); ++r) {
+    CHECK(std::stod(rows[r][col("seconds_median")]) > 0);
+    CHECK(std::stod(rows[r][col("seconds_min")]) <= std::stod(rows[r][col("seconds_max")]));
+    CHECK(std::stod(rows[r][col("gflops")]) > 0);
+    CHECK(std::stod(rows[r][col("peak_gflops")]) > 0);
+    CHECK(rows[r][col("device")] == "cpu");
+    CHECK(rows[r][col("epochs")] == "3");
+  }
+  // The same FLOPs for both modes of a size; twice as many for twice the members.
+  CHECK(rows[1][col("gflop")] == rows[2][col("gflop")]);
+  CHECK(std::stod(rows[3][col("gflop")]) == doctest::Approx(2 * std::stod(rows[1][col("gflop")])).epsilon(1e-5));
+  // HDF5: one dataset per column.
+  o.out = scratch("sweep.h5").string();
+  o.mode = "swarm";
+  o.epochs = 2;
+  capture(1, [&] { rc = run_sweep(o); });
+  REQUIRE(rc == kExitOk);
+  h5::Session session;
+  h5::Handle f = io::open_h5_for_reading(*o.out, "sweep file");
+  CHECK(h5::read_doubles(f.get(), "/sweep/swarm") == std::vector<double>{1, 2});
+  CHECK(h5::read_doubles(f.get(), "/sweep/epochs") == std::vector<double>{2, 2});
+  CHECK(h5::read_strings(f.get(), "/sweep/mode") == std::vector<std::string>{"swarm", "swarm"});
+}
+
+TEST_CASE("sweep: bad arguments exit 2 with a message and write nothing") {
+  SweepOptions o = small_sweep("sweep_bad");
+  const fs::path out = scratch("never.csv");
+  o.out = out.string();
+  const auto err = [&](SweepOptions x) { return exit_and_stderr([&] { return run_sweep(x); }); };
+  SweepOptions a = o;
+  a.swarm = "0..4";
+  auto [rc, msg] = err(a);
+  CHECK(rc == kExitUsage);
+  CHECK(msg.find("--swarm '0..4'") != std::string::npos);
+  SweepOptions b = o;
+  b.out = scratch("x.txt").string();
+  std::tie(rc, msg) = err(b);
+  CHECK(rc == kExitUsage);
+  CHECK(msg.find("must end in .csv or .h5") != std::string::npos);
+  SweepOptions c = o;
+  c.set = {"optimizer.lr=-1"};
+  std::tie(rc, msg) = err(c);
+  CHECK(rc == kExitUsage);
+  CHECK(msg.find("optimizer.lr") != std::string::npos);
+  CHECK(!fs::exists(out));
+}
