@@ -14,6 +14,7 @@ PACKAGES=(
   libcsv-dev                         # CSV parsing (RFC 4180 quoting)
   python3 python3-h5py python3-numpy # the tests check that h5py reads run files
   python3-yaml                       # scripts/check_member.py reads /config
+  python3-matplotlib                 # scripts/plot_sweep.py draws sweep timings
   dataset-fashion-mnist              # real data: configs/fashion-mnist-*.yaml and its test
 )
 missing=()
