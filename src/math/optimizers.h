@@ -49,9 +49,12 @@ TN_HD void update_param(float& p, float g, float& s1, float& s2, const OptStep& 
     else g += h.weight_decay * p;
     s1 = h.beta1 * s1 + (1.0f - h.beta1) * g;
     s2 = h.beta2 * s2 + (1.0f - h.beta2) * g * g;
-    const float mhat = s1 / h.bias_correction1;
-    const float vhat = s2 / h.bias_correction2;
-    p -= h.lr * mhat / (sqrtf(vhat) + h.eps);
+    // PyTorch's arrangement: p -= (lr / bc1) · m / (√v / √bc2 + eps). The two step scalars
+    // are loop-invariant (computed once per call), leaving one square root and one division
+    // per parameter instead of three divisions.
+    const float step_size = h.lr / h.bias_correction1;
+    const float inv_sqrt_bc2 = 1.0f / sqrtf(h.bias_correction2);
+    p -= step_size * s1 / (sqrtf(s2) * inv_sqrt_bc2 + h.eps);
   } else if constexpr (O == OptimizerType::RmsProp) {
     g += h.weight_decay * p;
     s1 = h.alpha * s1 + (1.0f - h.alpha) * g * g;
