@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/python3
 """turbanet against its peers on the same workloads, timed in one run.
 
     /usr/bin/python3 bench/compare.py                       # everything (long: see bench/README.md)
@@ -31,6 +31,13 @@ import textwrap
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+SYSTEM_PYTHON = "/usr/bin/python3"  # Debian's: python3-torch, python3-h5py, python3-matplotlib
+try:
+    import h5py  # noqa: F401
+except ImportError:  # e.g. a pyenv python3 first on PATH: use Debian's
+    if os.path.realpath(sys.executable) != os.path.realpath(SYSTEM_PYTHON) and os.access(SYSTEM_PYTHON, os.X_OK):
+        os.execv(SYSTEM_PYTHON, [SYSTEM_PYTHON, os.path.abspath(__file__), *sys.argv[1:]])
+    sys.exit("compare.py needs h5py (bench/install-peers.sh) and Debian's /usr/bin/python3")
 sys.path.insert(0, os.path.join(HERE, "peers"))
 import common  # noqa: E402
 
@@ -59,7 +66,6 @@ def run_turbanet(args, workload, size, epochs, out):
     wall = time.perf_counter() - t0
     if proc.returncode not in (0, 3):  # 3: saved, some members diverged
         raise RuntimeError(f"turbanet exited {proc.returncode}: {proc.stderr[-2000:]}")
-    import h5py
     with h5py.File(out, "r") as f:
         meta = f["meta"].attrs
         split = "test" if "eval/test" in f else "train"
@@ -134,7 +140,8 @@ def main():
                     help="seconds per process; a peer that times out is skipped at larger sizes")
     ap.add_argument("--out-dir", default=os.path.join(HERE, "results"))
     ap.add_argument("--turbanet", default=common.TURBANET)
-    ap.add_argument("--python", default=sys.executable, help="interpreter of the PyTorch peers")
+    ap.add_argument("--python", default=SYSTEM_PYTHON if os.access(SYSTEM_PYTHON, os.X_OK) else sys.executable,
+                    help="interpreter of the PyTorch peers (default: Debian's, with python3-torch)")
     ap.add_argument("--venv-python", default=os.path.join(HERE, ".venv-peers", "bin", "python"),
                     help="interpreter of the JAX peer")
     ap.add_argument("--keep-runs", action="store_true", help="keep turbanet's run files in out-dir/runs")
@@ -319,7 +326,6 @@ def plot(rows, path):
             ax.bar(range(len(ts)), [r["train_s"] for r in ts], color=[colors[r["tool"]] for r in ts])
             ax.set_xticks(range(len(ts)))
             ax.set_xticklabels([r["tool"] for r in ts], rotation=20, ha="right")
-            ax.set_yscale("log")
             for i, r in enumerate(ts):
                 ax.annotate(f"{r['train_s']:.3g} s", (i, r["train_s"]), ha="center", va="bottom", fontsize=8)
             ax.set_xlabel(f"S = {sizes[0]}")

@@ -23,6 +23,7 @@ import gzip
 import json
 import os
 import platform
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -153,12 +154,16 @@ class Task:
         t0 = time.perf_counter()
         if w["data"] == "spirals":
             run = args.run_file or make_run_file(args.workload, args.size, args.epochs, args.turbanet)
+            if not args.run_file:
+                self.notes.append("data and initial weights from a turbanet run made for this peer")
             with h5py.File(run, "r") as f:
                 self.X = f["data/splits/train/X"][()].astype(np.float32)
                 self.y = f["data/splits/train/y"][()].astype(np.int64)
                 self.init = read_init(f, self.size)
                 if int(f["meta"].attrs["epochs"]) == self.epochs:
                     self.reference = read_params(f, self.size)
+            if not args.run_file:
+                shutil.rmtree(os.path.dirname(run), ignore_errors=True)
             if self.batch < len(self.X):
                 raise SystemExit("spiral peers assume full batch")
             self.batch = len(self.X)

@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/env -S sh -c 'exec "$(dirname "$0")/../.venv-peers/bin/python" "$0" "$@"'
 """Peer 3: the original TurbaNet library (PyPI turbanet==0.3.1: JAX + Flax + Optax), on the CPU,
 used through its public API as its README shows: TurbaTrainState.swarm(model, optax.adam(..),
 S, sample_input), then swarm.train(X, y, loss_fn) once per optimizer step with inputs stacked

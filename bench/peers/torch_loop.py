@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/python3
 """Peer 1: PyTorch, one member after another, as a typical user writes it: one nn.Sequential
 and one torch.optim.Adam per member, a plain training loop over its batches.
 
@@ -8,7 +8,13 @@ Warm-up: before the timed loop, a throw-away member runs a few steps (first-call
 thread pool start); its time is reported as warmup_seconds. Timed: training every member from
 its initial weights to the last step (model/optimizer construction included, evaluation not).
 """
+import os
 import time
+
+# Debian's torch links the pthread OpenBLAS, whose own worker threads compete with torch's
+# OpenMP team for the same cores (10x slower steps measured on the 2-core machine); GEMMs
+# then run on torch's threads. Must be set before torch loads OpenBLAS; the environment wins.
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 import numpy as np
 import torch
@@ -71,7 +77,8 @@ def main():
             params.append((np.stack([l[i].weight.numpy().T for l in lins]),
                            np.stack([l[i].bias.numpy() for l in lins])))
     common.result("pytorch-loop", task, train, warmup, loss, acc, params,
-                  threads=torch.get_num_threads(), torch=torch.__version__)
+                  threads=torch.get_num_threads(), torch=torch.__version__,
+                  openblas_threads=os.environ["OPENBLAS_NUM_THREADS"])
 
 
 if __name__ == "__main__":

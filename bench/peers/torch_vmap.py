@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/python3
 """Peer 2: PyTorch vectorized over members: every layer's weights stacked as W [S, in, out],
 b [S, out], the forward pass as batched matrix products (torch.baddbmm), one torch.optim.Adam
 over the stacked tensors. Members stay independent: the loss is the sum over members of each
@@ -9,7 +9,13 @@ Adam is elementwise. (torch.func does not exist in PyTorch 1.13; bmm is what a u
 
 Warm-up: a few steps on a throw-away copy of the stacked weights, reported as warmup_seconds.
 """
+import os
 import time
+
+# Debian's torch links the pthread OpenBLAS, whose own worker threads compete with torch's
+# OpenMP team for the same cores (10x slower steps measured on the 2-core machine); GEMMs
+# then run on torch's threads. Must be set before torch loads OpenBLAS; the environment wins.
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 import torch
 import torch.nn.functional as F
@@ -76,7 +82,8 @@ def main():
         pairs = [(params[2 * i].detach().numpy(), params[2 * i + 1].detach().numpy())
                  for i in range(len(params) // 2)]
     common.result("pytorch-vmap", task, seconds, warmup, loss, acc, pairs,
-                  threads=torch.get_num_threads(), torch=torch.__version__)
+                  threads=torch.get_num_threads(), torch=torch.__version__,
+                  openblas_threads=os.environ["OPENBLAS_NUM_THREADS"])
 
 
 if __name__ == "__main__":
