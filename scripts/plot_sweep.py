@@ -6,8 +6,8 @@ line per config and mode: swarm, sequential), optionally with peer timings, to a
     scripts/plot_sweep.py runs/sweep-small.csv --out runs/sweep-small.png
     scripts/plot_sweep.py runs/sweep-small.csv --peers bench/results/compare.csv --workload W1
 
---peers reads a CSV with columns tool, workload, swarm, train_seconds (what
-bench/compare.py writes); --workload picks its rows.
+--peers reads bench/compare.py's compare.csv (columns tool, workload, S, train_s);
+--workload (W1, W2) picks its rows.
 """
 import argparse
 import csv
@@ -29,7 +29,7 @@ def read_rows(path):
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("sweeps", nargs="+", help="CSV files written by turbanet sweep --out")
-    ap.add_argument("--peers", help="CSV with columns tool, workload, swarm, train_seconds")
+    ap.add_argument("--peers", help="bench/compare.py's compare.csv (columns tool, workload, S, train_s)")
     ap.add_argument("--workload", help="rows of --peers to draw (its workload column)")
     ap.add_argument("--out", default="sweep.png")
     ap.add_argument("--title")
@@ -45,7 +45,9 @@ def main():
                 continue
             if r.get("tool", "").startswith("turbanet"):
                 continue  # turbanet's own line comes from the sweep files
-            lines[r["tool"]].append((int(float(r["swarm"])), float(r["train_seconds"])))
+            if not r.get("train_s"):
+                continue  # a peer that did not finish (status column says why)
+            lines[r["tool"]].append((int(float(r["S"])), float(r["train_s"])))
     if not lines:
         print("no rows to plot", file=sys.stderr)
         return 2

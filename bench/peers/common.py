@@ -50,13 +50,16 @@ EPS = 1e-8
 
 
 def flops_per_member_step(sizes, batch):
-    """FLOPs of one optimizer step of one member (an MLP, dense layers only):
-    forward 2·B·Σ in·out, backward 4·B·Σ in·out − 2·B·in₀·out₀ (weight and input gradients,
-    except the first layer's input gradient, which nobody computes), Adam 10 per parameter.
-    Activations, biases, softmax and the loss are left out (lower order)."""
-    mac = sum(a * b for a, b in zip(sizes[:-1], sizes[1:]))
-    params = sum(a * b + b for a, b in zip(sizes[:-1], sizes[1:]))
-    return 2 * batch * mac + 4 * batch * mac - 2 * batch * sizes[0] * sizes[1] + 10 * params
+    """FLOPs of one optimizer step of one member, counted exactly as `turbanet sweep` counts
+    them (docs/sweep.md, src/model/flops.h): per sample, forward Σ (2·in·out + out), backward
+    Σ (2·in·out + out) + Σ over layers after the first of 2·in·out (the first layer's input
+    gradient is not computed); Adam 16 per parameter. Activations, softmax and the loss are
+    not counted."""
+    pairs = list(zip(sizes[:-1], sizes[1:]))
+    fwd = sum(2 * a * b + b for a, b in pairs)
+    bwd = fwd + sum(2 * a * b for a, b in pairs[1:])
+    params = sum(a * b + b for a, b in pairs)
+    return batch * (fwd + bwd) + 16 * params
 
 
 def parse_args(description, default_threads=2):
