@@ -63,6 +63,12 @@ class TracingBackend final : public Backend {
     log_sampler(*f.sampler, f.member0);
     return cpu_.fused_loss_grad(f);
   }
+  bool fused_step(const FusedBatch& f, const FusedUpdate& u) override {
+    log("fused_step", f.S, f.pos0, f.B, f.X, f.Y, f.params->t[0], f.loss_sum, f.correct, f.rows, static_cast<int>(u.type),
+        u.state1->t[0], u.state2->t[0], u.h, u.clip);
+    log_sampler(*f.sampler, f.member0);
+    return cpu_.fused_step(f, u);
+  }
   void gemm_strided_batched(Trans ta, Trans tb, int m, int n, int k, float alpha, const float* A, int lda,
                             std::int64_t sA, const float* B, int ldb, std::int64_t sB, float beta, float* C,
                             int ldc, std::int64_t sC, int batch) override {

@@ -1,9 +1,13 @@
 // The CPU's fused lane kernel against the separate backend ops it replaces: same gradients,
 // losses and correct counts (up to float rounding) for every loss, several activations and
-// shapes, partial lane groups, row chunks and both samplers.
+// shapes, partial lane groups, row chunks and both samplers; the shallow (one hidden layer)
+// kernel against the generic one; the fused step against the gradient, clipping and
+// optimizer ops; the lane transposes.
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <cstring>
+#include <string>
 #include <vector>
 
 #include "backend/cpu/cpu_backend.h"
@@ -111,4 +115,200 @@ TEST_CASE("the fused kernel is chosen by shape only") {
   CHECK(be.fused_block(small, 128) == kLanes);
   CHECK(be.fused_block(small, 1) == kLanes);
   CHECK(be.fused_block(wide, 128) == 0);
+}
+
+namespace {
+
+// Inputs, targets and a sampler for a shape and loss (as check_case builds them).
+struct Data {
+  std::vector<float> X, Y;
+  std::vector<std::uint32_t> order;
+  BatchSampler sampler;
+  int T = 1;
+  Data(const MlpShape& shape, LossType loss, int n, SampleMode mode, std::uint32_t salt) : order(n) {
+    const int F = shape.inputs(), O = shape.outputs();
+    T = loss == LossType::CrossEntropy ? 1 : O;
+    X.resize(static_cast<std::size_t>(n) * F);
+    Y.resize(static_cast<std::size_t>(n) * T);
+    for (std::size_t i = 0; i < X.size(); ++i) X[i] = 2.0f * rnd(static_cast<std::uint32_t>(i), salt);
+    for (std::size_t i = 0; i < Y.size(); ++i) {
+      const float r = rnd(static_cast<std::uint32_t>(i), salt + 1);
+      Y[i] = loss == LossType::CrossEntropy ? std::floor((r + 1.0f) * 0.5f * O * 0.999f)
+             : loss == LossType::Bce        ? (r > 0 ? 1.0f : 0.0f)
+                                            : 2.0f * r;
+    }
+    epoch_order(7, salt, n, order.data());
+    sampler = BatchSampler{mode, 11, static_cast<std::uint32_t>(n), order.data()};
+  }
+};
+
+std::vector<float> noisy_params(const MlpShape& shape, const ParamLayout& layout, std::uint32_t salt) {
+  std::vector<float> p = init_params(shape, layout, 5, 3);
+  for (std::size_t i = 0; i < p.size(); ++i) p[i] += 0.1f * rnd(static_cast<std::uint32_t>(i), salt);
+  return p;
+}
+
+bool same_bits(const void* a, const void* b, std::size_t bytes) { return std::memcmp(a, b, bytes) == 0; }
+
+}  // namespace
+
+TEST_CASE("the shallow kernel (one hidden layer) equals the generic lane kernel, bitwise") {
+  using A = Activation;
+  int cases = 0;
+  for (int F : {1, 2, 4})
+    for (int O : {1, 2, 3, 4})
+      for (A act : {A::Relu, A::Tanh, A::LeakyRelu, A::Gelu, A::Sigmoid, A::Identity})
+        for (LossType loss : {LossType::CrossEntropy, LossType::Mse, LossType::Bce}) {
+          if (loss == LossType::CrossEntropy && O == 1) continue;
+          const int H = 5 + (F * 3 + O) % 13, S = 3 + (H * 7) % 20, B = 9 + (F + O) % 7;
+          MlpShape shape;
+          shape.layers = {{F, H, act, 0.2f}, {H, O, A::Identity}};
+          const ParamLayout layout(shape, S);
+          const std::vector<float> params = noisy_params(shape, layout, 4);
+          const Data d(shape, loss, 30, S % 2 ? SampleMode::Bootstrap : SampleMode::Shared, static_cast<std::uint32_t>(H));
+          const LossConfig lc{loss, 0.3f};
+          std::vector<int> rows(S);
+          for (int s = 0; s < S; ++s) rows[s] = (s * 5) % (B + 1);  // sets mode's valid rows, some 0
+          for (bool masked : {false, true}) {
+            std::vector<float> g1(layout.total, -1.0f), g2(layout.total, -2.0f);
+            std::vector<double> l1(S, 0.5), l2(S, 0.5), c1(S, 0.25), c2(S, 0.25);
+            const BlockParams P(const_cast<float*>(params.data()), layout, 0), G1(g1.data(), layout, 0), G2(g2.data(), layout, 0);
+            const int* r = masked ? rows.data() : nullptr;
+            lanes_loss_grad({&shape, &lc, &d.sampler, 8, S, 2, B, d.X.data(), d.Y.data(), d.T, &P, &G1, l1.data(), c1.data(), r});
+            lanes_loss_grad_generic({&shape, &lc, &d.sampler, 8, S, 2, B, d.X.data(), d.Y.data(), d.T, &P, &G2, l2.data(), c2.data(), r});
+            CAPTURE(F);
+            CAPTURE(O);
+            CAPTURE(H);
+            CAPTURE(std::string(to_string(act)));
+            CAPTURE(std::string(to_string(loss)));
+            CAPTURE(masked);
+            CHECK(same_bits(g1.data(), g2.data(), g1.size() * sizeof(float)));
+            CHECK(same_bits(l1.data(), l2.data(), l1.size() * sizeof(double)));
+            CHECK(same_bits(c1.data(), c2.data(), c1.size() * sizeof(double)));
+            ++cases;
+          }
+        }
+  MESSAGE(cases << " shapes, activations, losses and masks compared");
+}
+
+namespace {
+
+// The fused step against fused_loss_grad, sum_squares and optimizer_update on a copy.
+// Returns the largest relative difference of parameters and state, and whether all bits agree
+// (they do without clipping; with clipping the compiler may contract g·k into a different
+// multiply-add in either path).
+struct StepResult {
+  double max_rel = 0;
+  bool bitwise = true;
+};
+
+StepResult check_step(const MlpShape& shape, LossType loss, OptimizerType type, float clip, int S, int B,
+                      const std::vector<OptStep>& h, const int* rows) {
+  CpuBackend be(1);
+  const ParamLayout layout(shape, S);
+  const std::vector<float> p0 = noisy_params(shape, layout, 6);
+  std::vector<float> s10(layout.total), s20(layout.total);
+  for (std::size_t i = 0; i < s10.size(); ++i) {
+    s10[i] = 0.01f * (1.0f + rnd(static_cast<std::uint32_t>(i), 7));  // >= 0: rmsprop's mean square
+    s20[i] = 0.001f * (1.0f + rnd(static_cast<std::uint32_t>(i), 8));
+  }
+  const Data d(shape, loss, 40, SampleMode::Bootstrap, 9);
+  const LossConfig lc{loss, 0.3f};
+
+  // Fused step (no gradient array at all).
+  std::vector<float> pf = p0, s1f = s10, s2f = s20;
+  std::vector<double> lf(S, 0.0), cf(S, 0.0);
+  const BlockParams Pf(pf.data(), layout, 0), S1f(s1f.data(), layout, 0), S2f(s2f.data(), layout, 0);
+  const FusedBatch fbf{&shape, &lc, &d.sampler, 3, S, 1, B, d.X.data(), d.Y.data(), d.T, &Pf, nullptr, lf.data(), cf.data(), rows};
+  REQUIRE(be.fused_step(fbf, FusedUpdate{type, &S1f, &S2f, h.data(), clip}));
+
+  // The ops the trainer runs otherwise.
+  std::vector<float> po = p0, s1o = s10, s2o = s20, go(layout.total);
+  std::vector<double> lo(S, 0.0), co(S, 0.0), norm2(S, 0.0);
+  const BlockParams Po(po.data(), layout, 0), S1o(s1o.data(), layout, 0), S2o(s2o.data(), layout, 0), Go(go.data(), layout, 0);
+  REQUIRE(be.fused_loss_grad({&shape, &lc, &d.sampler, 3, S, 1, B, d.X.data(), d.Y.data(), d.T, &Po, &Go, lo.data(), co.data(), rows}));
+  if (clip > 0)
+    for (int t = 0; t < shape.tensors(); ++t) be.sum_squares(S, Go.stride(t), Go.t[t], Go.stride(t), norm2.data());
+  for (int t = 0; t < shape.tensors(); ++t)
+    be.optimizer_update(type, S, Po.stride(t), Po.t[t], Go.t[t], S1o.t[t], S2o.t[t], Po.stride(t), h.data(), clip, norm2.data());
+
+  StepResult r;
+  r.bitwise = same_bits(pf.data(), po.data(), pf.size() * 4) && same_bits(s1f.data(), s1o.data(), pf.size() * 4) &&
+              same_bits(s2f.data(), s2o.data(), pf.size() * 4);
+  for (const auto& [a, b] : {std::pair{&pf, &po}, std::pair{&s1f, &s1o}, std::pair{&s2f, &s2o}})
+    for (std::size_t i = 0; i < a->size(); ++i) {
+      // Relative to the value, or to 1e-4 for values near 0 (optimizer state after cancellation).
+      const double err = std::abs((*a)[i] - (*b)[i]) / (1e-4 + std::abs((*b)[i]));
+      r.max_rel = std::max(r.max_rel, std::isfinite(err) ? err : 1e9);
+    }
+  CHECK(same_bits(lf.data(), lo.data(), S * sizeof(double)));
+  CHECK(same_bits(cf.data(), co.data(), S * sizeof(double)));
+  // Members that skip the step keep their parameters and state.
+  for (int s = 0; s < S; ++s)
+    if (h[s].skip)
+      for (int t = 0; t < shape.tensors(); ++t)
+        for (std::int64_t k = 0; k < layout.size[t]; ++k) {
+          const std::int64_t at = layout.at(t, s) + k;
+          CHECK((pf[at] == p0[at] && s1f[at] == s10[at] && s2f[at] == s20[at]));
+        }
+  return r;
+}
+
+}  // namespace
+
+TEST_CASE("the fused step equals the gradient, clipping and optimizer ops") {
+  using A = Activation;
+  MlpShape shallow, deep;
+  shallow.layers = {{2, 16, A::Relu}, {16, 2, A::Identity}};
+  deep.layers = {{3, 7, A::Tanh}, {7, 18, A::Gelu}, {18, 3, A::Identity}};  // tensors of 21 and 126 floats
+  int bitwise = 0, total = 0;
+  double worst = 0;
+  for (const MlpShape* shape : {&shallow, &deep})
+    for (OptimizerType type : {OptimizerType::Sgd, OptimizerType::Adam, OptimizerType::AdamW, OptimizerType::RmsProp})
+      for (float clip : {0.0f, 0.05f})
+        for (int S : {5, 16, 21}) {
+          // Per-member scalars: learning rates, betas, decay, momentum (0 for some), nesterov, skips.
+          std::vector<OptStep> h(S);
+          for (int s = 0; s < S; ++s) {
+            h[s] = OptStep{0.01f * (1 + s % 3), 0.9f - 0.01f * (s % 2), 0.999f, 1e-8f, 0.01f * (s % 4), 0.5f, 0.99f,
+                           0.19f + 0.01f * s, 0.002f, false};
+            h[s].skip = s % 7 == 3;
+          }
+          std::vector<int> rows(S);
+          for (int s = 0; s < S; ++s) rows[s] = s % 5 == 1 ? 0 : 12 - s % 4;
+          for (int variant = 0; variant < 3; ++variant) {
+            if (variant == 1)  // momentum on for some members only, nesterov for others: per-lane fallback
+              for (int s = 0; s < S; ++s) h[s].momentum = s % 2 ? 0.5f : 0.0f, h[s].nesterov = s % 3 == 0;
+            const StepResult r = check_step(*shape, LossType::CrossEntropy, type, clip, S, 12, h, variant == 2 ? rows.data() : nullptr);
+            CAPTURE(std::string(to_string(type)));
+            CAPTURE(clip);
+            CAPTURE(S);
+            CAPTURE(variant);
+            CHECK(r.max_rel < 1e-5);
+            bitwise += r.bitwise;
+            ++total;
+            worst = std::max(worst, r.max_rel);
+          }
+        }
+  MESSAGE(bitwise << " of " << total << " steps bitwise equal to the separate ops; largest relative difference " << worst);
+}
+
+TEST_CASE("lane transposes round-trip and honour the member count and write mask") {
+  for (int n : {1, 2, 15, 16, 17, 40})
+    for (int nm : {1, 7, 16}) {
+      std::vector<float> src(static_cast<std::size_t>(nm) * n), lanes(static_cast<std::size_t>(n) * kLanes, -1.0f);
+      for (std::size_t i = 0; i < src.size(); ++i) src[i] = static_cast<float>(i) + 0.5f;
+      to_lanes(src.data(), n, nm, lanes.data());
+      int bad = 0;
+      for (int k = 0; k < n; ++k)
+        for (int l = 0; l < kLanes; ++l) bad += lanes[k * kLanes + l] != (l < nm ? src[l * n + k] : 0.0f);
+      const std::uint32_t write = 0x5a5au;
+      std::vector<float> back(src.size(), -7.0f);
+      from_lanes(lanes.data(), n, nm, write, back.data());
+      for (int l = 0; l < nm; ++l)
+        for (int k = 0; k < n; ++k) bad += back[l * n + k] != ((write >> l & 1) ? src[l * n + k] : -7.0f);
+      CAPTURE(n);
+      CAPTURE(nm);
+      CHECK(bad == 0);
+    }
 }

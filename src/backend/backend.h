@@ -18,6 +18,7 @@ namespace tn {
 
 enum class Trans { N, T };
 struct FusedBatch;
+struct FusedUpdate;
 
 class Backend {
  public:
@@ -84,6 +85,13 @@ class Backend {
   // gradients and adds to loss_sum/correct. Returns false when not supported (fused_block
   // returned 0), and the trainer runs the separate ops.
   virtual bool fused_loss_grad(const FusedBatch& fb) { return false; }
+  // A whole training step of a block: fused_loss_grad(fb), then, when up.clip > 0, the
+  // squared gradient norms (sum_squares of every tensor into zeroed norms), then
+  // optimizer_update of every tensor with up's step scalars and clip, with the result of
+  // those ops up to float rounding. The gradients are consumed, not stored: fb.grads may be
+  // null and is left unspecified. Returns false when not supported, and the trainer runs
+  // fused_loss_grad (or the separate ops) and the update ops itself.
+  virtual bool fused_step(const FusedBatch& fb, const FusedUpdate& up) { return false; }
 
   // ---- elementwise and reductions over a block of S members ----
   // Z [S, rows, cols] (member stride sZ) += b [S, cols] (stride sb); A = act(Z) (stride sA).
@@ -151,6 +159,16 @@ struct FusedBatch {
   double* loss_sum = nullptr;           // [S], added to as by loss_backward
   double* correct = nullptr;            // [S]
   const int* rows = nullptr;            // [S] valid rows per member, as for loss_backward
+};
+
+// The optimizer half of Backend::fused_step: the arguments optimizer_update takes for every
+// tensor of the block (state arrays in the parameters' layout).
+struct FusedUpdate {
+  OptimizerType type = OptimizerType::Adam;
+  const BlockParams* state1 = nullptr;  // read and written
+  const BlockParams* state2 = nullptr;  // read and written (unused by sgd)
+  const OptStep* h = nullptr;           // [S] this step's scalars per member
+  float clip = 0.0f;                    // > 0: clip each member's global gradient norm
 };
 
 // Row-major GEMM through the column-major contract: for each p,

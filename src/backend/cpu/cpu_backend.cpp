@@ -44,6 +44,12 @@ bool CpuBackend::fused_loss_grad(const FusedBatch& fb) {
   return true;
 }
 
+bool CpuBackend::fused_step(const FusedBatch& fb, const FusedUpdate& up) {
+  if (fused_block(*fb.shape, fb.B) == 0) return false;
+  lanes_step(fb, up);
+  return true;
+}
+
 void* CpuBackend::alloc_bytes(std::size_t bytes) {
   const std::size_t rounded = std::max<std::size_t>(64, (bytes + 63) / 64 * 64);
   void* p = std::aligned_alloc(64, rounded);

@@ -25,6 +25,7 @@ class CpuBackend final : public Backend {
 
   int fused_block(const MlpShape& shape, int batch) const override;
   bool fused_loss_grad(const FusedBatch& fb) override;
+  bool fused_step(const FusedBatch& fb, const FusedUpdate& up) override;
 
   void gemm_strided_batched(Trans ta, Trans tb, int m, int n, int k, float alpha, const float* A,
                             int lda, std::int64_t strideA, const float* B, int ldb,

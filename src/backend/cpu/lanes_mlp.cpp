@@ -4,181 +4,364 @@
 // horizontal sums, no narrow rows, no per-member loop overhead. Each lane performs exactly
 // the same sequence of operations, so a member's result does not depend on its lane, its
 // neighbours or how many lanes are in use.
+//
+// A lane group's step: its parameters are transposed into the lane layout, the batch runs in
+// chunks of rows (forward, loss, backward) while the parameters and gradients stay in the
+// core's L1/L2 cache, and then either the gradients are transposed back (fused_loss_grad) or
+// the optimizer updates the parameters in lanes and they are transposed back with the
+// optimizer state (fused_step), so the update costs no extra pass over the swarm arrays.
+//
+// Two kernels compute the rows: networks with one hidden layer and at most 4 inputs and
+// outputs take the shallow kernel, compiled for each input and output width, which keeps a
+// block of rows' inputs, outputs and output gradients in registers and streams the hidden
+// units; every other shape takes the generic kernel, layer by layer with register-tiled
+// products whose epilogues apply the bias and activation (forward), the activation
+// derivative (input gradient, written over the activations it replaces) and the bias
+// gradient (weight gradient). Both sum every gradient in the same order and give the same
+// results. With narrow layers (2 -> 16 -> 2) a product is only a few multiply-adds per
+// element, so memory traffic and loop overhead, not arithmetic, bound the generic kernel.
 #include "backend/cpu/lanes_mlp.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <vector>
+#if defined(__AVX512F__)
+#include <immintrin.h>
+// GCC 12 warns about the undefined-value idiom inside the AVX-512 intrinsics' own headers.
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#else
+// Lane vectors are passed between inline functions of this file only: no ABI to keep.
+#pragma GCC diagnostic ignored "-Wpsabi"
+#endif
 
 #include "math/activations.h"
 #include "math/losses.h"
+#include "math/optimizers.h"
 
 namespace tn {
 namespace {
 
 constexpr int L = kLanes;
 
-// Rows of the batch that go through forward, loss and backward together: their activations
-// stay in L1/L2 while the weights and their gradients stay resident across chunks.
-constexpr int kRowChunk = 16;
-
-// Offsets (in floats) of one lane group's arrays inside the worker's scratch; activations
-// hold `B` rows (a row chunk).
-struct LaneLayout {
-  std::int64_t X = 0, Y = 0, dA = 0, dB = 0, total = 0;
-  std::vector<std::int64_t> W, b, dW, db, Z, A;
-
-  LaneLayout(const MlpShape& s, int B, int T) {
-    auto take = [&](std::int64_t n) { const std::int64_t at = total; total += n * L; return at; };
-    X = take(static_cast<std::int64_t>(B) * s.inputs());
-    Y = take(static_cast<std::int64_t>(B) * T);
-    for (const DenseLayer& l : s.layers) {
-      W.push_back(take(static_cast<std::int64_t>(l.in) * l.out));
-      b.push_back(take(l.out));
-      dW.push_back(take(static_cast<std::int64_t>(l.in) * l.out));
-      db.push_back(take(l.out));
-      Z.push_back(take(static_cast<std::int64_t>(B) * l.out));
-      A.push_back(l.act == Activation::Identity ? Z.back() : take(static_cast<std::int64_t>(B) * l.out));
-    }
-    dA = take(static_cast<std::int64_t>(B) * s.max_width());
-    dB = take(static_cast<std::int64_t>(B) * s.max_width());
-  }
-};
-
 // One lane vector: 16 floats, one per member. GCC's vector extension keeps accumulators in
-// registers (arrays of floats indexed in loops end up on the stack) and lowers to AVX-512 or
-// pairs of AVX2 registers. Loads and stores go through memcpy (alignment-free, no aliasing UB).
+// registers and lowers to AVX-512 (or pairs of AVX2 registers). Loads and stores go through
+// memcpy (alignment-free, no aliasing UB).
 typedef float Vec __attribute__((vector_size(L * sizeof(float))));
-inline Vec load(const float* p) { Vec v; std::memcpy(&v, p, sizeof v); return v; }
-inline void store(float* p, Vec v) { std::memcpy(p, &v, sizeof v); }
+typedef std::int32_t IVec __attribute__((vector_size(L * sizeof(std::int32_t))));
+typedef std::uint32_t UVec __attribute__((vector_size(L * sizeof(std::uint32_t))));
+typedef double DVec __attribute__((vector_size(L * sizeof(double))));
 
-// How a lane product initializes its sums.
-enum class Init { Zero, Bias, Accumulate };
+#define TN_INLINE inline __attribute__((always_inline))
+TN_INLINE Vec load(const float* p) { Vec v; std::memcpy(&v, p, sizeof v); return v; }
+TN_INLINE void store(float* p, Vec v) { std::memcpy(p, &v, sizeof v); }
+#if defined(__AVX512F__)
+TN_INLINE Vec splat(float x) { return reinterpret_cast<Vec>(_mm512_set1_ps(x)); }
+TN_INLINE IVec isplat(std::int32_t x) { return reinterpret_cast<IVec>(_mm512_set1_epi32(x)); }
+#else
+inline Vec splat(float x) {
+  Vec v;
+  for (int l = 0; l < L; ++l) v[l] = x;
+  return v;
+}
+inline IVec isplat(std::int32_t x) { return IVec{} + x; }
+#endif
+TN_INLINE Vec select(IVec m, Vec a, Vec b) { return m ? a : b; }
 
-// A strided view of a matrix of lane vectors: element (r, c) at p + (r·sr + c·sc)·L.
-struct LaneMat {
-  const float* p;
-  std::int64_t sr, sc;
-  const float* at(std::int64_t r, std::int64_t c) const { return p + (r * sr + c * sc) * L; }
+TN_INLINE Vec vsqrt(Vec v) {
+#if defined(__AVX512F__)
+  return reinterpret_cast<Vec>(_mm512_sqrt_ps(reinterpret_cast<__m512>(v)));
+#else
+  for (int l = 0; l < L; ++l) v[l] = std::sqrt(v[l]);
+  return v;
+#endif
+}
+
+// fast_exp and fast_log (math/fastmath.h) on lane vectors: the same operations, lane by lane.
+TN_INLINE Vec vexp(Vec x) {
+#if defined(__AVX512F__)
+  // max(c, x) = c > x ? c : x and min(c, x) = c < x ? c : x, NaN passing through as below.
+  const Vec xc = reinterpret_cast<Vec>(_mm512_min_ps(
+      _mm512_set1_ps(88.3f), _mm512_max_ps(_mm512_set1_ps(-87.3f), reinterpret_cast<__m512>(x))));
+#else
+  Vec xc = select(x < splat(-87.3f), splat(-87.3f), x);
+  xc = select(xc > splat(88.3f), splat(88.3f), xc);
+#endif
+  const Vec shifted = xc * 1.44269504088896341f + 12582912.0f;
+  const Vec n = shifted - 12582912.0f;
+  const UVec ni = reinterpret_cast<UVec>(shifted) - 0x4B400000u;
+  const Vec r = (xc - n * 0.693359375f) + n * 2.12194440e-4f;
+  Vec p = splat(1.9875691500e-4f);
+  p = p * r + 1.3981999507e-3f;
+  p = p * r + 8.3334519073e-3f;
+  p = p * r + 4.1665795894e-2f;
+  p = p * r + 1.6666665459e-1f;
+  p = p * r + 5.0000001201e-1f;
+  p = p * r * r + r + 1.0f;
+  return p * reinterpret_cast<Vec>((ni + 127u) << 23);
+}
+
+TN_INLINE Vec vlog(Vec x) {
+  const UVec u = reinterpret_cast<UVec>(x);
+  Vec e = __builtin_convertvector(reinterpret_cast<IVec>((u >> 23) & 0xffu) - 126, Vec);
+  Vec m = reinterpret_cast<Vec>((u & 0x807fffffu) | 0x3f000000u);
+  const IVec small = m < splat(0.707106781186547524f);
+  e = select(small, e - 1.0f, e);
+  m = select(small, m + m - 1.0f, m - 1.0f);
+  const Vec z = m * m;
+  Vec p = splat(7.0376836292e-2f);
+  p = p * m - 1.1514610310e-1f;
+  p = p * m + 1.1676998740e-1f;
+  p = p * m - 1.2420140846e-1f;
+  p = p * m + 1.4249322787e-1f;
+  p = p * m - 1.6668057665e-1f;
+  p = p * m + 2.0000714765e-1f;
+  p = p * m - 2.4999993993e-1f;
+  p = p * m + 3.3333331174e-1f;
+  Vec y = m * z * p;
+  y += -2.12194440e-4f * e;
+  y += -0.5f * z;
+  y = m + y + 0.693359375f * e;
+  y = select(x == splat(0.0f), splat(-INFINITY), y);
+  y = select(x == splat(INFINITY), x, y);
+  return select((x < splat(0.0f)) | (x != x), splat(NAN), y);
+}
+
+TN_INLINE Vec vneg_if(IVec m, Vec v) { return select(m, -v, v); }
+
+// fast_tanh and fast_erf on lane vectors.
+TN_INLINE Vec vtanh(Vec x) {
+  const IVec neg = x < splat(0.0f);
+  const Vec ax = vneg_if(neg, x);
+  const Vec z = x * x;
+  Vec p = splat(-5.70498872745e-3f);
+  p = p * z + 2.06390887954e-2f;
+  p = p * z - 5.37397155531e-2f;
+  p = p * z + 1.33314422036e-1f;
+  p = p * z - 3.33332819422e-1f;
+  const Vec small = p * z * x + x;
+  Vec big = 1.0f - 2.0f / (vexp(2.0f * ax) + 1.0f);
+  big = vneg_if(neg, big);
+  return select(ax < splat(0.625f), small, big);
+}
+
+TN_INLINE Vec verf(Vec x) {
+  const IVec neg = x < splat(0.0f);
+  const Vec ax = vneg_if(neg, x);
+  const Vec t = 1.0f / (1.0f + 0.3275911f * ax);
+  Vec p = splat(1.061405429f);
+  p = p * t - 1.453152027f;
+  p = p * t + 1.421413741f;
+  p = p * t - 0.284496736f;
+  p = p * t + 0.254829592f;
+  const Vec y = 1.0f - p * t * vexp(-ax * ax);
+  return vneg_if(neg, y);
+}
+
+// act_forward and act_derivative (math/activations.h) on lane vectors.
+template <Activation A>
+TN_INLINE Vec vact(Vec z, Vec slope) {
+  if constexpr (A == Activation::Identity) return z;
+#if defined(__AVX512F__)
+  // max(z, 0) returns its second operand when z is NaN or ±0: exactly z > 0 ? z : 0.
+  if constexpr (A == Activation::Relu) return reinterpret_cast<Vec>(_mm512_max_ps(reinterpret_cast<__m512>(z), _mm512_setzero_ps()));
+#else
+  if constexpr (A == Activation::Relu) return select(z > Vec{}, z, Vec{});
+#endif
+  if constexpr (A == Activation::LeakyRelu) return select(z > Vec{}, z, slope * z);
+  if constexpr (A == Activation::Tanh) return vtanh(z);
+  if constexpr (A == Activation::Sigmoid) return 1.0f / (1.0f + vexp(-z));
+  if constexpr (A == Activation::Gelu) return 0.5f * z * (1.0f + verf(z * 0.70710678118654752f));
+}
+// z may be a where the layer keeps no Z (relu: a > 0 exactly when z > 0; tanh and sigmoid
+// read only a).
+template <Activation A>
+TN_INLINE Vec vderiv(Vec z, Vec a, Vec slope) {
+  if constexpr (A == Activation::Identity) return splat(1.0f);
+  if constexpr (A == Activation::Relu) return select(z > Vec{}, splat(1.0f), Vec{});
+  if constexpr (A == Activation::LeakyRelu) return select(z > Vec{}, splat(1.0f), slope);
+  if constexpr (A == Activation::Tanh) return 1.0f - a * a;
+  if constexpr (A == Activation::Sigmoid) return a * (1.0f - a);
+  if constexpr (A == Activation::Gelu) {
+    const Vec cdf = 0.5f * (1.0f + verf(z * 0.70710678118654752f));
+    const Vec pdf = 0.39894228040143268f * vexp(-0.5f * z * z);
+    return cdf + z * pdf;
+  }
+}
+
+// ---- layout ----
+
+// Activations whose derivative needs z besides a = f(z) keep Z apart from A; the others
+// store only a (relu's derivative is read off a: a > 0 exactly when z > 0).
+constexpr bool keeps_z(Activation a) { return a == Activation::LeakyRelu || a == Activation::Gelu; }
+
+// Networks with one hidden layer, at most this many inputs and outputs and no output
+// activation run the shallow kernel (below), compiled for each input and output width.
+constexpr int kShallowMaxIn = 4, kShallowMaxOut = 4;
+bool is_shallow(const MlpShape& s) {
+  return s.layers.size() == 2 && s.layers[1].act == Activation::Identity && s.inputs() <= kShallowMaxIn &&
+         s.outputs() <= kShallowMaxOut;
+}
+// Rows the shallow kernel keeps in registers at once.
+constexpr int kRowBlock = 4;
+
+// Rows of the batch that go through forward, loss and backward together (the generic
+// kernel): the chunk's activations (about this many bytes) stay in L1 next to the parameters
+// and gradients. Between 4 and 32 rows, a multiple of 4; results do not depend on it.
+constexpr std::int64_t kChunkBytes = 12 << 10;
+
+int chunk_rows(const MlpShape& s, int T, bool shallow) {
+  if (shallow) return 16;  // only inputs and targets are kept per row
+  std::int64_t v = s.inputs() + T + s.outputs();  // X, Y, dL/dA of the outputs
+  for (const DenseLayer& l : s.layers) v += l.out * (keeps_z(l.act) ? 2 : 1);
+  const std::int64_t per_row = v * L * static_cast<std::int64_t>(sizeof(float));
+  return static_cast<int>(std::clamp<std::int64_t>(kChunkBytes / per_row / 4 * 4, 4, 32));
+}
+
+// Offsets (in floats) of one lane group's arrays inside the worker's scratch. Parameters,
+// gradients and the optimizer state share one sub-layout: tensor t at tensor[t] (floats)
+// inside each, so the update runs over them as flat arrays of `params` lane vectors.
+struct LaneLayout {
+  int R = 0;                // rows per chunk
+  bool shallow = false;
+  std::int64_t params = 0;  // lane vectors per parameter block (floats per member)
+  std::vector<std::int64_t> tensor;
+  std::int64_t P = 0, G = 0, S1 = -1, S2 = -1, X = 0, Y = 0, dOut = 0, Hb = -1, Zb = -1, total = 0;
+  std::vector<std::int64_t> A, Z;  // generic kernel, per layer: [R][out]; Z == A unless keeps_z
+
+  LaneLayout(const MlpShape& s, int B, int T, bool state, bool shallow_kernel)
+      : R(std::min(B, chunk_rows(s, T, shallow_kernel))), shallow(shallow_kernel) {
+    for (int t = 0; t < s.tensors(); ++t) {
+      tensor.push_back(params * L);
+      params += s.tensor_size(t);
+    }
+    auto take = [&](std::int64_t n) { const std::int64_t at = total; total += n * L; return at; };
+    P = take(params);
+    G = take(params);
+    X = take(static_cast<std::int64_t>(R) * s.inputs());
+    Y = take(static_cast<std::int64_t>(R) * T);
+    if (shallow) {
+      Hb = take(static_cast<std::int64_t>(s.layers[0].out) * kRowBlock);  // [hidden][row of the block]
+      Zb = take(static_cast<std::int64_t>(kRowBlock) * s.outputs());
+      dOut = take(static_cast<std::int64_t>(kRowBlock) * s.outputs());
+    } else {
+      for (const DenseLayer& l : s.layers) {
+        A.push_back(take(static_cast<std::int64_t>(R) * l.out));
+        Z.push_back(keeps_z(l.act) ? take(static_cast<std::int64_t>(R) * l.out) : A.back());
+      }
+      dOut = take(static_cast<std::int64_t>(R) * s.outputs());
+    }
+    if (state) {  // touched once per step, after the rows
+      S1 = take(params);
+      S2 = take(params);
+    }
+  }
+  std::int64_t W(int li) const { return tensor[2 * li]; }
+  std::int64_t b(int li) const { return tensor[2 * li + 1]; }
 };
 
-// C[r0..r0+RB, c0..c0+RC) = init + Σ_k A(r, k)·B(k, c), per lane, with RB×RC accumulators in
-// registers so every load feeds RB or RC multiply-adds. Sums run over k in order, so the
-// blocking never changes a lane's result.
-template <int RB, int RC, Init I>
-inline void lane_tile(const LaneMat& a, const LaneMat& b, float* c, std::int64_t csr, const float* bias, int K,
-                      int r0, int c0) {
-  Vec acc[RB][RC];
-#pragma GCC unroll 4
-  for (int i = 0; i < RB; ++i)
-#pragma GCC unroll 4
-    for (int j = 0; j < RC; ++j) {
-      if constexpr (I == Init::Zero) acc[i][j] = Vec{};
-      if constexpr (I == Init::Bias) acc[i][j] = load(bias + (c0 + j) * L);
-      if constexpr (I == Init::Accumulate) acc[i][j] = load(c + ((r0 + i) * csr + c0 + j) * L);
-    }
-  for (int k = 0; k < K; ++k) {
-    Vec av[RB];
-#pragma GCC unroll 4
-    for (int i = 0; i < RB; ++i) av[i] = load(a.at(r0 + i, k));
-#pragma GCC unroll 4
-    for (int j = 0; j < RC; ++j) {
-      const Vec bv = load(b.at(k, c0 + j));
-#pragma GCC unroll 4
-      for (int i = 0; i < RB; ++i) acc[i][j] += av[i] * bv;
-    }
+// ---- loss ----
+
+// A lane group's per-lane loss constants and sums.
+struct LossLanes {
+  alignas(64) int valid[L];   // valid rows of each lane's batch
+  alignas(64) float inv_b[L];  // 1 / valid
+  alignas(64) double loss[L];
+  alignas(64) double correct[L];
+};
+
+// Loss over `B` rows at batch position r0 for all lanes: writes dL/dA (mean over the batch,
+// and over outputs for regression) and adds per-lane loss sums and correct counts. Mirrors
+// CpuBackend::loss_*. Rows at or beyond a lane's valid count are masked: dL/dA = 0 and no
+// loss; the mean is over each lane's valid rows.
+// Softmax cross-entropy of NB rows (at a, y, d, batch position r0) for all lanes, stage by
+// stage over the rows so their exp/log polynomial chains overlap. correct adds whole counts
+// (exact in float); loss adds each row's value to the double sums in row order.
+template <int NB>
+TN_INLINE void xent_rows(int r0, int O, int T, const float* a, const float* y, float* d, IVec valid, Vec inv_b,
+                         DVec& loss, Vec& correct) {
+  Vec keep[NB], mx[NB], sum[NB], zlab[NB], inv[NB];
+  IVec label[NB], arg[NB];
+#pragma GCC unroll 8
+  for (int i = 0; i < NB; ++i) {
+    keep[i] = select(isplat(r0 + i) < valid, splat(1.0f), Vec{});
+    label[i] = __builtin_convertvector(load(y + static_cast<std::int64_t>(i) * T * L), IVec);
+    mx[i] = load(a + static_cast<std::int64_t>(i) * O * L);
+    arg[i] = IVec{};
+    sum[i] = zlab[i] = Vec{};
   }
-#pragma GCC unroll 4
-  for (int i = 0; i < RB; ++i)
-#pragma GCC unroll 4
-    for (int j = 0; j < RC; ++j) store(c + ((r0 + i) * csr + c0 + j) * L, acc[i][j]);
-}
-
-template <int RB, Init I>
-inline void lane_row_strip(const LaneMat& a, const LaneMat& b, float* c, std::int64_t csr, const float* bias,
-                           int cols, int K, int r0) {
-  int c0 = 0;
-  for (; c0 + 4 <= cols; c0 += 4) lane_tile<RB, 4, I>(a, b, c, csr, bias, K, r0, c0);
-  for (; c0 < cols; ++c0) lane_tile<RB, 1, I>(a, b, c, csr, bias, K, r0, c0);
-}
-
-// C[rows][cols] (row stride csr) = init + A·B over K, per lane, in 4×4 register tiles.
-template <Init I>
-void lane_product(const LaneMat& a, const LaneMat& b, float* c, std::int64_t csr, const float* bias, int rows,
-                  int cols, int K) {
-  int r0 = 0;
-  for (; r0 + 4 <= rows; r0 += 4) lane_row_strip<4, I>(a, b, c, csr, bias, cols, K, r0);
-  for (; r0 < rows; ++r0) lane_row_strip<1, I>(a, b, c, csr, bias, cols, K, r0);
-}
-
-// Z[B][out] = bias + X[B][in]·W[in][out].
-void lanes_dense_forward(const float* x, const float* w, const float* bias, float* z, int B, int in, int out) {
-  lane_product<Init::Bias>({x, in, 1}, {w, out, 1}, z, out, bias, B, out, in);
-}
-
-// dX[B][in] = dZ[B][out]·Wᵀ.
-void lanes_dense_input_grad(const float* dz, const float* w, float* dx, int B, int in, int out) {
-  lane_product<Init::Zero>({dz, out, 1}, {w, 1, out}, dx, in, nullptr, B, in, out);
-}
-
-// dW[in][out] += X[B][in]ᵀ·dZ[B][out]; db[out] += Σ_b dZ[b][out]. Rows are added in batch
-// order, so accumulating row chunk by row chunk sums exactly as one pass would.
-void lanes_dense_weight_grad(const float* x, const float* dz, float* dw, float* dbias, int B, int in, int out) {
-  lane_product<Init::Accumulate>({x, 1, in}, {dz, out, 1}, dw, out, nullptr, in, out, B);
-  for (int c = 0; c < out; ++c) {
-    Vec acc = load(dbias + c * L);
-    for (int b = 0; b < B; ++b) acc += load(dz + (static_cast<std::int64_t>(b) * out + c) * L);
-    store(dbias + c * L, acc);
+  for (int o = 1; o < O; ++o)
+#pragma GCC unroll 8
+    for (int i = 0; i < NB; ++i) {
+      const Vec z = load(a + (static_cast<std::int64_t>(i) * O + o) * L);
+      const IVec gt = z > mx[i];
+      arg[i] = gt ? isplat(o) : arg[i];
+      mx[i] = select(gt, z, mx[i]);
+    }
+  for (int o = 0; o < O; ++o)
+#pragma GCC unroll 8
+    for (int i = 0; i < NB; ++i) {
+      const std::int64_t at = (static_cast<std::int64_t>(i) * O + o) * L;
+      const Vec z = load(a + at);
+      const Vec e = vexp(z - mx[i]);
+      store(d + at, e);
+      sum[i] += e;
+      zlab[i] += select(label[i] == isplat(o), z, Vec{});
+    }
+#pragma GCC unroll 8
+  for (int i = 0; i < NB; ++i) inv[i] = 1.0f / sum[i];
+  for (int o = 0; o < O; ++o)
+#pragma GCC unroll 8
+    for (int i = 0; i < NB; ++i) {
+      const std::int64_t at = (static_cast<std::int64_t>(i) * O + o) * L;
+      const Vec p = load(d + at) * inv[i];
+      store(d + at, (p - select(label[i] == isplat(o), splat(1.0f), Vec{})) * inv_b * keep[i]);
+    }
+  Vec sample[NB];
+#pragma GCC unroll 8
+  for (int i = 0; i < NB; ++i) {
+    sample[i] = vlog(sum[i]) + mx[i] - zlab[i];
+    correct += select(arg[i] == label[i], keep[i], Vec{});
   }
+#pragma GCC unroll 8
+  for (int i = 0; i < NB; ++i) loss += __builtin_convertvector(sample[i] * keep[i], DVec);
 }
 
-// Loss over the batch for all lanes: writes dL/dA (mean over the batch, and over outputs for
-// regression) and adds per-lane loss sums and correct counts. Mirrors CpuBackend::loss_*.
-// Rows at or beyond a lane's `valid` count (batch position r0 + b) are masked: dL/dA = 0 and
-// no loss; the mean is over each lane's valid rows.
+// Loss over `B` rows at batch position r0 for all lanes: writes dL/dA (mean over the batch,
+// and over outputs for regression) and adds per-lane loss sums and correct counts. Mirrors
+// CpuBackend::loss_*. Rows at or beyond a lane's valid count are masked: dL/dA = 0 and no
+// loss; the mean is over each lane's valid rows.
 template <LossType LT>
-void lanes_loss(const LossConfig& cfg, int B, int r0, const int* valid, int O, int T, const float* a,
-                const float* y, float* d, double* loss, double* correct) {
-  float inv_b[L];
-  for (int l = 0; l < L; ++l) inv_b[l] = 1.0f / static_cast<float>(valid[l] > 0 ? valid[l] : 1);
-  const float inv_o = 1.0f / static_cast<float>(O);
-  for (int b = 0; b < B; ++b) {
-    float keep[L];  // 1 for valid rows, 0 for masked ones
-    for (int l = 0; l < L; ++l) keep[l] = r0 + b < valid[l] ? 1.0f : 0.0f;
-    const float* ab = a + static_cast<std::int64_t>(b) * O * L;
-    const float* yb = y + static_cast<std::int64_t>(b) * T * L;
-    float* dbp = d + static_cast<std::int64_t>(b) * O * L;
-    float sample[L];
-    if constexpr (LT == LossType::CrossEntropy) {
-      float mx[L], sum[L] = {}, zlab[L] = {}, best[L];
-      int arg[L] = {};
-      for (int l = 0; l < L; ++l) mx[l] = best[l] = ab[l];
-      for (int o = 1; o < O; ++o)
-        for (int l = 0; l < L; ++l) {
-          const float z = ab[o * L + l];
-          mx[l] = z > mx[l] ? z : mx[l];
-          arg[l] = z > best[l] ? o : arg[l];
-          best[l] = z > best[l] ? z : best[l];
-        }
-      for (int o = 0; o < O; ++o)
-        for (int l = 0; l < L; ++l) {
-          const float e = m_exp(ab[o * L + l] - mx[l]);
-          dbp[o * L + l] = e;
-          sum[l] += e;
-          zlab[l] += static_cast<int>(yb[l]) == o ? ab[o * L + l] : 0.0f;
-        }
-      float inv[L];
-      for (int l = 0; l < L; ++l) inv[l] = 1.0f / sum[l];
-      for (int o = 0; o < O; ++o)
-        for (int l = 0; l < L; ++l) {
-          const float p = dbp[o * L + l] * inv[l];
-          dbp[o * L + l] = (p - (static_cast<int>(yb[l]) == o ? 1.0f : 0.0f)) * inv_b[l] * keep[l];
-        }
-      for (int l = 0; l < L; ++l) {
-        sample[l] = m_log(sum[l]) + mx[l] - zlab[l];
-        correct[l] += arg[l] == static_cast<int>(yb[l]) ? keep[l] : 0.0;
-      }
-    } else {
+void lanes_loss(const LossConfig& cfg, int B, int r0, LossLanes& ll, int O, int T, const float* a, const float* y,
+                float* d) {
+  if constexpr (LT == LossType::CrossEntropy) {
+    IVec valid;
+    std::memcpy(&valid, ll.valid, sizeof valid);
+    const Vec inv_b = load(ll.inv_b);
+    DVec loss;
+    std::memcpy(&loss, ll.loss, sizeof loss);
+    Vec correct = Vec{};
+    int b = 0;
+    for (; b + 4 <= B; b += 4)
+      xent_rows<4>(r0 + b, O, T, a + static_cast<std::int64_t>(b) * O * L, y + static_cast<std::int64_t>(b) * T * L,
+                   d + static_cast<std::int64_t>(b) * O * L, valid, inv_b, loss, correct);
+    for (; b < B; ++b)
+      xent_rows<1>(r0 + b, O, T, a + static_cast<std::int64_t>(b) * O * L, y + static_cast<std::int64_t>(b) * T * L,
+                   d + static_cast<std::int64_t>(b) * O * L, valid, inv_b, loss, correct);
+    std::memcpy(ll.loss, &loss, sizeof loss);
+    DVec c;
+    std::memcpy(&c, ll.correct, sizeof c);
+    c += __builtin_convertvector(correct, DVec);
+    std::memcpy(ll.correct, &c, sizeof c);
+  } else {
+    const float inv_o = 1.0f / static_cast<float>(O);
+    for (int b = 0; b < B; ++b) {
+      float keep[L];  // 1 for valid rows, 0 for masked ones
+      for (int l = 0; l < L; ++l) keep[l] = r0 + b < ll.valid[l] ? 1.0f : 0.0f;
+      const float* ab = a + static_cast<std::int64_t>(b) * O * L;
+      const float* yb = y + static_cast<std::int64_t>(b) * T * L;
+      float* dbp = d + static_cast<std::int64_t>(b) * O * L;
+      float sample[L];
       for (int l = 0; l < L; ++l) sample[l] = 0.0f;
       for (int o = 0; o < O; ++o)
         for (int l = 0; l < L; ++l) {
@@ -190,37 +373,24 @@ void lanes_loss(const LossConfig& cfg, int B, int r0, const int* valid, int O, i
           else v = huber_elem(z, t, cfg.huber_delta, &g);
           sample[l] += v;
           if (O > 1) g *= inv_o;
-          dbp[o * L + l] = g * inv_b[l] * keep[l];
-          if constexpr (LT == LossType::Bce) correct[l] += ((z > 0.0f) == (t > 0.5f)) ? keep[l] / O : 0.0;
+          dbp[o * L + l] = g * ll.inv_b[l] * keep[l];
+          if constexpr (LT == LossType::Bce) ll.correct[l] += ((z > 0.0f) == (t > 0.5f)) ? keep[l] / O : 0.0;
         }
       for (int l = 0; l < L; ++l) sample[l] /= static_cast<float>(O);
+      for (int l = 0; l < L; ++l) ll.loss[l] += sample[l] * keep[l];
     }
-    for (int l = 0; l < L; ++l) loss[l] += sample[l] * keep[l];
   }
 }
 
-// Parameters of members [g0, g0 + nm) of the block into lanes 0..nm-1 (other lanes zero),
-// and their gradients zeroed.
-void interleave_params(const FusedBatch& fb, const LaneLayout& lay, float* ws, int g0, int nm) {
-  const MlpShape& s = *fb.shape;
-  for (int li = 0; li < static_cast<int>(s.layers.size()); ++li) {
-    for (int part = 0; part < 2; ++part) {
-      const int t = 2 * li + part;
-      const std::int64_t n = fb.params->stride(t);
-      float* dst = ws + (part == 0 ? lay.W[li] : lay.b[li]);
-      if (nm < L) std::fill(dst, dst + n * L, 0.0f);
-      for (int l = 0; l < nm; ++l) {
-        const float* src = fb.params->t[t] + (g0 + l) * n;
-        for (std::int64_t k = 0; k < n; ++k) dst[k * L + l] = src[k];
-      }
-      float* grad = ws + (part == 0 ? lay.dW[li] : lay.db[li]);
-      std::fill(grad, grad + n * L, 0.0f);
-    }
-  }
+void loss_rows(const FusedBatch& fb, LossLanes& ll, int rows, int r0, const float* a, const float* y, float* d) {
+  dispatch_loss(fb.loss->type, [&]<LossType LT>() {
+    lanes_loss<LT>(*fb.loss, rows, r0, ll, fb.shape->outputs(), fb.T, a, y, d);
+  });
 }
 
 // Inputs and targets of batch rows [r0, r0 + rows) for the group's lanes. Unused lanes get
-// lane 0's sample (finite data; their results are discarded).
+// lane 0's sample (finite data; their results are discarded). With a shared sample order
+// every lane's row is the same: one broadcast per value.
 void gather_rows(const FusedBatch& fb, const LaneLayout& lay, float* ws, int g0, int nm, int r0, int rows) {
   const int F = fb.shape->inputs(), T = fb.T;
   float* x = ws + lay.X;
@@ -231,11 +401,14 @@ void gather_rows(const FusedBatch& fb, const LaneLayout& lay, float* ws, int g0,
     std::int64_t idx[L];
     idx[0] = fb.sampler->index(fb.member0 + g0, pos);
     if (shared) {
-      std::fill(idx + 1, idx + L, idx[0]);
-    } else {
-      for (int l = 1; l < nm; ++l) idx[l] = fb.sampler->index(fb.member0 + g0 + l, pos);
-      std::fill(idx + nm, idx + L, idx[0]);
+      const float* xs = fb.X + idx[0] * F;
+      const float* ys = fb.Y + idx[0] * T;
+      for (int f = 0; f < F; ++f) store(x + (static_cast<std::int64_t>(b) * F + f) * L, splat(xs[f]));
+      for (int t = 0; t < T; ++t) store(y + (static_cast<std::int64_t>(b) * T + t) * L, splat(ys[t]));
+      continue;
     }
+    for (int l = 1; l < nm; ++l) idx[l] = fb.sampler->index(fb.member0 + g0 + l, pos);
+    std::fill(idx + nm, idx + L, idx[0]);
     for (int f = 0; f < F; ++f) {
       float* xo = x + (static_cast<std::int64_t>(b) * F + f) * L;
       for (int l = 0; l < L; ++l) xo[l] = fb.X[idx[l] * F + f];
@@ -247,92 +420,620 @@ void gather_rows(const FusedBatch& fb, const LaneLayout& lay, float* ws, int g0,
   }
 }
 
-void forward(const MlpShape& s, const LaneLayout& lay, float* ws, int B) {
+// ---- the generic kernel: register-tiled lane products, layer by layer ----
+
+// A strided view of a matrix of lane vectors: element (r, c) at p + (r·sr + c·sc)·L.
+struct LaneMat {
+  const float* p;
+  std::int64_t sr, sc;
+  const float* at(std::int64_t r, std::int64_t c) const { return p + (r * sr + c * sc) * L; }
+};
+
+// acc[i][j] += Σ_k A(r0 + i, k)·B(k, c0 + j), per lane, k in order: every load feeds RB or
+// RC multiply-adds, and the blocking never changes a lane's result.
+template <int RB, int RC>
+TN_INLINE void mac(Vec (&acc)[RB][RC], const LaneMat& a, const LaneMat& b, int K, int r0, int c0) {
+  for (int k = 0; k < K; ++k) {
+    Vec av[RB];
+#pragma GCC unroll 8
+    for (int i = 0; i < RB; ++i) av[i] = load(a.at(r0 + i, k));
+#pragma GCC unroll 8
+    for (int j = 0; j < RC; ++j) {
+      const Vec bv = load(b.at(k, c0 + j));
+#pragma GCC unroll 8
+      for (int i = 0; i < RB; ++i) acc[i][j] += av[i] * bv;
+    }
+  }
+}
+
+// Covers a rows×cols result with tiles: 4×4 where possible, 8-row strips for the last 1-3
+// columns, and row remainders by halving tiles. op.template run<RB, RC>(r0, c0).
+template <int RB, int RC, class Op>
+TN_INLINE void cover_rows(const Op& op, int r0, int rows, int c0) {
+  for (; r0 + RB <= rows; r0 += RB) op.template run<RB, RC>(r0, c0);
+  if constexpr (RB > 1)
+    if (r0 < rows) cover_rows<RB / 2, RC>(op, r0, rows, c0);
+}
+template <class Op>
+TN_INLINE void cover(const Op& op, int rows, int cols) {
+  int c0 = 0;
+  for (; c0 + 4 <= cols; c0 += 4) cover_rows<4, 4>(op, 0, rows, c0);
+  switch (cols - c0) {
+    case 3: cover_rows<8, 3>(op, 0, rows, c0); break;
+    case 2: cover_rows<8, 2>(op, 0, rows, c0); break;
+    case 1: cover_rows<8, 1>(op, 0, rows, c0); break;
+    default: break;
+  }
+}
+
+// Forward: Z[rows][out] = bias + In[rows][in]·W[in][out]; the epilogue stores A = act(Z)
+// (and Z where the activation keeps it).
+template <Activation F>
+struct ForwardOp {
+  LaneMat in, w;
+  const float* bias;
+  float* A;
+  float* Z;
+  int out, K;
+  Vec slope;
+  template <int RB, int RC>
+  TN_INLINE void run(int r0, int c0) const {
+    Vec acc[RB][RC];
+#pragma GCC unroll 8
+    for (int j = 0; j < RC; ++j) {
+      const Vec bj = load(bias + static_cast<std::int64_t>(c0 + j) * L);
+#pragma GCC unroll 8
+      for (int i = 0; i < RB; ++i) acc[i][j] = bj;
+    }
+    mac<RB, RC>(acc, in, w, K, r0, c0);
+#pragma GCC unroll 8
+    for (int i = 0; i < RB; ++i)
+#pragma GCC unroll 8
+      for (int j = 0; j < RC; ++j) {
+        const std::int64_t at = (static_cast<std::int64_t>(r0 + i) * out + c0 + j) * L;
+        if constexpr (keeps_z(F)) store(Z + at, acc[i][j]);
+        store(A + at, vact<F>(acc[i][j], slope));
+      }
+  }
+};
+
+// Input gradient of layer l: dZ[rows][out]·Wᵀ times the derivative of layer l−1's
+// activation, written over that layer's activations A, which it replaces (nothing reads
+// them afterwards).
+template <Activation F>
+struct InputGradOp {
+  LaneMat dz, wt;
+  float* A;        // layer l−1's activations, replaced by dL/dZ of layer l−1
+  const float* Z;  // layer l−1's pre-activations (where it keeps them)
+  int cols, K;
+  Vec slope;
+  template <int RB, int RC>
+  TN_INLINE void run(int r0, int c0) const {
+    Vec acc[RB][RC];
+#pragma GCC unroll 8
+    for (int i = 0; i < RB; ++i)
+#pragma GCC unroll 8
+      for (int j = 0; j < RC; ++j) acc[i][j] = Vec{};
+    mac<RB, RC>(acc, dz, wt, K, r0, c0);
+#pragma GCC unroll 8
+    for (int i = 0; i < RB; ++i)
+#pragma GCC unroll 8
+      for (int j = 0; j < RC; ++j) {
+        const std::int64_t at = (static_cast<std::int64_t>(r0 + i) * cols + c0 + j) * L;
+        if constexpr (F == Activation::Identity) {
+          store(A + at, acc[i][j]);
+        } else {
+          const Vec a = keeps_z(F) ? Vec{} : load(A + at);
+          const Vec z = keeps_z(F) ? load(Z + at) : a;
+          store(A + at, acc[i][j] * vderiv<F>(z, a, slope));
+        }
+      }
+  }
+};
+
+// Weight gradient: dW[in][out] += In[rows][in]ᵀ·dZ[rows][out] and db[out] += Σ_rows dZ (in
+// the tiles of the first row strip, from the dZ loads they make anyway). Rows are added in
+// batch order, so accumulating chunk by chunk sums exactly as one pass would.
+struct WeightGradOp {
+  LaneMat in, dz;
+  float* dW;
+  float* db;
+  int out, K;
+  template <int RB, int RC>
+  TN_INLINE void run(int r0, int c0) const {
+    Vec acc[RB][RC];
+#pragma GCC unroll 8
+    for (int i = 0; i < RB; ++i)
+#pragma GCC unroll 8
+      for (int j = 0; j < RC; ++j) acc[i][j] = load(dW + (static_cast<std::int64_t>(r0 + i) * out + c0 + j) * L);
+    if (r0 == 0) {
+      Vec bacc[RC];
+#pragma GCC unroll 8
+      for (int j = 0; j < RC; ++j) bacc[j] = load(db + static_cast<std::int64_t>(c0 + j) * L);
+      for (int k = 0; k < K; ++k) {
+        Vec av[RB];
+#pragma GCC unroll 8
+        for (int i = 0; i < RB; ++i) av[i] = load(in.at(r0 + i, k));
+#pragma GCC unroll 8
+        for (int j = 0; j < RC; ++j) {
+          const Vec bv = load(dz.at(k, c0 + j));
+          bacc[j] += bv;
+#pragma GCC unroll 8
+          for (int i = 0; i < RB; ++i) acc[i][j] += av[i] * bv;
+        }
+      }
+#pragma GCC unroll 8
+      for (int j = 0; j < RC; ++j) store(db + static_cast<std::int64_t>(c0 + j) * L, bacc[j]);
+    } else {
+      mac<RB, RC>(acc, in, dz, K, r0, c0);
+    }
+#pragma GCC unroll 8
+    for (int i = 0; i < RB; ++i)
+#pragma GCC unroll 8
+      for (int j = 0; j < RC; ++j) store(dW + (static_cast<std::int64_t>(r0 + i) * out + c0 + j) * L, acc[i][j]);
+  }
+};
+
+void forward(const MlpShape& s, const LaneLayout& lay, float* ws, int rows) {
   const float* in = ws + lay.X;
   for (std::size_t li = 0; li < s.layers.size(); ++li) {
     const DenseLayer& l = s.layers[li];
-    float* z = ws + lay.Z[li];
-    lanes_dense_forward(in, ws + lay.W[li], ws + lay.b[li], z, B, l.in, l.out);
-    if (l.act != Activation::Identity) {
-      float* a = ws + lay.A[li];
-      const std::int64_t n = static_cast<std::int64_t>(B) * l.out * L;
-      dispatch_activation(l.act, [&]<Activation F>() {
-        for (std::int64_t k = 0; k < n; ++k) a[k] = act_forward<F>(z[k], l.slope);
-      });
-    }
-    in = ws + lay.A[li];
+    float* A = ws + lay.A[li];
+    dispatch_activation(l.act, [&]<Activation F>() {
+      const ForwardOp<F> op{{in, l.in, 1}, {ws + lay.P + lay.W(static_cast<int>(li)), l.out, 1},
+                            ws + lay.P + lay.b(static_cast<int>(li)), A, ws + lay.Z[li], l.out, l.in, splat(l.slope)};
+      cover(op, rows, l.out);
+    });
+    in = A;
   }
 }
 
-void backward(const MlpShape& s, const LaneLayout& lay, float* ws, int B) {
-  float* dz = ws + lay.dA;
-  float* dnext = ws + lay.dB;
-  for (int li = static_cast<int>(s.layers.size()) - 1; li >= 0; --li) {
-    const DenseLayer& l = s.layers[li];
-    if (l.act != Activation::Identity) {
-      const float* z = ws + lay.Z[li];
-      const float* a = ws + lay.A[li];
-      const std::int64_t n = static_cast<std::int64_t>(B) * l.out * L;
-      dispatch_activation(l.act, [&]<Activation F>() {
-        for (std::int64_t k = 0; k < n; ++k) dz[k] *= act_derivative<F>(z[k], a[k], l.slope);
-      });
-    }
-    const float* in = li > 0 ? ws + lay.A[li - 1] : ws + lay.X;
-    lanes_dense_weight_grad(in, dz, ws + lay.dW[li], ws + lay.db[li], B, l.in, l.out);
-    if (li == 0) break;
-    lanes_dense_input_grad(dz, ws + lay.W[li], dnext, B, l.in, l.out);
-    std::swap(dz, dnext);
-  }
-}
-
-void deinterleave_grads(const FusedBatch& fb, const LaneLayout& lay, const float* ws, int g0, int nm) {
-  for (int li = 0; li < static_cast<int>(fb.shape->layers.size()); ++li)
-    for (int part = 0; part < 2; ++part) {
-      const int t = 2 * li + part;
-      const std::int64_t n = fb.grads->stride(t);
-      const float* src = ws + (part == 0 ? lay.dW[li] : lay.db[li]);
-      for (int l = 0; l < nm; ++l) {
-        float* dst = fb.grads->t[t] + (g0 + l) * n;
-        for (std::int64_t k = 0; k < n; ++k) dst[k] = src[k * L + l];
+// Backward from dL/dA of the outputs (in dOut): gradients added to G.
+void backward(const MlpShape& s, const LaneLayout& lay, float* ws, int rows) {
+  const int last = static_cast<int>(s.layers.size()) - 1;
+  float* dz = ws + lay.dOut;
+  const DenseLayer& out = s.layers[last];
+  dispatch_activation(out.act, [&]<Activation F>() {
+    if constexpr (F != Activation::Identity) {
+      const float* A = ws + lay.A[last];
+      const float* Z = ws + lay.Z[last];
+      const Vec slope = splat(out.slope);
+      for (std::int64_t k = 0; k < static_cast<std::int64_t>(rows) * out.out * L; k += L) {
+        const Vec a = load(A + k);
+        store(dz + k, load(dz + k) * vderiv<F>(keeps_z(F) ? load(Z + k) : a, a, slope));
       }
     }
+  });
+  for (int li = last; li >= 0; --li) {
+    const DenseLayer& l = s.layers[li];
+    const float* in = li > 0 ? ws + lay.A[li - 1] : ws + lay.X;
+    const WeightGradOp wg{{in, 1, l.in}, {dz, l.out, 1}, ws + lay.G + lay.W(li), ws + lay.G + lay.b(li), l.out, rows};
+    cover(wg, l.in, l.out);
+    if (li == 0) break;
+    const DenseLayer& p = s.layers[li - 1];
+    float* A = ws + lay.A[li - 1];
+    dispatch_activation(p.act, [&]<Activation F>() {
+      const InputGradOp<F> op{{dz, l.out, 1}, {ws + lay.P + lay.W(li), 1, l.out}, A, ws + lay.Z[li - 1], l.in, l.out,
+                              splat(p.slope)};
+      cover(op, rows, l.in);
+    });
+    dz = A;
+  }
 }
+
+void generic_group(const FusedBatch& fb, const LaneLayout& lay, float* ws, int g0, int nm, LossLanes& ll) {
+  const MlpShape& s = *fb.shape;
+  for (int r0 = 0; r0 < fb.B; r0 += lay.R) {
+    const int rows = std::min(lay.R, fb.B - r0);
+    gather_rows(fb, lay, ws, g0, nm, r0, rows);
+    forward(s, lay, ws, rows);
+    loss_rows(fb, ll, rows, r0, ws + lay.A.back(), ws + lay.Y, ws + lay.dOut);
+    backward(s, lay, ws, rows);
+  }
+}
+
+// ---- the shallow kernel: one hidden layer, inputs and outputs in registers ----
+
+// F inputs → H hidden (activation A) → O outputs. Each block of RB rows keeps its inputs,
+// outputs and output gradients in registers and streams the hidden units (H at run time):
+// per unit, the forward costs F + O multiply-adds a row and the backward 2·O + F, with the
+// unit's weights loaded once per block and its gradient sums read and written once per
+// block. Only the block's hidden activations go through memory (Hb, [H][RB]). Every sum
+// runs in the generic kernel's order, so both give the same results.
+template <int F, int O, Activation A>
+struct Shallow {
+  template <int RB>
+  static TN_INLINE void block(const FusedBatch& fb, const LaneLayout& lay, float* ws, LossLanes& ll, int H, int rr,
+                              int pos, Vec slope) {
+    const float* W0 = ws + lay.P + lay.W(0);
+    const float* b0 = ws + lay.P + lay.b(0);
+    const float* W1 = ws + lay.P + lay.W(1);
+    const float* b1 = ws + lay.P + lay.b(1);
+    float* dW0 = ws + lay.G + lay.W(0);
+    float* db0 = ws + lay.G + lay.b(0);
+    float* dW1 = ws + lay.G + lay.W(1);
+    float* db1 = ws + lay.G + lay.b(1);
+    const float* X = ws + lay.X + static_cast<std::int64_t>(rr) * F * L;
+    float* Hb = ws + lay.Hb;
+    float* Zb = ws + lay.Zb;
+    float* D = ws + lay.dOut;
+
+    Vec x[RB][F];
+#pragma GCC unroll 8
+    for (int r = 0; r < RB; ++r)
+#pragma GCC unroll 8
+      for (int f = 0; f < F; ++f) x[r][f] = load(X + (r * F + f) * L);
+    Vec z[RB][O];
+#pragma GCC unroll 8
+    for (int o = 0; o < O; ++o) {
+      const Vec bo = load(b1 + o * L);
+#pragma GCC unroll 8
+      for (int r = 0; r < RB; ++r) z[r][o] = bo;
+    }
+    for (int j = 0; j < H; ++j) {
+      Vec w0[F], w1[O];
+#pragma GCC unroll 8
+      for (int f = 0; f < F; ++f) w0[f] = load(W0 + (static_cast<std::int64_t>(f) * H + j) * L);
+#pragma GCC unroll 8
+      for (int o = 0; o < O; ++o) w1[o] = load(W1 + (static_cast<std::int64_t>(j) * O + o) * L);
+      const Vec bj = load(b0 + static_cast<std::int64_t>(j) * L);
+#pragma GCC unroll 8
+      for (int r = 0; r < RB; ++r) {
+        Vec h = bj;
+#pragma GCC unroll 8
+        for (int f = 0; f < F; ++f) h += x[r][f] * w0[f];
+        const Vec a = vact<A>(h, slope);
+        store(Hb + (static_cast<std::int64_t>(j) * RB + r) * L, keeps_z(A) ? h : a);
+#pragma GCC unroll 8
+        for (int o = 0; o < O; ++o) z[r][o] += a * w1[o];
+      }
+    }
+#pragma GCC unroll 8
+    for (int r = 0; r < RB; ++r)
+#pragma GCC unroll 8
+      for (int o = 0; o < O; ++o) store(Zb + (r * O + o) * L, z[r][o]);
+
+    loss_rows(fb, ll, RB, pos, Zb, ws + lay.Y + static_cast<std::int64_t>(rr) * fb.T * L, D);
+
+    Vec dz[RB][O];
+#pragma GCC unroll 8
+    for (int o = 0; o < O; ++o) {
+      Vec acc = load(db1 + o * L);
+#pragma GCC unroll 8
+      for (int r = 0; r < RB; ++r) {
+        dz[r][o] = load(D + (r * O + o) * L);
+        acc += dz[r][o];
+      }
+      store(db1 + o * L, acc);
+    }
+    for (int j = 0; j < H; ++j) {
+      Vec w1[O], g1[O], g0[F];
+#pragma GCC unroll 8
+      for (int o = 0; o < O; ++o) {
+        w1[o] = load(W1 + (static_cast<std::int64_t>(j) * O + o) * L);
+        g1[o] = load(dW1 + (static_cast<std::int64_t>(j) * O + o) * L);
+      }
+#pragma GCC unroll 8
+      for (int f = 0; f < F; ++f) g0[f] = load(dW0 + (static_cast<std::int64_t>(f) * H + j) * L);
+      Vec gb = load(db0 + static_cast<std::int64_t>(j) * L);
+#pragma GCC unroll 8
+      for (int r = 0; r < RB; ++r) {
+        const Vec hv = load(Hb + (static_cast<std::int64_t>(j) * RB + r) * L);  // a, or z where A keeps z
+        const Vec a = keeps_z(A) ? vact<A>(hv, slope) : hv;
+#pragma GCC unroll 8
+        for (int o = 0; o < O; ++o) g1[o] += a * dz[r][o];
+        Vec dh = Vec{};
+#pragma GCC unroll 8
+        for (int o = 0; o < O; ++o) dh += dz[r][o] * w1[o];
+        if constexpr (A != Activation::Identity) dh = dh * vderiv<A>(hv, a, slope);
+        gb += dh;
+#pragma GCC unroll 8
+        for (int f = 0; f < F; ++f) g0[f] += x[r][f] * dh;
+      }
+#pragma GCC unroll 8
+      for (int o = 0; o < O; ++o) store(dW1 + (static_cast<std::int64_t>(j) * O + o) * L, g1[o]);
+#pragma GCC unroll 8
+      for (int f = 0; f < F; ++f) store(dW0 + (static_cast<std::int64_t>(f) * H + j) * L, g0[f]);
+      store(db0 + static_cast<std::int64_t>(j) * L, gb);
+    }
+  }
+
+  static void group(const FusedBatch& fb, const LaneLayout& lay, float* ws, int g0, int nm, LossLanes& ll) {
+    const int H = fb.shape->layers[0].out;
+    const Vec slope = splat(fb.shape->layers[0].slope);
+    for (int r0 = 0; r0 < fb.B; r0 += lay.R) {
+      const int rows = std::min(lay.R, fb.B - r0);
+      gather_rows(fb, lay, ws, g0, nm, r0, rows);
+      int rr = 0;
+      for (; rr + kRowBlock <= rows; rr += kRowBlock) block<kRowBlock>(fb, lay, ws, ll, H, rr, r0 + rr, slope);
+      for (; rr < rows; ++rr) block<1>(fb, lay, ws, ll, H, rr, r0 + rr, slope);
+    }
+  }
+};
+
+template <int F, int O>
+void shallow_group_fo(const FusedBatch& fb, const LaneLayout& lay, float* ws, int g0, int nm, LossLanes& ll) {
+  dispatch_activation(fb.shape->layers[0].act, [&]<Activation A>() { Shallow<F, O, A>::group(fb, lay, ws, g0, nm, ll); });
+}
+
+template <int F>
+void shallow_group_f(const FusedBatch& fb, const LaneLayout& lay, float* ws, int g0, int nm, LossLanes& ll) {
+  switch (fb.shape->outputs()) {
+    case 1: return shallow_group_fo<F, 1>(fb, lay, ws, g0, nm, ll);
+    case 2: return shallow_group_fo<F, 2>(fb, lay, ws, g0, nm, ll);
+    case 3: return shallow_group_fo<F, 3>(fb, lay, ws, g0, nm, ll);
+    default: return shallow_group_fo<F, 4>(fb, lay, ws, g0, nm, ll);
+  }
+}
+static_assert(kShallowMaxIn == 4 && kShallowMaxOut == 4, "shallow_group dispatches widths 1..4");
+
+void shallow_group(const FusedBatch& fb, const LaneLayout& lay, float* ws, int g0, int nm, LossLanes& ll) {
+  switch (fb.shape->inputs()) {
+    case 1: return shallow_group_f<1>(fb, lay, ws, g0, nm, ll);
+    case 2: return shallow_group_f<2>(fb, lay, ws, g0, nm, ll);
+    case 3: return shallow_group_f<3>(fb, lay, ws, g0, nm, ll);
+    default: return shallow_group_f<4>(fb, lay, ws, g0, nm, ll);
+  }
+}
+
+// ---- the optimizer step in lanes ----
+
+// One member's step scalars in each lane.
+struct LaneStep {
+  Vec lr, beta1, beta2, eps, weight_decay, momentum, alpha, bias_correction1, bias_correction2;
+};
+
+// update_param (math/optimizers.h) on lane vectors: the same operations, lane by lane. The
+// momentum branch is taken for all lanes or none (the caller checks). With Clip, lanes whose
+// clipping factor k is not 1 take g·k as the gradient, written as optimizer_update's call
+// update_param(p, g·k, ...) inlines (g·k feeding the weight decay's multiply-add), and the
+// others g itself.
+template <OptimizerType O, bool Clip>
+TN_INLINE void update_lanes(Vec& p, Vec g, Vec k, IVec clipped, Vec& s1, Vec& s2, const LaneStep& h, bool momentum,
+                            bool nesterov) {
+  if constexpr (O == OptimizerType::AdamW) {
+    if constexpr (Clip) g = select(clipped, g * k, g);
+    p -= h.lr * h.weight_decay * p;
+  } else if constexpr (Clip) {
+    g = select(clipped, g * k + h.weight_decay * p, g + h.weight_decay * p);
+  } else {
+    g += h.weight_decay * p;
+  }
+  if constexpr (O == OptimizerType::Sgd) {
+    if (momentum) {
+      s1 = h.momentum * s1 + g;
+      g = nesterov ? g + h.momentum * s1 : s1;
+    }
+    p -= h.lr * g;
+  } else if constexpr (O == OptimizerType::Adam || O == OptimizerType::AdamW) {
+    s1 = h.beta1 * s1 + (1.0f - h.beta1) * g;
+    s2 = h.beta2 * s2 + (1.0f - h.beta2) * g * g;
+    const Vec mhat = s1 / h.bias_correction1;
+    const Vec vhat = s2 / h.bias_correction2;
+    p -= h.lr * mhat / (vsqrt(vhat) + h.eps);
+  } else if constexpr (O == OptimizerType::RmsProp) {
+    s1 = h.alpha * s1 + (1.0f - h.alpha) * g * g;
+    const Vec step = g / (vsqrt(s1) + h.eps);
+    if (momentum) {
+      s2 = h.momentum * s2 + step;
+      p -= h.lr * s2;
+    } else {
+      p -= h.lr * step;
+    }
+  }
+}
+
+// The optimizer step of the group's lanes (gradients in G), then parameters and state back
+// to the swarm arrays for the members that take the step.
+void update_group(const FusedBatch& fb, const FusedUpdate& up, const LaneLayout& lay, float* ws, int g0, int nm) {
+  const MlpShape& s = *fb.shape;
+  OptStep h[L];
+  std::uint32_t write = 0;  // lanes whose member takes the step
+  for (int l = 0; l < L; ++l) {
+    h[l] = up.h[g0 + (l < nm ? l : 0)];  // unused lanes repeat lane 0's scalars (results dropped)
+    if (l < nm && !h[l].skip) write |= 1u << l;
+  }
+  if (write == 0) return;
+  const bool two = optimizer_state_slots(up.type) == 2;
+  float* P = ws + lay.P;
+  float* G = ws + lay.G;
+  float* S1 = ws + lay.S1;
+  float* S2 = ws + lay.S2;
+  for (int t = 0; t < s.tensors(); ++t) {
+    const std::int64_t n = s.tensor_size(t);
+    to_lanes(up.state1->t[t] + g0 * n, n, nm, S1 + lay.tensor[t]);
+    if (two) to_lanes(up.state2->t[t] + g0 * n, n, nm, S2 + lay.tensor[t]);
+  }
+  LaneStep v;
+  for (int l = 0; l < L; ++l) {
+    v.lr[l] = h[l].lr;
+    v.beta1[l] = h[l].beta1;
+    v.beta2[l] = h[l].beta2;
+    v.eps[l] = h[l].eps;
+    v.weight_decay[l] = h[l].weight_decay;
+    v.momentum[l] = h[l].momentum;
+    v.alpha[l] = h[l].alpha;
+    v.bias_correction1[l] = h[l].bias_correction1;
+    v.bias_correction2[l] = h[l].bias_correction2;
+  }
+  const std::int64_t n = lay.params * L;
+  // Clipping: squared norms tensor by tensor in double, as sum_squares, then each lane's
+  // factor min(1, clip/‖g‖).
+  Vec scale = splat(1.0f);
+  bool scaled = false;
+  if (up.clip > 0.0f) {
+    DVec norm2 = DVec{};
+    for (int t = 0; t < s.tensors(); ++t) {
+      DVec acc = DVec{};
+      const float* g = G + lay.tensor[t];
+      for (std::int64_t k = 0; k < s.tensor_size(t); ++k) {
+        const DVec d = __builtin_convertvector(load(g + k * L), DVec);
+        acc += d * d;
+      }
+      norm2 += acc;
+    }
+    for (int l = 0; l < L; ++l) {
+      scale[l] = clip_scale(up.clip, norm2[l]);
+      scaled |= (write >> l & 1) && scale[l] != 1.0f;
+    }
+  }
+  const IVec clipped = scale != splat(1.0f);
+  // The momentum branch per lane: vectorized when the lanes that step agree.
+  const int first = __builtin_ctz(write);
+  const bool momentum = h[first].momentum != 0.0f, nesterov = h[first].nesterov;
+  bool uniform = true;
+  for (int l = 0; l < nm; ++l)
+    if (write >> l & 1) uniform &= (h[l].momentum != 0.0f) == momentum && h[l].nesterov == nesterov;
+  dispatch_optimizer(up.type, [&]<OptimizerType O>() {
+    if (uniform || O == OptimizerType::Adam || O == OptimizerType::AdamW) {
+      auto run = [&]<bool Clip>() {
+        for (std::int64_t k = 0; k < n; k += L) {
+          Vec p = load(P + k), s1 = load(S1 + k), s2 = two ? load(S2 + k) : Vec{};
+          update_lanes<O, Clip>(p, load(G + k), scale, clipped, s1, s2, v, momentum, nesterov);
+          store(P + k, p);
+          store(S1 + k, s1);
+          if (two) store(S2 + k, s2);
+        }
+      };
+      if (scaled) run.template operator()<true>();
+      else run.template operator()<false>();
+    } else {
+      float unused = 0.0f;
+      for (int l = 0; l < nm; ++l)
+        if (write >> l & 1)
+          for (std::int64_t k = l; k < n; k += L) {
+            if (scale[l] != 1.0f) update_param<O>(P[k], G[k] * scale[l], S1[k], two ? S2[k] : unused, h[l]);
+            else update_param<O>(P[k], G[k], S1[k], two ? S2[k] : unused, h[l]);
+          }
+    }
+  });
+  for (int t = 0; t < s.tensors(); ++t) {
+    const std::int64_t nt = s.tensor_size(t);
+    from_lanes(P + lay.tensor[t], nt, nm, write, fb.params->t[t] + g0 * nt);
+    from_lanes(S1 + lay.tensor[t], nt, nm, write, up.state1->t[t] + g0 * nt);
+    if (two) from_lanes(S2 + lay.tensor[t], nt, nm, write, up.state2->t[t] + g0 * nt);
+  }
+}
+
+// ---- driver ----
+
+// The worker's scratch, 64-byte aligned (every lane vector is one cache line).
+float* scratch(std::int64_t floats) {
+  thread_local std::vector<float> buf;
+  const std::size_t need = static_cast<std::size_t>(floats) + 16;
+  if (buf.size() < need) buf.resize(need);
+  const auto at = reinterpret_cast<std::uintptr_t>(buf.data());
+  return buf.data() + ((64 - at % 64) % 64) / sizeof(float);
+}
+
+void run_groups(const FusedBatch& fb, const FusedUpdate* up, bool allow_shallow) {
+  const MlpShape& s = *fb.shape;
+  const LaneLayout lay(s, fb.B, fb.T, up != nullptr, allow_shallow && is_shallow(s));
+  float* ws = scratch(lay.total);
+  for (int g0 = 0; g0 < fb.S; g0 += L) {
+    const int nm = std::min(L, fb.S - g0);
+    for (int t = 0; t < s.tensors(); ++t) {
+      const std::int64_t n = s.tensor_size(t);
+      to_lanes(fb.params->t[t] + g0 * n, n, nm, ws + lay.P + lay.tensor[t]);
+    }
+    std::fill(ws + lay.G, ws + lay.G + lay.params * L, 0.0f);
+    LossLanes ll;
+    for (int l = 0; l < L; ++l) {
+      ll.valid[l] = fb.rows && l < nm ? fb.rows[g0 + l] : fb.B;
+      ll.inv_b[l] = 1.0f / static_cast<float>(ll.valid[l] > 0 ? ll.valid[l] : 1);
+      ll.loss[l] = ll.correct[l] = 0.0;
+    }
+    if (lay.shallow) shallow_group(fb, lay, ws, g0, nm, ll);
+    else generic_group(fb, lay, ws, g0, nm, ll);
+    for (int l = 0; l < nm; ++l) {
+      fb.loss_sum[g0 + l] += ll.loss[l];
+      fb.correct[g0 + l] += ll.correct[l];
+    }
+    if (up) {
+      update_group(fb, *up, lay, ws, g0, nm);
+    } else {
+      for (int t = 0; t < s.tensors(); ++t) {
+        const std::int64_t n = s.tensor_size(t);
+        from_lanes(ws + lay.G + lay.tensor[t], n, nm, ~0u, fb.grads->t[t] + g0 * n);
+      }
+    }
+  }
+}
+
+#if defined(__AVX512F__)
+// r[i] (row i of a 16×16 block) becomes column i.
+inline void transpose16(__m512 r[16]) {
+  __m512 t[16];
+  for (int i = 0; i < 8; ++i) {
+    t[2 * i] = _mm512_unpacklo_ps(r[2 * i], r[2 * i + 1]);
+    t[2 * i + 1] = _mm512_unpackhi_ps(r[2 * i], r[2 * i + 1]);
+  }
+  // Per 128-bit lane j, r[4i + m] = rows 4i..4i+3 of column 4j + m.
+  for (int i = 0; i < 4; ++i) {
+    const __m512d a = _mm512_castps_pd(t[4 * i]), b = _mm512_castps_pd(t[4 * i + 1]);
+    const __m512d c = _mm512_castps_pd(t[4 * i + 2]), d = _mm512_castps_pd(t[4 * i + 3]);
+    r[4 * i] = _mm512_castpd_ps(_mm512_unpacklo_pd(a, c));
+    r[4 * i + 1] = _mm512_castpd_ps(_mm512_unpackhi_pd(a, c));
+    r[4 * i + 2] = _mm512_castpd_ps(_mm512_unpacklo_pd(b, d));
+    r[4 * i + 3] = _mm512_castpd_ps(_mm512_unpackhi_pd(b, d));
+  }
+  for (int m = 0; m < 4; ++m) {
+    const __m512 a = _mm512_shuffle_f32x4(r[m], r[4 + m], 0x88), b = _mm512_shuffle_f32x4(r[m], r[4 + m], 0xDD);
+    const __m512 c = _mm512_shuffle_f32x4(r[8 + m], r[12 + m], 0x88), d = _mm512_shuffle_f32x4(r[8 + m], r[12 + m], 0xDD);
+    t[m] = _mm512_shuffle_f32x4(a, c, 0x88);
+    t[8 + m] = _mm512_shuffle_f32x4(a, c, 0xDD);
+    t[4 + m] = _mm512_shuffle_f32x4(b, d, 0x88);
+    t[12 + m] = _mm512_shuffle_f32x4(b, d, 0xDD);
+  }
+  for (int i = 0; i < 16; ++i) r[i] = t[i];
+}
+#endif
 
 }  // namespace
 
-std::int64_t lanes_scratch_bytes(const MlpShape& shape, int batch, int targets) {
-  return LaneLayout(shape, std::min(batch, kRowChunk), targets).total * static_cast<std::int64_t>(sizeof(float));
+void to_lanes(const float* src, std::int64_t n, int nm, float* dst) {
+#if defined(__AVX512F__)
+  static_assert(L == 16);
+  for (std::int64_t k0 = 0; k0 < n; k0 += 16) {
+    const int w = static_cast<int>(std::min<std::int64_t>(16, n - k0));
+    const auto m = static_cast<__mmask16>((1u << w) - 1);
+    __m512 r[16];
+    for (int l = 0; l < 16; ++l) r[l] = l < nm ? _mm512_maskz_loadu_ps(m, src + l * n + k0) : _mm512_setzero_ps();
+    transpose16(r);
+    for (int j = 0; j < w; ++j) _mm512_storeu_ps(dst + (k0 + j) * L, r[j]);
+  }
+#else
+  for (std::int64_t k = 0; k < n; ++k)
+    for (int l = 0; l < L; ++l) dst[k * L + l] = l < nm ? src[l * n + k] : 0.0f;
+#endif
 }
 
-void lanes_loss_grad(const FusedBatch& fb) {
-  const MlpShape& s = *fb.shape;
-  const int rc = std::min(fb.B, kRowChunk);
-  const LaneLayout lay(s, rc, fb.T);
-  thread_local std::vector<float> scratch;
-  if (scratch.size() < static_cast<std::size_t>(lay.total)) scratch.resize(lay.total);
-  float* ws = scratch.data();
-  const int O = s.outputs();
-  for (int g0 = 0; g0 < fb.S; g0 += L) {
-    const int nm = std::min(L, fb.S - g0);
-    interleave_params(fb, lay, ws, g0, nm);
-    double loss[L] = {}, correct[L] = {};
-    int valid[L];
-    for (int l = 0; l < L; ++l) valid[l] = fb.rows && l < nm ? fb.rows[g0 + l] : fb.B;
-    for (int r0 = 0; r0 < fb.B; r0 += rc) {
-      const int rows = std::min(rc, fb.B - r0);
-      gather_rows(fb, lay, ws, g0, nm, r0, rows);
-      forward(s, lay, ws, rows);
-      dispatch_loss(fb.loss->type, [&]<LossType LT>() {
-        lanes_loss<LT>(*fb.loss, rows, r0, valid, O, fb.T, ws + lay.A.back(), ws + lay.Y, ws + lay.dA, loss, correct);
-      });
-      backward(s, lay, ws, rows);
-    }
-    for (int l = 0; l < nm; ++l) {
-      fb.loss_sum[g0 + l] += loss[l];
-      fb.correct[g0 + l] += correct[l];
-    }
-    deinterleave_grads(fb, lay, ws, g0, nm);
+void from_lanes(const float* src, std::int64_t n, int nm, std::uint32_t write, float* dst) {
+#if defined(__AVX512F__)
+  for (std::int64_t k0 = 0; k0 < n; k0 += 16) {
+    const int w = static_cast<int>(std::min<std::int64_t>(16, n - k0));
+    const auto m = static_cast<__mmask16>((1u << w) - 1);
+    __m512 r[16];
+    for (int j = 0; j < 16; ++j) r[j] = j < w ? _mm512_loadu_ps(src + (k0 + j) * L) : _mm512_setzero_ps();
+    transpose16(r);
+    for (int l = 0; l < nm; ++l)
+      if (write >> l & 1) _mm512_mask_storeu_ps(dst + l * n + k0, m, r[l]);
   }
+#else
+  for (int l = 0; l < nm; ++l)
+    if (write >> l & 1)
+      for (std::int64_t k = 0; k < n; ++k) dst[l * n + k] = src[k * L + l];
+#endif
 }
+
+std::int64_t lanes_scratch_bytes(const MlpShape& shape, int batch, int targets) {
+  return LaneLayout(shape, batch, targets, false, is_shallow(shape)).total * static_cast<std::int64_t>(sizeof(float));
+}
+
+void lanes_loss_grad(const FusedBatch& fb) { run_groups(fb, nullptr, true); }
+
+void lanes_step(const FusedBatch& fb, const FusedUpdate& up) { run_groups(fb, &up, true); }
+
+void lanes_loss_grad_generic(const FusedBatch& fb) { run_groups(fb, nullptr, false); }
 
 }  // namespace tn
