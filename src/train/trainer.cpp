@@ -207,6 +207,8 @@ class Loop {
       const OptStep* h = wk.h + step * Sb;
       const FusedBatch fb{&shape_, &cfg_.loss, &sampler, member0, Sb, static_cast<std::uint32_t>(pos0), B,
                           train_.X, train_.Y, T_, &p, &g, wk.loss, wk.correct, rows};
+      const FusedUpdate up{cfg_.optimizer.type, &s1, &s2, h, clip};
+      if (fused_ > 0 && be_.fused_step(fb, up)) continue;  // gradients, clipping and update in one
       if (fused_ == 0 || !be_.fused_loss_grad(fb)) {
         be_.gather_batch(sampler, member0, Sb, static_cast<std::uint32_t>(pos0), B, train_.X, F_,
                          train_.Y, T_, wk.buf.X, sX, wk.buf.Y, sY);
