@@ -161,9 +161,13 @@ struct Row {
 
 std::string csv_field(const std::string& s) {
   if (s.find_first_of(",\"\n") == std::string::npos) return s;
-  std::string q = "\"";
-  for (char c : s) q += c == '"' ? std::string("\"\"") : std::string(1, c);
-  return q + "\"";
+  std::string q(1, '"');
+  for (char c : s) {
+    if (c == '"') q.push_back('"');
+    q.push_back(c);
+  }
+  q.push_back('"');
+  return q;
 }
 
 Row make_row(const Config& cfg, const Point& p, int repeats, const PeakRate& peak, const Backend& be) {
@@ -185,12 +189,15 @@ Row make_row(const Config& cfg, const Point& p, int repeats, const PeakRate& pea
 
 void write_csv(const std::string& path, const std::vector<Row>& rows) {
   std::string text;
-  for (std::size_t i = 0; i < columns().size(); ++i) text += (i ? "," : "") + columns()[i];
-  text += "\n";
-  for (const Row& r : rows) {
-    for (std::size_t i = 0; i < r.text.size(); ++i) text += (i ? "," : "") + csv_field(r.text[i]);
-    text += "\n";
-  }
+  const auto line = [&](const std::vector<std::string>& cells) {
+    for (std::size_t i = 0; i < cells.size(); ++i) {
+      if (i) text.push_back(',');
+      text.append(csv_field(cells[i]));
+    }
+    text.push_back('\n');
+  };
+  line(columns());
+  for (const Row& r : rows) line(r.text);
   write_text_atomically(path, text);
 }
 
