@@ -195,8 +195,8 @@ namespace {
 
 // The fused step against fused_loss_grad, sum_squares and optimizer_update on a copy.
 // Returns the largest relative difference of parameters and state, and whether all bits agree
-// (they do without clipping; with clipping the compiler may contract g·k into a different
-// multiply-add in either path).
+// (the fused step mirrors optimizer_update's operations and branches, so they do as long as
+// the compiler contracts the same products into multiply-adds in both).
 struct StepResult {
   double max_rel = 0;
   bool bitwise = true;

@@ -7,9 +7,10 @@
 //
 // A lane group's step: its parameters are transposed into the lane layout, the batch runs in
 // chunks of rows (forward, loss, backward) while the parameters and gradients stay in the
-// core's L1/L2 cache, and then either the gradients are transposed back (fused_loss_grad) or
-// the optimizer updates the parameters in lanes and they are transposed back with the
-// optimizer state (fused_step), so the update costs no extra pass over the swarm arrays.
+// core's L1/L2 cache, and then the gradients are transposed back: to the gradient arrays
+// (fused_loss_grad), or to scratch still in cache, from which each member's optimizer step
+// updates its parameters and state in place (fused_step): no pass over swarm-sized gradient
+// arrays, and the parameters and state are never transposed.
 //
 // Two kernels compute the rows: networks with one hidden layer and at most 4 inputs and
 // outputs take the shallow kernel, compiled for each input and output width, which keeps a
@@ -218,18 +219,17 @@ int chunk_rows(const MlpShape& s, int T, bool shallow) {
   return static_cast<int>(std::clamp<std::int64_t>(kChunkBytes / per_row / 4 * 4, 4, 32));
 }
 
-// Offsets (in floats) of one lane group's arrays inside the worker's scratch. Parameters,
-// gradients and the optimizer state share one sub-layout: tensor t at tensor[t] (floats)
-// inside each, so the update runs over them as flat arrays of `params` lane vectors.
+// Offsets (in floats) of one lane group's arrays inside the worker's scratch. Parameters
+// and gradients share one sub-layout: tensor t at tensor[t] (floats) inside each.
 struct LaneLayout {
   int R = 0;                // rows per chunk
   bool shallow = false;
   std::int64_t params = 0;  // lane vectors per parameter block (floats per member)
   std::vector<std::int64_t> tensor;
-  std::int64_t P = 0, G = 0, S1 = -1, S2 = -1, X = 0, Y = 0, dOut = 0, Hb = -1, Zb = -1, total = 0;
+  std::int64_t P = 0, G = 0, Gm = -1, X = 0, Y = 0, dOut = 0, Hb = -1, Zb = -1, total = 0;
   std::vector<std::int64_t> A, Z;  // generic kernel, per layer: [R][out]; Z == A unless keeps_z
 
-  LaneLayout(const MlpShape& s, int B, int T, bool state, bool shallow_kernel)
+  LaneLayout(const MlpShape& s, int B, int T, bool update, bool shallow_kernel)
       : R(std::min(B, chunk_rows(s, T, shallow_kernel))), shallow(shallow_kernel) {
     for (int t = 0; t < s.tensors(); ++t) {
       tensor.push_back(params * L);
@@ -251,10 +251,7 @@ struct LaneLayout {
       }
       dOut = take(static_cast<std::int64_t>(R) * s.outputs());
     }
-    if (state) {  // touched once per step, after the rows
-      S1 = take(params);
-      S2 = take(params);
-    }
+    if (update) Gm = take(params);  // the gradients in member rows, for the optimizer step
   }
   std::int64_t W(int li) const { return tensor[2 * li]; }
   std::int64_t b(int li) const { return tensor[2 * li + 1]; }
@@ -634,6 +631,52 @@ void generic_group(const FusedBatch& fb, const LaneLayout& lay, float* ws, int g
 
 // ---- the shallow kernel: one hidden layer, inputs and outputs in registers ----
 
+// Cross-entropy's sums of a lane group, held in registers by the shallow kernel.
+struct XentSums {
+  IVec valid;
+  Vec inv_b;
+  DVec loss;
+  Vec correct;  // whole counts, exact in float; flushed to LossLanes after every chunk
+};
+
+// xent_rows for RB rows whose O logits are in registers (z), writing dL/dz to registers (d):
+// the same operations, so the same results.
+template <int O, int RB>
+TN_INLINE void xent_regs(const Vec (&z)[RB][O], Vec (&d)[RB][O], const float* y, int T, int r0, XentSums& xs) {
+  Vec keep[RB], mx[RB], sum[RB], zlab[RB], sample[RB];
+  IVec label[RB], arg[RB];
+#pragma GCC unroll 8
+  for (int i = 0; i < RB; ++i) {
+    keep[i] = select(isplat(r0 + i) < xs.valid, splat(1.0f), Vec{});
+    label[i] = __builtin_convertvector(load(y + static_cast<std::int64_t>(i) * T * L), IVec);
+    mx[i] = z[i][0];
+    arg[i] = IVec{};
+#pragma GCC unroll 8
+    for (int o = 1; o < O; ++o) {
+      const IVec gt = z[i][o] > mx[i];
+      arg[i] = gt ? isplat(o) : arg[i];
+      mx[i] = select(gt, z[i][o], mx[i]);
+    }
+    sum[i] = zlab[i] = Vec{};
+#pragma GCC unroll 8
+    for (int o = 0; o < O; ++o) {
+      d[i][o] = vexp(z[i][o] - mx[i]);
+      sum[i] += d[i][o];
+      zlab[i] += select(label[i] == isplat(o), z[i][o], Vec{});
+    }
+    const Vec inv = 1.0f / sum[i];
+#pragma GCC unroll 8
+    for (int o = 0; o < O; ++o)
+      d[i][o] = (d[i][o] * inv - select(label[i] == isplat(o), splat(1.0f), Vec{})) * xs.inv_b * keep[i];
+    sample[i] = vlog(sum[i]) + mx[i] - zlab[i];
+    xs.correct += select(arg[i] == label[i], keep[i], Vec{});
+  }
+#pragma GCC unroll 8
+  for (int i = 0; i < RB; ++i) xs.loss += __builtin_convertvector(sample[i] * keep[i], DVec);
+}
+
+
+
 // F inputs → H hidden (activation A) → O outputs. Each block of RB rows keeps its inputs,
 // outputs and output gradients in registers and streams the hidden units (H at run time):
 // per unit, the forward costs F + O multiply-adds a row and the backward 2·O + F, with the
@@ -642,9 +685,9 @@ void generic_group(const FusedBatch& fb, const LaneLayout& lay, float* ws, int g
 // runs in the generic kernel's order, so both give the same results.
 template <int F, int O, Activation A>
 struct Shallow {
-  template <int RB>
-  static TN_INLINE void block(const FusedBatch& fb, const LaneLayout& lay, float* ws, LossLanes& ll, int H, int rr,
-                              int pos, Vec slope) {
+  template <int RB, bool Xent>
+  static TN_INLINE void block(const FusedBatch& fb, const LaneLayout& lay, float* ws, LossLanes& ll, XentSums& xs, int H,
+                              int rr, int pos, Vec slope) {
     const float* W0 = ws + lay.P + lay.W(0);
     const float* b0 = ws + lay.P + lay.b(0);
     const float* W1 = ws + lay.P + lay.W(1);
@@ -688,22 +731,26 @@ struct Shallow {
         for (int o = 0; o < O; ++o) z[r][o] += a * w1[o];
       }
     }
-#pragma GCC unroll 8
-    for (int r = 0; r < RB; ++r)
-#pragma GCC unroll 8
-      for (int o = 0; o < O; ++o) store(Zb + (r * O + o) * L, z[r][o]);
-
-    loss_rows(fb, ll, RB, pos, Zb, ws + lay.Y + static_cast<std::int64_t>(rr) * fb.T * L, D);
-
     Vec dz[RB][O];
+    const float* Y = ws + lay.Y + static_cast<std::int64_t>(rr) * fb.T * L;
+    if constexpr (Xent) {
+      xent_regs<O, RB>(z, dz, Y, fb.T, pos, xs);
+    } else {
+#pragma GCC unroll 8
+      for (int r = 0; r < RB; ++r)
+#pragma GCC unroll 8
+        for (int o = 0; o < O; ++o) store(Zb + (r * O + o) * L, z[r][o]);
+      loss_rows(fb, ll, RB, pos, Zb, Y, D);
+#pragma GCC unroll 8
+      for (int r = 0; r < RB; ++r)
+#pragma GCC unroll 8
+        for (int o = 0; o < O; ++o) dz[r][o] = load(D + (r * O + o) * L);
+    }
 #pragma GCC unroll 8
     for (int o = 0; o < O; ++o) {
       Vec acc = load(db1 + o * L);
 #pragma GCC unroll 8
-      for (int r = 0; r < RB; ++r) {
-        dz[r][o] = load(D + (r * O + o) * L);
-        acc += dz[r][o];
-      }
+      for (int r = 0; r < RB; ++r) acc += dz[r][o];
       store(db1 + o * L, acc);
     }
     for (int j = 0; j < H; ++j) {
@@ -738,16 +785,34 @@ struct Shallow {
     }
   }
 
-  static void group(const FusedBatch& fb, const LaneLayout& lay, float* ws, int g0, int nm, LossLanes& ll) {
+  template <bool Xent>
+  static void rows(const FusedBatch& fb, const LaneLayout& lay, float* ws, int g0, int nm, LossLanes& ll) {
     const int H = fb.shape->layers[0].out;
     const Vec slope = splat(fb.shape->layers[0].slope);
+    XentSums xs;
+    std::memcpy(&xs.valid, ll.valid, sizeof xs.valid);
+    xs.inv_b = load(ll.inv_b);
+    std::memcpy(&xs.loss, ll.loss, sizeof xs.loss);
     for (int r0 = 0; r0 < fb.B; r0 += lay.R) {
-      const int rows = std::min(lay.R, fb.B - r0);
-      gather_rows(fb, lay, ws, g0, nm, r0, rows);
+      const int n = std::min(lay.R, fb.B - r0);
+      gather_rows(fb, lay, ws, g0, nm, r0, n);
+      xs.correct = Vec{};
       int rr = 0;
-      for (; rr + kRowBlock <= rows; rr += kRowBlock) block<kRowBlock>(fb, lay, ws, ll, H, rr, r0 + rr, slope);
-      for (; rr < rows; ++rr) block<1>(fb, lay, ws, ll, H, rr, r0 + rr, slope);
+      for (; rr + kRowBlock <= n; rr += kRowBlock) block<kRowBlock, Xent>(fb, lay, ws, ll, xs, H, rr, r0 + rr, slope);
+      for (; rr < n; ++rr) block<1, Xent>(fb, lay, ws, ll, xs, H, rr, r0 + rr, slope);
+      if constexpr (Xent) {
+        DVec c;
+        std::memcpy(&c, ll.correct, sizeof c);
+        c += __builtin_convertvector(xs.correct, DVec);
+        std::memcpy(ll.correct, &c, sizeof c);
+      }
     }
+    if constexpr (Xent) std::memcpy(ll.loss, &xs.loss, sizeof xs.loss);
+  }
+  static void group(const FusedBatch& fb, const LaneLayout& lay, float* ws, int g0, int nm, LossLanes& ll) {
+    // Cross-entropy runs inline on the logits in registers; other losses through memory.
+    if (fb.loss->type == LossType::CrossEntropy) rows<true>(fb, lay, ws, g0, nm, ll);
+    else rows<false>(fb, lay, ws, g0, nm, ll);
   }
 };
 
@@ -776,45 +841,50 @@ void shallow_group(const FusedBatch& fb, const LaneLayout& lay, float* ws, int g
   }
 }
 
-// ---- the optimizer step in lanes ----
+// ---- the optimizer step ----
 
-// One member's step scalars in each lane.
-struct LaneStep {
-  Vec lr, beta1, beta2, eps, weight_decay, momentum, alpha, bias_correction1, bias_correction2;
-};
+// The first n ≤ 16 floats at p as a lane vector (the rest zero), and back.
+TN_INLINE Vec load_n(const float* p, int n) {
+#if defined(__AVX512F__)
+  return reinterpret_cast<Vec>(_mm512_maskz_loadu_ps(static_cast<__mmask16>((1u << n) - 1), p));
+#else
+  Vec v = Vec{};
+  std::memcpy(&v, p, static_cast<std::size_t>(n) * sizeof(float));
+  return v;
+#endif
+}
+TN_INLINE void store_n(float* p, Vec v, int n) {
+#if defined(__AVX512F__)
+  _mm512_mask_storeu_ps(p, static_cast<__mmask16>((1u << n) - 1), reinterpret_cast<__m512>(v));
+#else
+  std::memcpy(p, &v, static_cast<std::size_t>(n) * sizeof(float));
+#endif
+}
 
-// update_param (math/optimizers.h) on lane vectors: the same operations, lane by lane. The
-// momentum branch is taken for all lanes or none (the caller checks). With Clip, lanes whose
-// clipping factor k is not 1 take g·k as the gradient, written as optimizer_update's call
-// update_param(p, g·k, ...) inlines (g·k feeding the weight decay's multiply-add), and the
-// others g itself.
-template <OptimizerType O, bool Clip>
-TN_INLINE void update_lanes(Vec& p, Vec g, Vec k, IVec clipped, Vec& s1, Vec& s2, const LaneStep& h, bool momentum,
-                            bool nesterov) {
-  if constexpr (O == OptimizerType::AdamW) {
-    if constexpr (Clip) g = select(clipped, g * k, g);
-    p -= h.lr * h.weight_decay * p;
-  } else if constexpr (Clip) {
-    g = select(clipped, g * k + h.weight_decay * p, g + h.weight_decay * p);
-  } else {
-    g += h.weight_decay * p;
-  }
+// update_param (math/optimizers.h) on 16 consecutive elements of one member: the same
+// operations, so the same results.
+template <OptimizerType O>
+TN_INLINE void update_vec(Vec& p, Vec g, Vec& s1, Vec& s2, const OptStep& h) {
   if constexpr (O == OptimizerType::Sgd) {
-    if (momentum) {
+    g += h.weight_decay * p;
+    if (h.momentum != 0.0f) {
       s1 = h.momentum * s1 + g;
-      g = nesterov ? g + h.momentum * s1 : s1;
+      g = h.nesterov ? g + h.momentum * s1 : s1;
     }
     p -= h.lr * g;
   } else if constexpr (O == OptimizerType::Adam || O == OptimizerType::AdamW) {
+    if constexpr (O == OptimizerType::AdamW) p -= h.lr * h.weight_decay * p;
+    else g += h.weight_decay * p;
     s1 = h.beta1 * s1 + (1.0f - h.beta1) * g;
     s2 = h.beta2 * s2 + (1.0f - h.beta2) * g * g;
     const Vec mhat = s1 / h.bias_correction1;
     const Vec vhat = s2 / h.bias_correction2;
     p -= h.lr * mhat / (vsqrt(vhat) + h.eps);
   } else if constexpr (O == OptimizerType::RmsProp) {
+    g += h.weight_decay * p;
     s1 = h.alpha * s1 + (1.0f - h.alpha) * g * g;
     const Vec step = g / (vsqrt(s1) + h.eps);
-    if (momentum) {
+    if (h.momentum != 0.0f) {
       s2 = h.momentum * s2 + step;
       p -= h.lr * s2;
     } else {
@@ -823,96 +893,68 @@ TN_INLINE void update_lanes(Vec& p, Vec g, Vec k, IVec clipped, Vec& s1, Vec& s2
   }
 }
 
-// The optimizer step of the group's lanes (gradients in G), then parameters and state back
-// to the swarm arrays for the members that take the step.
+// optimizer_update of one member's n parameters in place (gradients g, clipping factor k),
+// with its branch on k outside the loop as there (the compiler then contracts the same
+// products into multiply-adds).
+template <OptimizerType O, bool Scaled>
+TN_INLINE void update_member_loop(std::int64_t n, float* p, const float* g, float* s1, float* s2, const OptStep& h,
+                                  float k) {
+  for (std::int64_t k0 = 0; k0 < n; k0 += L) {
+    const int w = static_cast<int>(std::min<std::int64_t>(L, n - k0));
+    Vec pv = load_n(p + k0, w), s1v = load_n(s1 + k0, w);
+    Vec s2v = s2 ? load_n(s2 + k0, w) : Vec{};
+    if constexpr (Scaled) update_vec<O>(pv, load_n(g + k0, w) * k, s1v, s2v, h);
+    else update_vec<O>(pv, load_n(g + k0, w), s1v, s2v, h);
+    store_n(p + k0, pv, w);
+    store_n(s1 + k0, s1v, w);
+    if (s2) store_n(s2 + k0, s2v, w);
+  }
+}
+template <OptimizerType O>
+void update_member(std::int64_t n, float* p, const float* g, float* s1, float* s2, const OptStep& h, float k) {
+  if (k != 1.0f) update_member_loop<O, true>(n, p, g, s1, s2, h, k);
+  else update_member_loop<O, false>(n, p, g, s1, s2, h, k);
+}
+
+// The optimizer step of the group's members that take it: the gradients (in lanes, in G)
+// go back to member rows in scratch (Gm), then each member's parameters and state are
+// updated in place in the swarm arrays. The parameters were only read since they were put
+// into lanes, so they need no copy back.
 void update_group(const FusedBatch& fb, const FusedUpdate& up, const LaneLayout& lay, float* ws, int g0, int nm) {
   const MlpShape& s = *fb.shape;
-  OptStep h[L];
-  std::uint32_t write = 0;  // lanes whose member takes the step
-  for (int l = 0; l < L; ++l) {
-    h[l] = up.h[g0 + (l < nm ? l : 0)];  // unused lanes repeat lane 0's scalars (results dropped)
-    if (l < nm && !h[l].skip) write |= 1u << l;
-  }
-  if (write == 0) return;
-  const bool two = optimizer_state_slots(up.type) == 2;
-  float* P = ws + lay.P;
-  float* G = ws + lay.G;
-  float* S1 = ws + lay.S1;
-  float* S2 = ws + lay.S2;
-  for (int t = 0; t < s.tensors(); ++t) {
-    const std::int64_t n = s.tensor_size(t);
-    to_lanes(up.state1->t[t] + g0 * n, n, nm, S1 + lay.tensor[t]);
-    if (two) to_lanes(up.state2->t[t] + g0 * n, n, nm, S2 + lay.tensor[t]);
-  }
-  LaneStep v;
-  for (int l = 0; l < L; ++l) {
-    v.lr[l] = h[l].lr;
-    v.beta1[l] = h[l].beta1;
-    v.beta2[l] = h[l].beta2;
-    v.eps[l] = h[l].eps;
-    v.weight_decay[l] = h[l].weight_decay;
-    v.momentum[l] = h[l].momentum;
-    v.alpha[l] = h[l].alpha;
-    v.bias_correction1[l] = h[l].bias_correction1;
-    v.bias_correction2[l] = h[l].bias_correction2;
-  }
-  const std::int64_t n = lay.params * L;
-  // Clipping: squared norms tensor by tensor in double, as sum_squares, then each lane's
-  // factor min(1, clip/‖g‖).
-  Vec scale = splat(1.0f);
-  bool scaled = false;
+  const float* G = ws + lay.G;
+  float* Gm = ws + lay.Gm;
+  float k[L];  // clipping factor of each lane
+  std::fill(k, k + L, 1.0f);
   if (up.clip > 0.0f) {
+    // Squared norms tensor by tensor in double, as sum_squares (the products are exact).
     DVec norm2 = DVec{};
     for (int t = 0; t < s.tensors(); ++t) {
       DVec acc = DVec{};
       const float* g = G + lay.tensor[t];
-      for (std::int64_t k = 0; k < s.tensor_size(t); ++k) {
-        const DVec d = __builtin_convertvector(load(g + k * L), DVec);
+      for (std::int64_t i = 0; i < s.tensor_size(t); ++i) {
+        const DVec d = __builtin_convertvector(load(g + i * L), DVec);
         acc += d * d;
       }
       norm2 += acc;
     }
-    for (int l = 0; l < L; ++l) {
-      scale[l] = clip_scale(up.clip, norm2[l]);
-      scaled |= (write >> l & 1) && scale[l] != 1.0f;
-    }
+    for (int l = 0; l < L; ++l) k[l] = clip_scale(up.clip, norm2[l]);
   }
-  const IVec clipped = scale != splat(1.0f);
-  // The momentum branch per lane: vectorized when the lanes that step agree.
-  const int first = __builtin_ctz(write);
-  const bool momentum = h[first].momentum != 0.0f, nesterov = h[first].nesterov;
-  bool uniform = true;
-  for (int l = 0; l < nm; ++l)
-    if (write >> l & 1) uniform &= (h[l].momentum != 0.0f) == momentum && h[l].nesterov == nesterov;
+  const bool two = optimizer_state_slots(up.type) == 2;
   dispatch_optimizer(up.type, [&]<OptimizerType O>() {
-    if (uniform || O == OptimizerType::Adam || O == OptimizerType::AdamW) {
-      auto run = [&]<bool Clip>() {
-        for (std::int64_t k = 0; k < n; k += L) {
-          Vec p = load(P + k), s1 = load(S1 + k), s2 = two ? load(S2 + k) : Vec{};
-          update_lanes<O, Clip>(p, load(G + k), scale, clipped, s1, s2, v, momentum, nesterov);
-          store(P + k, p);
-          store(S1 + k, s1);
-          if (two) store(S2 + k, s2);
-        }
-      };
-      if (scaled) run.template operator()<true>();
-      else run.template operator()<false>();
-    } else {
-      float unused = 0.0f;
-      for (int l = 0; l < nm; ++l)
-        if (write >> l & 1)
-          for (std::int64_t k = l; k < n; k += L) {
-            if (scale[l] != 1.0f) update_param<O>(P[k], G[k] * scale[l], S1[k], two ? S2[k] : unused, h[l]);
-            else update_param<O>(P[k], G[k], S1[k], two ? S2[k] : unused, h[l]);
-          }
+    for (int t = 0; t < s.tensors(); ++t) {
+      const std::int64_t n = s.tensor_size(t);
+      float* gm = Gm + lay.tensor[t];  // [16][n], member-major
+      from_lanes(G + lay.tensor[t], n, nm, ~0u, gm);
+      for (int l = 0; l < nm; ++l) {
+        const OptStep& h = up.h[g0 + l];
+        if (h.skip) continue;
+        const std::int64_t at = (g0 + l) * n;
+        update_member<O>(n, fb.params->t[t] + at, gm + l * n, up.state1->t[t] + at, two ? up.state2->t[t] + at : nullptr,
+                         h, k[l]);
+      }
     }
   });
-  for (int t = 0; t < s.tensors(); ++t) {
-    const std::int64_t nt = s.tensor_size(t);
-    from_lanes(P + lay.tensor[t], nt, nm, write, fb.params->t[t] + g0 * nt);
-    from_lanes(S1 + lay.tensor[t], nt, nm, write, up.state1->t[t] + g0 * nt);
-    if (two) from_lanes(S2 + lay.tensor[t], nt, nm, write, up.state2->t[t] + g0 * nt);
-  }
 }
 
 // ---- driver ----
