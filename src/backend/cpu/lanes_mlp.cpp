@@ -79,14 +79,17 @@ TN_INLINE Vec vsqrt(Vec v) {
 }
 
 // fast_exp and fast_log (math/fastmath.h) on lane vectors: the same operations, lane by lane.
+// Upper = false: for x ≤ 0 or NaN only, where the upper clamp changes nothing.
+template <bool Upper = true>
 TN_INLINE Vec vexp(Vec x) {
 #if defined(__AVX512F__)
   // max(c, x) = c > x ? c : x and min(c, x) = c < x ? c : x, NaN passing through as below.
-  const Vec xc = reinterpret_cast<Vec>(_mm512_min_ps(
-      _mm512_set1_ps(88.3f), _mm512_max_ps(_mm512_set1_ps(-87.3f), reinterpret_cast<__m512>(x))));
+  __m512 xm = _mm512_max_ps(_mm512_set1_ps(-87.3f), reinterpret_cast<__m512>(x));
+  if constexpr (Upper) xm = _mm512_min_ps(_mm512_set1_ps(88.3f), xm);
+  const Vec xc = reinterpret_cast<Vec>(xm);
 #else
   Vec xc = select(x < splat(-87.3f), splat(-87.3f), x);
-  xc = select(xc > splat(88.3f), splat(88.3f), xc);
+  if constexpr (Upper) xc = select(xc > splat(88.3f), splat(88.3f), xc);
 #endif
   const Vec shifted = xc * 1.44269504088896341f + 12582912.0f;
   const Vec n = shifted - 12582912.0f;
@@ -102,6 +105,8 @@ TN_INLINE Vec vexp(Vec x) {
   return p * reinterpret_cast<Vec>((ni + 127u) << 23);
 }
 
+// General = false: for x ≥ 1 or NaN only, where only the NaN case needs handling.
+template <bool General = true>
 TN_INLINE Vec vlog(Vec x) {
   const UVec u = reinterpret_cast<UVec>(x);
   Vec e = __builtin_convertvector(reinterpret_cast<IVec>((u >> 23) & 0xffu) - 126, Vec);
@@ -123,6 +128,7 @@ TN_INLINE Vec vlog(Vec x) {
   y += -2.12194440e-4f * e;
   y += -0.5f * z;
   y = m + y + 0.693359375f * e;
+  if constexpr (!General) return select(x != x, splat(NAN), y);
   y = select(x == splat(0.0f), splat(-INFINITY), y);
   y = select(x == splat(INFINITY), x, y);
   return select((x < splat(0.0f)) | (x != x), splat(NAN), y);
@@ -203,8 +209,8 @@ bool is_shallow(const MlpShape& s) {
   return s.layers.size() == 2 && s.layers[1].act == Activation::Identity && s.inputs() <= kShallowMaxIn &&
          s.outputs() <= kShallowMaxOut;
 }
-// Rows the shallow kernel keeps in registers at once.
-constexpr int kRowBlock = 4;
+// Rows the shallow kernel keeps in registers at once, and rows it gathers at once.
+constexpr int kRowBlock = 4, kShallowChunk = 16;
 
 // Rows of the batch that go through forward, loss and backward together (the generic
 // kernel): the chunk's activations (about this many bytes) stay in L1 next to the parameters
@@ -212,7 +218,7 @@ constexpr int kRowBlock = 4;
 constexpr std::int64_t kChunkBytes = 12 << 10;
 
 int chunk_rows(const MlpShape& s, int T, bool shallow) {
-  if (shallow) return 16;  // only inputs and targets are kept per row
+  if (shallow) return kShallowChunk;  // only inputs and targets are kept per row
   std::int64_t v = s.inputs() + T + s.outputs();  // X, Y, dL/dA of the outputs
   for (const DenseLayer& l : s.layers) v += l.out * (keeps_z(l.act) ? 2 : 1);
   const std::int64_t per_row = v * L * static_cast<std::int64_t>(sizeof(float));
@@ -241,9 +247,9 @@ struct LaneLayout {
     X = take(static_cast<std::int64_t>(R) * s.inputs());
     Y = take(static_cast<std::int64_t>(R) * T);
     if (shallow) {
-      Hb = take(static_cast<std::int64_t>(s.layers[0].out) * kRowBlock);  // [hidden][row of the block]
-      Zb = take(static_cast<std::int64_t>(kRowBlock) * s.outputs());
-      dOut = take(static_cast<std::int64_t>(kRowBlock) * s.outputs());
+      Hb = take(static_cast<std::int64_t>(s.layers[0].out) * R);  // per block of rows: [hidden][row]
+      Zb = take(static_cast<std::int64_t>(R) * s.outputs());
+      dOut = take(static_cast<std::int64_t>(R) * s.outputs());
     } else {
       for (const DenseLayer& l : s.layers) {
         A.push_back(take(static_cast<std::int64_t>(R) * l.out));
@@ -271,57 +277,129 @@ struct LossLanes {
 // and over outputs for regression) and adds per-lane loss sums and correct counts. Mirrors
 // CpuBackend::loss_*. Rows at or beyond a lane's valid count are masked: dL/dA = 0 and no
 // loss; the mean is over each lane's valid rows.
-// Softmax cross-entropy of NB rows (at a, y, d, batch position r0) for all lanes, stage by
-// stage over the rows so their exp/log polynomial chains overlap. correct adds whole counts
-// (exact in float); loss adds each row's value to the double sums in row order.
-template <int NB>
-TN_INLINE void xent_rows(int r0, int O, int T, const float* a, const float* y, float* d, IVec valid, Vec inv_b,
-                         DVec& loss, Vec& correct) {
-  Vec keep[NB], mx[NB], sum[NB], zlab[NB], inv[NB];
-  IVec label[NB], arg[NB];
+// Cross-entropy's per-lane constants and sums of a lane group, in registers.
+struct XentSums {
+  IVec valid;
+  Vec inv_b;
+  DVec loss;
+  Vec correct;  // whole counts, exact in float; flushed to the double sums after every chunk
+};
+
+TN_INLINE Vec sub_where(IVec m, Vec a, float b) { return select(m, a - b, a); }
+
+// Softmax cross-entropy of RB rows (batch positions r0...) whose O logits are in registers
+// (z), writing dL/dz to registers (d) and adding to the sums: softmax_xent's operations on
+// lane vectors, rows interleaved so their exp/log chains overlap; exp and log skip the
+// special cases their arguments here cannot hit (z − max ≤ 0, sum ≥ 1). With 2 outputs only the
+// smaller logit needs exp: the larger one's term is exp(0) = 1 exactly ((mx − mx) + 1, NaN
+// where mx is not finite, as exp gives), so the results are the same.
+template <int O, int RB>
+TN_INLINE void xent_regs(const Vec (&z)[RB][O], Vec (&d)[RB][O], const IVec (&label)[RB], int r0, XentSums& xs) {
+  Vec keep[RB], mx[RB], zlab[RB], sum[RB], inv[RB], sample[RB];
+  IVec arg[RB];
+  // Stage by stage over the rows, so that their exp/log chains overlap.
 #pragma GCC unroll 8
-  for (int i = 0; i < NB; ++i) {
-    keep[i] = select(isplat(r0 + i) < valid, splat(1.0f), Vec{});
-    label[i] = __builtin_convertvector(load(y + static_cast<std::int64_t>(i) * T * L), IVec);
-    mx[i] = load(a + static_cast<std::int64_t>(i) * O * L);
+  for (int i = 0; i < RB; ++i) {
+    keep[i] = select(isplat(r0 + i) < xs.valid, splat(1.0f), Vec{});
+    mx[i] = zlab[i] = z[i][0];
     arg[i] = IVec{};
-    sum[i] = zlab[i] = Vec{};
-  }
-  for (int o = 1; o < O; ++o)
 #pragma GCC unroll 8
-    for (int i = 0; i < NB; ++i) {
-      const Vec z = load(a + (static_cast<std::int64_t>(i) * O + o) * L);
-      const IVec gt = z > mx[i];
+    for (int o = 1; o < O; ++o) {
+      const IVec gt = z[i][o] > mx[i];
       arg[i] = gt ? isplat(o) : arg[i];
-      mx[i] = select(gt, z, mx[i]);
+      mx[i] = select(gt, z[i][o], mx[i]);
+      zlab[i] = select(label[i] == isplat(o), z[i][o], zlab[i]);
     }
-  for (int o = 0; o < O; ++o)
+  }
+  if constexpr (O == 2) {
+    Vec other[RB];
 #pragma GCC unroll 8
-    for (int i = 0; i < NB; ++i) {
-      const std::int64_t at = (static_cast<std::int64_t>(i) * O + o) * L;
-      const Vec z = load(a + at);
-      const Vec e = vexp(z - mx[i]);
-      store(d + at, e);
-      sum[i] += e;
-      zlab[i] += select(label[i] == isplat(o), z, Vec{});
+    for (int i = 0; i < RB; ++i) other[i] = select(arg[i] == isplat(1), z[i][0], z[i][1]) - mx[i];
+#pragma GCC unroll 8
+    for (int i = 0; i < RB; ++i) other[i] = vexp<false>(other[i]);
+#pragma GCC unroll 8
+    for (int i = 0; i < RB; ++i) {
+      const IVec second = arg[i] == isplat(1);
+      const Vec top = (mx[i] - mx[i]) + 1.0f;
+      d[i][0] = select(second, other[i], top);
+      d[i][1] = select(second, top, other[i]);
     }
+  } else {
 #pragma GCC unroll 8
-  for (int i = 0; i < NB; ++i) inv[i] = 1.0f / sum[i];
-  for (int o = 0; o < O; ++o)
+    for (int o = 0; o < O; ++o)
 #pragma GCC unroll 8
-    for (int i = 0; i < NB; ++i) {
-      const std::int64_t at = (static_cast<std::int64_t>(i) * O + o) * L;
-      const Vec p = load(d + at) * inv[i];
-      store(d + at, (p - select(label[i] == isplat(o), splat(1.0f), Vec{})) * inv_b * keep[i]);
-    }
-  Vec sample[NB];
-#pragma GCC unroll 8
-  for (int i = 0; i < NB; ++i) {
-    sample[i] = vlog(sum[i]) + mx[i] - zlab[i];
-    correct += select(arg[i] == label[i], keep[i], Vec{});
+      for (int i = 0; i < RB; ++i) d[i][o] = vexp<false>(z[i][o] - mx[i]);
   }
 #pragma GCC unroll 8
-  for (int i = 0; i < NB; ++i) loss += __builtin_convertvector(sample[i] * keep[i], DVec);
+  for (int i = 0; i < RB; ++i) {
+    sum[i] = Vec{};
+#pragma GCC unroll 8
+    for (int o = 0; o < O; ++o) sum[i] += d[i][o];
+    inv[i] = 1.0f / sum[i];
+  }
+#pragma GCC unroll 8
+  for (int i = 0; i < RB; ++i) sample[i] = vlog<false>(sum[i]);  // sum ≥ 1 (the max's term is 1) or NaN
+#pragma GCC unroll 8
+  for (int i = 0; i < RB; ++i) {
+#pragma GCC unroll 8
+    for (int o = 0; o < O; ++o) d[i][o] = sub_where(label[i] == isplat(o), d[i][o] * inv[i], 1.0f) * xs.inv_b * keep[i];
+    sample[i] = sample[i] + mx[i] - zlab[i];
+    xs.correct += select(arg[i] == label[i], keep[i], Vec{});
+  }
+#pragma GCC unroll 8
+  for (int i = 0; i < RB; ++i) xs.loss += __builtin_convertvector(sample[i] * keep[i], DVec);
+}
+
+// xent_regs over B rows in memory (logits a, labels in y, gradients to d).
+template <int O>
+void xent_mem(int B, int r0, int T, const float* a, const float* y, float* d, XentSums& xs) {
+  auto rows = [&]<int RB>(int b) {
+    Vec z[RB][O], g[RB][O];
+    IVec label[RB];
+#pragma GCC unroll 8
+    for (int i = 0; i < RB; ++i) {
+      label[i] = __builtin_convertvector(load(y + static_cast<std::int64_t>(b + i) * T * L), IVec);
+#pragma GCC unroll 8
+      for (int o = 0; o < O; ++o) z[i][o] = load(a + (static_cast<std::int64_t>(b + i) * O + o) * L);
+    }
+    xent_regs<O, RB>(z, g, label, r0 + b, xs);
+#pragma GCC unroll 8
+    for (int i = 0; i < RB; ++i)
+#pragma GCC unroll 8
+      for (int o = 0; o < O; ++o) store(d + (static_cast<std::int64_t>(b + i) * O + o) * L, g[i][o]);
+  };
+  int b = 0;
+  for (; b + 4 <= B; b += 4) rows.template operator()<4>(b);
+  for (; b < B; ++b) rows.template operator()<1>(b);
+}
+
+// The same for any number of outputs, row by row through memory.
+void xent_any(int B, int r0, int O, int T, const float* a, const float* y, float* d, XentSums& xs) {
+  for (int b = 0; b < B; ++b) {
+    const float* ab = a + static_cast<std::int64_t>(b) * O * L;
+    float* db = d + static_cast<std::int64_t>(b) * O * L;
+    const IVec label = __builtin_convertvector(load(y + static_cast<std::int64_t>(b) * T * L), IVec);
+    const Vec keep = select(isplat(r0 + b) < xs.valid, splat(1.0f), Vec{});
+    Vec mx = load(ab), zlab = mx;
+    IVec arg = IVec{};
+    for (int o = 1; o < O; ++o) {
+      const Vec z = load(ab + o * L);
+      const IVec gt = z > mx;
+      arg = gt ? isplat(o) : arg;
+      mx = select(gt, z, mx);
+      zlab = select(label == isplat(o), z, zlab);
+    }
+    Vec sum = Vec{};
+    for (int o = 0; o < O; ++o) {
+      const Vec e = vexp(load(ab + o * L) - mx);
+      store(db + o * L, e);
+      sum += e;
+    }
+    const Vec inv = 1.0f / sum;
+    for (int o = 0; o < O; ++o) store(db + o * L, sub_where(label == isplat(o), load(db + o * L) * inv, 1.0f) * xs.inv_b * keep);
+    xs.correct += select(arg == label, keep, Vec{});
+    xs.loss += __builtin_convertvector((vlog(sum) + mx - zlab) * keep, DVec);
+  }
 }
 
 // Loss over `B` rows at batch position r0 for all lanes: writes dL/dA (mean over the batch,
@@ -332,23 +410,21 @@ template <LossType LT>
 void lanes_loss(const LossConfig& cfg, int B, int r0, LossLanes& ll, int O, int T, const float* a, const float* y,
                 float* d) {
   if constexpr (LT == LossType::CrossEntropy) {
-    IVec valid;
-    std::memcpy(&valid, ll.valid, sizeof valid);
-    const Vec inv_b = load(ll.inv_b);
-    DVec loss;
-    std::memcpy(&loss, ll.loss, sizeof loss);
-    Vec correct = Vec{};
-    int b = 0;
-    for (; b + 4 <= B; b += 4)
-      xent_rows<4>(r0 + b, O, T, a + static_cast<std::int64_t>(b) * O * L, y + static_cast<std::int64_t>(b) * T * L,
-                   d + static_cast<std::int64_t>(b) * O * L, valid, inv_b, loss, correct);
-    for (; b < B; ++b)
-      xent_rows<1>(r0 + b, O, T, a + static_cast<std::int64_t>(b) * O * L, y + static_cast<std::int64_t>(b) * T * L,
-                   d + static_cast<std::int64_t>(b) * O * L, valid, inv_b, loss, correct);
-    std::memcpy(ll.loss, &loss, sizeof loss);
+    XentSums xs;
+    std::memcpy(&xs.valid, ll.valid, sizeof xs.valid);
+    xs.inv_b = load(ll.inv_b);
+    std::memcpy(&xs.loss, ll.loss, sizeof xs.loss);
+    xs.correct = Vec{};
+    switch (O) {
+      case 2: xent_mem<2>(B, r0, T, a, y, d, xs); break;
+      case 3: xent_mem<3>(B, r0, T, a, y, d, xs); break;
+      case 4: xent_mem<4>(B, r0, T, a, y, d, xs); break;
+      default: xent_any(B, r0, O, T, a, y, d, xs); break;
+    }
+    std::memcpy(ll.loss, &xs.loss, sizeof xs.loss);
     DVec c;
     std::memcpy(&c, ll.correct, sizeof c);
-    c += __builtin_convertvector(correct, DVec);
+    c += __builtin_convertvector(xs.correct, DVec);
     std::memcpy(ll.correct, &c, sizeof c);
   } else {
     const float inv_o = 1.0f / static_cast<float>(O);
@@ -631,52 +707,6 @@ void generic_group(const FusedBatch& fb, const LaneLayout& lay, float* ws, int g
 
 // ---- the shallow kernel: one hidden layer, inputs and outputs in registers ----
 
-// Cross-entropy's sums of a lane group, held in registers by the shallow kernel.
-struct XentSums {
-  IVec valid;
-  Vec inv_b;
-  DVec loss;
-  Vec correct;  // whole counts, exact in float; flushed to LossLanes after every chunk
-};
-
-// xent_rows for RB rows whose O logits are in registers (z), writing dL/dz to registers (d):
-// the same operations, so the same results.
-template <int O, int RB>
-TN_INLINE void xent_regs(const Vec (&z)[RB][O], Vec (&d)[RB][O], const float* y, int T, int r0, XentSums& xs) {
-  Vec keep[RB], mx[RB], sum[RB], zlab[RB], sample[RB];
-  IVec label[RB], arg[RB];
-#pragma GCC unroll 8
-  for (int i = 0; i < RB; ++i) {
-    keep[i] = select(isplat(r0 + i) < xs.valid, splat(1.0f), Vec{});
-    label[i] = __builtin_convertvector(load(y + static_cast<std::int64_t>(i) * T * L), IVec);
-    mx[i] = z[i][0];
-    arg[i] = IVec{};
-#pragma GCC unroll 8
-    for (int o = 1; o < O; ++o) {
-      const IVec gt = z[i][o] > mx[i];
-      arg[i] = gt ? isplat(o) : arg[i];
-      mx[i] = select(gt, z[i][o], mx[i]);
-    }
-    sum[i] = zlab[i] = Vec{};
-#pragma GCC unroll 8
-    for (int o = 0; o < O; ++o) {
-      d[i][o] = vexp(z[i][o] - mx[i]);
-      sum[i] += d[i][o];
-      zlab[i] += select(label[i] == isplat(o), z[i][o], Vec{});
-    }
-    const Vec inv = 1.0f / sum[i];
-#pragma GCC unroll 8
-    for (int o = 0; o < O; ++o)
-      d[i][o] = (d[i][o] * inv - select(label[i] == isplat(o), splat(1.0f), Vec{})) * xs.inv_b * keep[i];
-    sample[i] = vlog(sum[i]) + mx[i] - zlab[i];
-    xs.correct += select(arg[i] == label[i], keep[i], Vec{});
-  }
-#pragma GCC unroll 8
-  for (int i = 0; i < RB; ++i) xs.loss += __builtin_convertvector(sample[i] * keep[i], DVec);
-}
-
-
-
 // F inputs → H hidden (activation A) → O outputs. Each block of RB rows keeps its inputs,
 // outputs and output gradients in registers and streams the hidden units (H at run time):
 // per unit, the forward costs F + O multiply-adds a row and the backward 2·O + F, with the
@@ -685,27 +715,43 @@ TN_INLINE void xent_regs(const Vec (&z)[RB][O], Vec (&d)[RB][O], const float* y,
 // runs in the generic kernel's order, so both give the same results.
 template <int F, int O, Activation A>
 struct Shallow {
+  // Inputs (and cross-entropy labels) of rows [rr, rr + RB) of the chunk: from the lane
+  // buffers X and Y, or with a shared sample order (rowidx: their sample rows) straight from
+  // the data.
   template <int RB, bool Xent>
-  static TN_INLINE void block(const FusedBatch& fb, const LaneLayout& lay, float* ws, LossLanes& ll, XentSums& xs, int H,
-                              int rr, int pos, Vec slope) {
+  static TN_INLINE void inputs(const FusedBatch& fb, const LaneLayout& lay, const float* ws, int rr,
+                               const std::int64_t* rowidx, Vec (&x)[RB][F], IVec* label) {
+    if (rowidx) {
+#pragma GCC unroll 8
+      for (int r = 0; r < RB; ++r) {
+#pragma GCC unroll 8
+        for (int f = 0; f < F; ++f) x[r][f] = splat(fb.X[rowidx[rr + r] * F + f]);
+        if constexpr (Xent) label[r] = isplat(static_cast<int>(fb.Y[rowidx[rr + r] * fb.T]));
+      }
+    } else {
+      const float* X = ws + lay.X + static_cast<std::int64_t>(rr) * F * L;
+      const float* Y = ws + lay.Y + static_cast<std::int64_t>(rr) * fb.T * L;
+#pragma GCC unroll 8
+      for (int r = 0; r < RB; ++r) {
+#pragma GCC unroll 8
+        for (int f = 0; f < F; ++f) x[r][f] = load(X + (r * F + f) * L);
+        if constexpr (Xent) label[r] = __builtin_convertvector(load(Y + static_cast<std::int64_t>(r) * fb.T * L), IVec);
+      }
+    }
+  }
+
+  // Forward of rows [rr, rr + RB): logits to Zb, the hidden activations (or z, where the
+  // activation keeps it) to the block's part of Hb, [hidden][row].
+  template <int RB>
+  static TN_INLINE void forward(const FusedBatch& fb, const LaneLayout& lay, float* ws, int H, int rr,
+                                const std::int64_t* rowidx, Vec slope) {
     const float* W0 = ws + lay.P + lay.W(0);
     const float* b0 = ws + lay.P + lay.b(0);
     const float* W1 = ws + lay.P + lay.W(1);
     const float* b1 = ws + lay.P + lay.b(1);
-    float* dW0 = ws + lay.G + lay.W(0);
-    float* db0 = ws + lay.G + lay.b(0);
-    float* dW1 = ws + lay.G + lay.W(1);
-    float* db1 = ws + lay.G + lay.b(1);
-    const float* X = ws + lay.X + static_cast<std::int64_t>(rr) * F * L;
-    float* Hb = ws + lay.Hb;
-    float* Zb = ws + lay.Zb;
-    float* D = ws + lay.dOut;
-
+    float* Hb = ws + lay.Hb + static_cast<std::int64_t>(rr) * H * L;
     Vec x[RB][F];
-#pragma GCC unroll 8
-    for (int r = 0; r < RB; ++r)
-#pragma GCC unroll 8
-      for (int f = 0; f < F; ++f) x[r][f] = load(X + (r * F + f) * L);
+    inputs<RB, false>(fb, lay, ws, rr, rowidx, x, nullptr);
     Vec z[RB][O];
 #pragma GCC unroll 8
     for (int o = 0; o < O; ++o) {
@@ -731,26 +777,55 @@ struct Shallow {
         for (int o = 0; o < O; ++o) z[r][o] += a * w1[o];
       }
     }
-    Vec dz[RB][O];
-    const float* Y = ws + lay.Y + static_cast<std::int64_t>(rr) * fb.T * L;
-    if constexpr (Xent) {
-      xent_regs<O, RB>(z, dz, Y, fb.T, pos, xs);
-    } else {
+    float* Zb = ws + lay.Zb + static_cast<std::int64_t>(rr) * O * L;
 #pragma GCC unroll 8
-      for (int r = 0; r < RB; ++r)
+    for (int r = 0; r < RB; ++r)
 #pragma GCC unroll 8
-        for (int o = 0; o < O; ++o) store(Zb + (r * O + o) * L, z[r][o]);
-      loss_rows(fb, ll, RB, pos, Zb, Y, D);
+      for (int o = 0; o < O; ++o) store(Zb + (r * O + o) * L, z[r][o]);
+  }
+
+  // Cross-entropy of rows [rr, rr + RB) from Zb to dOut.
+  template <int RB>
+  static TN_INLINE void xent(const FusedBatch& fb, const LaneLayout& lay, float* ws, int rr, int pos,
+                             const std::int64_t* rowidx, XentSums& xs) {
+    Vec x[RB][F];  // unused
+    IVec label[RB];
+    inputs<RB, true>(fb, lay, ws, rr, rowidx, x, label);
+    const float* Zb = ws + lay.Zb + static_cast<std::int64_t>(rr) * O * L;
+    float* D = ws + lay.dOut + static_cast<std::int64_t>(rr) * O * L;
+    Vec z[RB][O], d[RB][O];
 #pragma GCC unroll 8
-      for (int r = 0; r < RB; ++r)
+    for (int r = 0; r < RB; ++r)
 #pragma GCC unroll 8
-        for (int o = 0; o < O; ++o) dz[r][o] = load(D + (r * O + o) * L);
-    }
+      for (int o = 0; o < O; ++o) z[r][o] = load(Zb + (r * O + o) * L);
+    xent_regs<O, RB>(z, d, label, pos, xs);
+#pragma GCC unroll 8
+    for (int r = 0; r < RB; ++r)
+#pragma GCC unroll 8
+      for (int o = 0; o < O; ++o) store(D + (r * O + o) * L, d[r][o]);
+  }
+
+  // Backward of rows [rr, rr + RB) from dL/dz in dOut: gradients added to G.
+  template <int RB>
+  static TN_INLINE void backward(const FusedBatch& fb, const LaneLayout& lay, float* ws, int H, int rr,
+                                 const std::int64_t* rowidx, Vec slope) {
+    const float* W1 = ws + lay.P + lay.W(1);
+    float* dW0 = ws + lay.G + lay.W(0);
+    float* db0 = ws + lay.G + lay.b(0);
+    float* dW1 = ws + lay.G + lay.W(1);
+    float* db1 = ws + lay.G + lay.b(1);
+    const float* Hb = ws + lay.Hb + static_cast<std::int64_t>(rr) * H * L;
+    const float* D = ws + lay.dOut + static_cast<std::int64_t>(rr) * O * L;
+    Vec x[RB][F], dz[RB][O];
+    inputs<RB, false>(fb, lay, ws, rr, rowidx, x, nullptr);
 #pragma GCC unroll 8
     for (int o = 0; o < O; ++o) {
       Vec acc = load(db1 + o * L);
 #pragma GCC unroll 8
-      for (int r = 0; r < RB; ++r) acc += dz[r][o];
+      for (int r = 0; r < RB; ++r) {
+        dz[r][o] = load(D + (r * O + o) * L);
+        acc += dz[r][o];
+      }
       store(db1 + o * L, acc);
     }
     for (int j = 0; j < H; ++j) {
@@ -785,6 +860,17 @@ struct Shallow {
     }
   }
 
+  // Calls f.template operator()<RB>(rr) over the n rows of a chunk: blocks of kRowBlock, then
+  // single rows.
+  template <class Fn>
+  static TN_INLINE void blocks(int n, Fn&& f) {
+    int rr = 0;
+    for (; rr + kRowBlock <= n; rr += kRowBlock) f.template operator()<kRowBlock>(rr);
+    for (; rr < n; ++rr) f.template operator()<1>(rr);
+  }
+
+  // The batch in chunks of rows: forward of the chunk, its loss (cross-entropy on lane
+  // vectors here, other losses by lanes_loss), its backward.
   template <bool Xent>
   static void rows(const FusedBatch& fb, const LaneLayout& lay, float* ws, int g0, int nm, LossLanes& ll) {
     const int H = fb.shape->layers[0].out;
@@ -793,24 +879,34 @@ struct Shallow {
     std::memcpy(&xs.valid, ll.valid, sizeof xs.valid);
     xs.inv_b = load(ll.inv_b);
     std::memcpy(&xs.loss, ll.loss, sizeof xs.loss);
+    // With a shared sample order and cross-entropy, inputs and labels come straight from the
+    // data (one broadcast each) instead of through the lane buffers.
+    const bool direct = Xent && fb.sampler->mode == SampleMode::Shared;
+    std::int64_t idx[kShallowChunk];
+    const std::int64_t* rowidx = direct ? idx : nullptr;
     for (int r0 = 0; r0 < fb.B; r0 += lay.R) {
       const int n = std::min(lay.R, fb.B - r0);
-      gather_rows(fb, lay, ws, g0, nm, r0, n);
-      xs.correct = Vec{};
-      int rr = 0;
-      for (; rr + kRowBlock <= n; rr += kRowBlock) block<kRowBlock, Xent>(fb, lay, ws, ll, xs, H, rr, r0 + rr, slope);
-      for (; rr < n; ++rr) block<1, Xent>(fb, lay, ws, ll, xs, H, rr, r0 + rr, slope);
+      if (direct) {
+        for (int b = 0; b < n; ++b) idx[b] = fb.sampler->index(fb.member0 + g0, fb.pos0 + r0 + b);
+      } else {
+        gather_rows(fb, lay, ws, g0, nm, r0, n);
+      }
+      blocks(n, [&]<int RB>(int rr) { forward<RB>(fb, lay, ws, H, rr, rowidx, slope); });
       if constexpr (Xent) {
+        xs.correct = Vec{};
+        blocks(n, [&]<int RB>(int rr) { xent<RB>(fb, lay, ws, rr, r0 + rr, rowidx, xs); });
         DVec c;
         std::memcpy(&c, ll.correct, sizeof c);
         c += __builtin_convertvector(xs.correct, DVec);
         std::memcpy(ll.correct, &c, sizeof c);
+      } else {
+        loss_rows(fb, ll, n, r0, ws + lay.Zb, ws + lay.Y, ws + lay.dOut);
       }
+      blocks(n, [&]<int RB>(int rr) { backward<RB>(fb, lay, ws, H, rr, rowidx, slope); });
     }
     if constexpr (Xent) std::memcpy(ll.loss, &xs.loss, sizeof xs.loss);
   }
   static void group(const FusedBatch& fb, const LaneLayout& lay, float* ws, int g0, int nm, LossLanes& ll) {
-    // Cross-entropy runs inline on the logits in registers; other losses through memory.
     if (fb.loss->type == LossType::CrossEntropy) rows<true>(fb, lay, ws, g0, nm, ll);
     else rows<false>(fb, lay, ws, g0, nm, ll);
   }
