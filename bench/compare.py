@@ -265,8 +265,8 @@ def print_table(rows, args, started):
             "the last step's weights are ready). warm-up s: peers' first steps/compilation, not in train s. "
             "process s: the whole process (turbanet: data, training, evaluation, run file; peers: imports, "
             "data, warm-up/compilation, training, evaluation). tn/peer = turbanet train s / peer train s "
-            "(< 1: turbanet faster); speed-up = the inverse. GFLOP/s = (2·B·Σin·out + 4·B·Σin·out − "
-            "2·B·in0·out0 + 10·params) · S · steps / train s. loss, acc: member mean on the evaluation "
+            "(< 1: turbanet faster); speed-up = the inverse. GFLOP/s = FLOPs per member-step as turbanet "
+            "sweep counts them (docs/sweep.md) · S · steps / train s. loss, acc: member mean on the evaluation "
             "split (spirals: train, W3: test). Δparams: worst relative difference of a peer's trained "
             "weights from turbanet's (same data and initial weights; '-' for W3, whose bootstrap "
             "resamples differ).")
