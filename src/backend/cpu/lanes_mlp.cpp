@@ -973,9 +973,9 @@ TN_INLINE void update_vec(Vec& p, Vec g, Vec& s1, Vec& s2, const OptStep& h) {
     else g += h.weight_decay * p;
     s1 = h.beta1 * s1 + (1.0f - h.beta1) * g;
     s2 = h.beta2 * s2 + (1.0f - h.beta2) * g * g;
-    const Vec mhat = s1 / h.bias_correction1;
-    const Vec vhat = s2 / h.bias_correction2;
-    p -= h.lr * mhat / (vsqrt(vhat) + h.eps);
+    const float step_size = h.lr / h.bias_correction1;
+    const float inv_sqrt_bc2 = 1.0f / sqrtf(h.bias_correction2);
+    p -= step_size * s1 / (vsqrt(s2) * inv_sqrt_bc2 + h.eps);
   } else if constexpr (O == OptimizerType::RmsProp) {
     g += h.weight_decay * p;
     s1 = h.alpha * s1 + (1.0f - h.alpha) * g * g;
