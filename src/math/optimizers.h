@@ -35,8 +35,17 @@ TN_HD float clip_scale(float clip, double norm2) {
   return coef < 1.0f ? coef : 1.0f;
 }
 
-template <OptimizerType O>
-TN_HD void update_param(float& p, float g, float& s1, float& s2, const OptStep& h) {
+// Square root of the value type update_param runs on (float here; a vector type's kernel
+// passes its own).
+struct FloatSqrt {
+  TN_HD float operator()(float x) const { return sqrtf(x); }
+};
+
+// One optimizer step on one parameter, or on a vector of them (T a SIMD vector type with its
+// square root `sqrt`, as the CPU lane kernel uses): the same operations either way, so the
+// same results.
+template <OptimizerType O, class T = float, class Sqrt = FloatSqrt>
+TN_HD void update_param(T& p, T g, T& s1, T& s2, const OptStep& h, Sqrt sqrt_of = {}) {
   if constexpr (O == OptimizerType::Sgd) {
     g += h.weight_decay * p;
     if (h.momentum != 0.0f) {
@@ -54,11 +63,11 @@ TN_HD void update_param(float& p, float g, float& s1, float& s2, const OptStep& 
     // per parameter instead of three divisions.
     const float step_size = h.lr / h.bias_correction1;
     const float inv_sqrt_bc2 = 1.0f / sqrtf(h.bias_correction2);
-    p -= step_size * s1 / (sqrtf(s2) * inv_sqrt_bc2 + h.eps);
+    p -= step_size * s1 / (sqrt_of(s2) * inv_sqrt_bc2 + h.eps);
   } else if constexpr (O == OptimizerType::RmsProp) {
     g += h.weight_decay * p;
     s1 = h.alpha * s1 + (1.0f - h.alpha) * g * g;
-    const float step = g / (sqrtf(s1) + h.eps);
+    const T step = g / (sqrt_of(s1) + h.eps);
     if (h.momentum != 0.0f) {
       s2 = h.momentum * s2 + step;
       p -= h.lr * s2;

@@ -958,35 +958,13 @@ TN_INLINE void store_n(float* p, Vec v, int n) {
 }
 
 // update_param (math/optimizers.h) on 16 consecutive elements of one member: the same
-// operations, so the same results.
+// template on the vector type, so the same operations and results.
+struct VecSqrt {
+  TN_INLINE Vec operator()(Vec v) const { return vsqrt(v); }
+};
 template <OptimizerType O>
 TN_INLINE void update_vec(Vec& p, Vec g, Vec& s1, Vec& s2, const OptStep& h) {
-  if constexpr (O == OptimizerType::Sgd) {
-    g += h.weight_decay * p;
-    if (h.momentum != 0.0f) {
-      s1 = h.momentum * s1 + g;
-      g = h.nesterov ? g + h.momentum * s1 : s1;
-    }
-    p -= h.lr * g;
-  } else if constexpr (O == OptimizerType::Adam || O == OptimizerType::AdamW) {
-    if constexpr (O == OptimizerType::AdamW) p -= h.lr * h.weight_decay * p;
-    else g += h.weight_decay * p;
-    s1 = h.beta1 * s1 + (1.0f - h.beta1) * g;
-    s2 = h.beta2 * s2 + (1.0f - h.beta2) * g * g;
-    const float step_size = h.lr / h.bias_correction1;
-    const float inv_sqrt_bc2 = 1.0f / sqrtf(h.bias_correction2);
-    p -= step_size * s1 / (vsqrt(s2) * inv_sqrt_bc2 + h.eps);
-  } else if constexpr (O == OptimizerType::RmsProp) {
-    g += h.weight_decay * p;
-    s1 = h.alpha * s1 + (1.0f - h.alpha) * g * g;
-    const Vec step = g / (vsqrt(s1) + h.eps);
-    if (h.momentum != 0.0f) {
-      s2 = h.momentum * s2 + step;
-      p -= h.lr * s2;
-    } else {
-      p -= h.lr * step;
-    }
-  }
+  update_param<O, Vec, VecSqrt>(p, g, s1, s2, h);
 }
 
 // optimizer_update of one member's n parameters in place (gradients g, clipping factor k),
