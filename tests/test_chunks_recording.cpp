@@ -57,7 +57,7 @@ class TracingBackend final : public Backend {
       if (it->second != trace_.str()) violate("key " + std::to_string(key) + " issued different ops");
     }
   }
-  int fused_block(const MlpShape& shape, int batch) const override { return cpu_.fused_block(shape, batch); }
+  int fused_block(const ModelShape& shape, int batch) const override { return cpu_.fused_block(shape, batch); }
   bool fused_loss_grad(const FusedBatch& f) override {
     log("fused", f.S, f.pos0, f.B, f.X, f.Y, f.params->t[0], f.grads->t[0], f.loss_sum, f.correct, f.rows);
     log_sampler(*f.sampler, f.member0);
@@ -109,6 +109,31 @@ class TracingBackend final : public Backend {
     log("gather", S, pos0, B, X, F, Y, T, Xb, sXb, Yb, sYb);
     log_sampler(smp, m0);
     cpu_.gather_batch(smp, m0, S, pos0, B, X, F, Y, T, Xb, sXb, Yb, sYb);
+  }
+  void to_time_major(int S, int B, int T, int F, const float* src, std::int64_t ss, float* dst,
+                     std::int64_t sd) override {
+    log("time_major", S, B, T, F, src, ss, dst, sd);
+    cpu_.to_time_major(S, B, T, F, src, ss, dst, sd);
+  }
+  void lstm_forward(int S, int B, int H, float* G, std::int64_t sG, const float* cp, float* c, float* h,
+                    std::int64_t sC) override {
+    log("lstm_fwd", S, B, H, G, sG, cp, c, h, sC);
+    cpu_.lstm_forward(S, B, H, G, sG, cp, c, h, sC);
+  }
+  void lstm_backward(int S, int B, int H, const float* G, std::int64_t sG, const float* cp, const float* c,
+                     const float* dh, std::int64_t sC, float* dc, std::int64_t sdc, float* dG) override {
+    log("lstm_bwd", S, B, H, G, sG, cp, c, dh, sC, dc, sdc, dG);
+    cpu_.lstm_backward(S, B, H, G, sG, cp, c, dh, sC, dc, sdc, dG);
+  }
+  void gru_forward(int S, int B, int H, float* Gx, float* Gh, std::int64_t sG, const float* bh, std::int64_t sb,
+                   const float* hp, float* h, std::int64_t sH) override {
+    log("gru_fwd", S, B, H, Gx, Gh, sG, bh, sb, hp, h, sH);
+    cpu_.gru_forward(S, B, H, Gx, Gh, sG, bh, sb, hp, h, sH);
+  }
+  void gru_backward(int S, int B, int H, const float* Gx, const float* Gh, std::int64_t sG, const float* hp,
+                    const float* dh, std::int64_t sH, float* dGx, float* dGh, float* dhp) override {
+    log("gru_bwd", S, B, H, Gx, Gh, sG, hp, dh, sH, dGx, dGh, dhp);
+    cpu_.gru_backward(S, B, H, Gx, Gh, sG, hp, dh, sH, dGx, dGh, dhp);
   }
   void sum_squares(int S, std::int64_t n, const float* x, std::int64_t sx, double* norm2) override {
     log("sumsq", S, n, x, sx, norm2);

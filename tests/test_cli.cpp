@@ -74,9 +74,9 @@ TEST_CASE("a good config trains and writes a complete run file") {
   CHECK(r.meta.epochs == 5);
   CHECK(r.meta.steps == 5 * 3);  // 48 training samples in batches of 16
   REQUIRE(r.params.size() == 2);
-  CHECK(r.params[0].W.shape == std::vector<std::uint64_t>{4, 2, 8});
-  CHECK(r.params[1].b.shape == std::vector<std::uint64_t>{4, 2});
-  CHECK(r.params[0].W.data != r.init_params[0].W.data);
+  CHECK(r.params[0]["W"].shape == std::vector<std::uint64_t>{4, 2, 8});
+  CHECK(r.params[1]["b"].shape == std::vector<std::uint64_t>{4, 2});
+  CHECK(r.params[0]["W"].data != r.init_params[0]["W"].data);
   CHECK(r.train_loss.shape == std::vector<std::uint64_t>{4, 5});
   const Predictions* pred = r.find_predictions("test");
   REQUIRE(pred != nullptr);

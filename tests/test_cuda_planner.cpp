@@ -11,14 +11,14 @@
 #include "backend/memory_plan.h"
 #include "cli/commands/commands.h"
 #include "config_test_util.h"
-#include "model/mlp_ops.h"
+#include "model/model_ops.h"
 
 using namespace tn;
 
 namespace {
 
-MlpShape shape_2_16_3() {  // 2 -> 16 (relu) -> 3
-  MlpShape s;
+ModelShape shape_2_16_3() {  // 2 -> 16 (relu) -> 3
+  ModelShape s;
   s.layers = {{2, 16, Activation::Relu}, {16, 3, Activation::Identity}};
   return s;
 }
@@ -65,13 +65,13 @@ TEST_CASE("cuda launcher: grid sizes cover n with a capped grid") {
 }
 
 TEST_CASE("memory planner: per-member estimate counts params, optimizer state, activations") {
-  const MlpShape s = shape_2_16_3();
+  const ModelShape s = shape_2_16_3();
   const std::int64_t params = 2 * 16 + 16 + 16 * 3 + 3;
   REQUIRE(s.params_per_member() == params);
   const MemoryEstimate e = estimate_memory(s, 32, 1, 1000);
   CHECK(e.params == params);
   CHECK(e.param_bytes == 4 * params * 4);  // P, G, S1, S2 as floats
-  CHECK(e.activation_bytes == mlp_buffer_bytes_per_member(s, 32, 1) + 32 * 3 * 4);
+  CHECK(e.activation_bytes == model_buffer_bytes_per_member(s, 32, 1) + 32 * 3 * 4);
   // 5 doubles; one step's scalars, valid rows and batch rows; per-sample loss scratch.
   CHECK(e.scalar_bytes == 5 * 8 + static_cast<std::int64_t>(sizeof(OptStep)) + 4 + 32 * 4 + 32 * (16 + 3 * 4));
   CHECK(e.per_member == e.param_bytes + e.activation_bytes + e.scalar_bytes);

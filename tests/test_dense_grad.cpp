@@ -1,4 +1,4 @@
-// Checks MLP gradients (mlp_forward + loss_backward + mlp_backward on CpuBackend) against finite differences of an independent double-precision forward pass.
+// Checks MLP gradients (model_forward + loss_backward + model_backward on CpuBackend) against finite differences of an independent double-precision forward pass.
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -12,8 +12,8 @@
 #include "math/activations.h"
 #include "math/losses.h"
 #include "math/rng.h"
-#include "model/mlp.h"
-#include "model/mlp_ops.h"
+#include "model/shape.h"
+#include "model/model_ops.h"
 
 using namespace tn;
 
@@ -25,15 +25,15 @@ float rnd(std::uint32_t stream, std::uint64_t i, float lo, float hi) {
   return lo + (hi - lo) * uniform01(random_words(7, stream, Purpose::Data, i).v[0]);
 }
 
-MlpShape make_shape(std::vector<DenseLayer> layers) {
-  MlpShape s;
+ModelShape make_shape(std::vector<DenseLayer> layers) {
+  ModelShape s;
   s.layers = std::move(layers);
   return s;
 }
 
 // One member's problem: its parameters (layout order, tensors concatenated), inputs, targets.
 struct Problem {
-  const MlpShape* shape;
+  const ModelShape* shape;
   LossConfig loss;
   int T;
   std::vector<double> w;
@@ -43,7 +43,7 @@ struct Problem {
 // Double-precision reference: mean over the batch of the per-sample loss. Tracks the smallest
 // |z| fed to relu-like activations (finite differences must not straddle a kink).
 double ref_loss(const Problem& pb, double* min_kink = nullptr) {
-  const MlpShape& shape = *pb.shape;
+  const ModelShape& shape = *pb.shape;
   double total = 0;
   for (int b = 0; b < B; ++b) {
     std::vector<double> h(pb.X.begin() + b * shape.inputs(), pb.X.begin() + (b + 1) * shape.inputs());
@@ -83,12 +83,12 @@ double ref_loss(const Problem& pb, double* min_kink = nullptr) {
 
 // Runs the backend's forward + loss + backward for all S members; returns the gradients
 // (layout order) and the per-member loss sums.
-std::vector<float> backend_grads(const MlpShape& shape, const ParamLayout& layout, std::vector<float>& P,
+std::vector<float> backend_grads(const ModelShape& shape, const ParamLayout& layout, std::vector<float>& P,
                                  const std::vector<Problem>& pbs, std::vector<double>& loss_sum,
                                  int m0 = 0, int Sb = S) {
   CpuBackend be(1);
   const int F = shape.inputs(), T = pbs[0].T, O = shape.outputs();
-  MlpBuffers buf(be, shape, Sb, Bcap, T);
+  ModelBuffers buf(be, shape, Sb, Bcap, T);
   // Rows B..Bcap of each member are unused: NaN there must not reach any result.
   std::fill(buf.X, buf.X + std::int64_t(Sb) * Bcap * F, std::numeric_limits<float>::quiet_NaN());
   std::fill(buf.Y, buf.Y + std::int64_t(Sb) * Bcap * T, std::numeric_limits<float>::quiet_NaN());
@@ -98,12 +98,12 @@ std::vector<float> backend_grads(const MlpShape& shape, const ParamLayout& layou
   }
   std::vector<float> G(layout.total, std::numeric_limits<float>::quiet_NaN());
   const BlockParams p(P.data(), layout, m0), g(G.data(), layout, m0);
-  const float* Z = mlp_forward(be, shape, p, buf, Sb, B);
+  const float* Z = model_forward(be, shape, p, buf, Sb, B);
   loss_sum.assign(Sb, 0.0);
   std::vector<double> correct(Sb, 0.0);
   be.loss_backward(pbs[0].loss, Sb, B, O, Z, std::int64_t(Bcap) * O, buf.Y, std::int64_t(Bcap) * T, buf.dA,
                    loss_sum.data(), correct.data(), nullptr);
-  mlp_backward(be, shape, p, g, buf, Sb, B);
+  model_backward(be, shape, p, g, buf, Sb, B);
   return G;
 }
 
@@ -116,7 +116,7 @@ std::vector<double> member_values(const ParamLayout& layout, const V& arr, int s
   return out;
 }
 
-void check_gradients(const MlpShape& shape, LossConfig loss, std::uint32_t seed) {
+void check_gradients(const ModelShape& shape, LossConfig loss, std::uint32_t seed) {
   const ParamLayout layout(shape, S);
   std::vector<float> P = init_params(shape, layout, seed, 0);
   for (int t = 1; t < shape.tensors(); t += 2)  // init leaves biases at zero: randomize them
@@ -200,7 +200,7 @@ LossConfig loss_of(LossType t, float delta = 1.0f) {
 }  // namespace
 
 TEST_CASE("init_params: per-member, Glorot/He scales, zero biases") {
-  const MlpShape shape = make_shape({{20, 30, Activation::Tanh}, {30, 40, Activation::Relu}, {40, 2, Activation::Identity}});
+  const ModelShape shape = make_shape({{20, 30, Activation::Tanh}, {30, 40, Activation::Relu}, {40, 2, Activation::Identity}});
   const ParamLayout layout(shape, 4), sub(shape, 2);
   const std::vector<float> P = init_params(shape, layout, 99, 0), Q = init_params(shape, sub, 99, 2);
   // Members 2, 3 alone (first_member = 2) equal members 2, 3 of the full swarm.
@@ -231,7 +231,7 @@ TEST_CASE("init_params: per-member, Glorot/He scales, zero biases") {
 }
 
 TEST_CASE("MLP gradients: 3 -> 5 tanh -> 4 gelu -> 3") {
-  const MlpShape shape = make_shape({{3, 5, Activation::Tanh}, {5, 4, Activation::Gelu}, {4, 3, Activation::Identity}});
+  const ModelShape shape = make_shape({{3, 5, Activation::Tanh}, {5, 4, Activation::Gelu}, {4, 3, Activation::Identity}});
   CHECK(shape.params_per_member() == 3 * 5 + 5 + 5 * 4 + 4 + 4 * 3 + 3);
   check_gradients(shape, loss_of(LossType::CrossEntropy), 11);
   check_gradients(shape, loss_of(LossType::Mse), 12);
@@ -242,7 +242,7 @@ TEST_CASE("MLP gradients: 3 -> 5 tanh -> 4 gelu -> 3") {
 TEST_CASE("MLP gradients: 4 -> 6 sigmoid -> 5 leaky_relu -> 2") {
   DenseLayer leaky{6, 5, Activation::LeakyRelu};
   leaky.slope = 0.1f;
-  const MlpShape shape = make_shape({{4, 6, Activation::Sigmoid}, leaky, {5, 2, Activation::Identity}});
+  const ModelShape shape = make_shape({{4, 6, Activation::Sigmoid}, leaky, {5, 2, Activation::Identity}});
   check_gradients(shape, loss_of(LossType::Bce), 21);
   check_gradients(shape, loss_of(LossType::Mse), 22);
   check_gradients(shape, loss_of(LossType::CrossEntropy), 23);

@@ -303,7 +303,7 @@ TEST_CASE("eval: a member with NaN parameters is left out and reported by its gl
   yaml.replace(yaml.find("swarm: {size: 4}"), 16, "swarm: {size: 4, first_member: 3}");
   const fs::path run = train_run("nan", yaml);
   RunFile r = read_run_file(run.string());
-  Array& W = r.params[0].W;  // [S, 2, 16]: member 1 (global 4) diverged
+  Array& W = r.params[0]["W"];  // [S, 2, 16]: member 1 (global 4) diverged
   for (std::size_t i = 32; i < 64; ++i) W.data[i] = std::numeric_limits<float>::quiet_NaN();
   write_run_file(run.string(), r);
   EvalOptions o = eval_opts(run);

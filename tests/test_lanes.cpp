@@ -13,7 +13,7 @@
 #include "backend/cpu/cpu_backend.h"
 #include "backend/cpu/lanes_mlp.h"
 #include "math/rng.h"
-#include "model/mlp_ops.h"
+#include "model/model_ops.h"
 
 using namespace tn;
 
@@ -26,8 +26,8 @@ struct Case {
   SampleMode mode;
 };
 
-MlpShape shape_of(const Case& c) {
-  MlpShape s;
+ModelShape shape_of(const Case& c) {
+  ModelShape s;
   s.layers = c.layers;
   return s;
 }
@@ -36,7 +36,7 @@ float rnd(std::uint32_t i, std::uint32_t salt) { return 2.0f * uniform01(random_
 
 void check_case(const Case& c) {
   CpuBackend be(1);
-  const MlpShape shape = shape_of(c);
+  const ModelShape shape = shape_of(c);
   const ParamLayout layout(shape, c.S);
   std::vector<float> params = init_params(shape, layout, 5, 3);
   for (std::size_t i = 0; i < params.size(); ++i) params[i] += 0.1f * rnd(static_cast<std::uint32_t>(i), 1);  // non-zero biases
@@ -66,13 +66,13 @@ void check_case(const Case& c) {
   std::vector<float> g_ops(layout.total, -2.0f);
   std::vector<double> loss_o(c.S, 0.0), corr_o(c.S, 0.0);
   const BlockParams Go(g_ops.data(), layout, 0);
-  MlpBuffers buf(be, shape, c.S, c.B, T);
+  ModelBuffers buf(be, shape, c.S, c.B, T);
   be.gather_batch(sampler, 40, c.S, 3, c.B, X.data(), F, Y.data(), T, buf.X, static_cast<std::int64_t>(c.B) * F, buf.Y,
                   static_cast<std::int64_t>(c.B) * T);
-  const float* Z = mlp_forward(be, shape, P, buf, c.S, c.B);
+  const float* Z = model_forward(be, shape, P, buf, c.S, c.B);
   be.loss_backward(loss, c.S, c.B, O, Z, static_cast<std::int64_t>(c.B) * O, buf.Y, static_cast<std::int64_t>(c.B) * T,
                    buf.dA, loss_o.data(), corr_o.data(), nullptr);
-  mlp_backward(be, shape, P, Go, buf, c.S, c.B);
+  model_backward(be, shape, P, Go, buf, c.S, c.B);
 
   double max_err = 0;
   for (std::size_t i = 0; i < g_ops.size(); ++i) {
@@ -109,7 +109,7 @@ TEST_CASE("fused lane kernel matches the separate ops") {
 
 TEST_CASE("the fused kernel is chosen by shape only") {
   CpuBackend be(2);
-  MlpShape small, wide;
+  ModelShape small, wide;
   small.layers = {{2, 16, Activation::Relu}, {16, 2, Activation::Identity}};
   wide.layers = {{2, 256, Activation::Relu}, {256, 256, Activation::Relu}, {256, 2, Activation::Identity}};
   CHECK(be.fused_block(small, 128) == kLanes);
@@ -125,7 +125,7 @@ struct Data {
   std::vector<std::uint32_t> order;
   BatchSampler sampler;
   int T = 1;
-  Data(const MlpShape& shape, LossType loss, int n, SampleMode mode, std::uint32_t salt) : order(n) {
+  Data(const ModelShape& shape, LossType loss, int n, SampleMode mode, std::uint32_t salt) : order(n) {
     const int F = shape.inputs(), O = shape.outputs();
     T = loss == LossType::CrossEntropy ? 1 : O;
     X.resize(static_cast<std::size_t>(n) * F);
@@ -142,7 +142,7 @@ struct Data {
   }
 };
 
-std::vector<float> noisy_params(const MlpShape& shape, const ParamLayout& layout, std::uint32_t salt) {
+std::vector<float> noisy_params(const ModelShape& shape, const ParamLayout& layout, std::uint32_t salt) {
   std::vector<float> p = init_params(shape, layout, 5, 3);
   for (std::size_t i = 0; i < p.size(); ++i) p[i] += 0.1f * rnd(static_cast<std::uint32_t>(i), salt);
   return p;
@@ -161,7 +161,7 @@ TEST_CASE("the shallow kernel (one hidden layer) equals the generic lane kernel,
         for (LossType loss : {LossType::CrossEntropy, LossType::Mse, LossType::Bce}) {
           if (loss == LossType::CrossEntropy && O == 1) continue;
           const int H = 5 + (F * 3 + O) % 13, S = 3 + (H * 7) % 20, B = 9 + (F + O) % 7;
-          MlpShape shape;
+          ModelShape shape;
           shape.layers = {{F, H, act, 0.2f}, {H, O, A::Identity}};
           const ParamLayout layout(shape, S);
           const std::vector<float> params = noisy_params(shape, layout, 4);
@@ -202,7 +202,7 @@ struct StepResult {
   bool bitwise = true;
 };
 
-StepResult check_step(const MlpShape& shape, LossType loss, OptimizerType type, float clip, int S, int B,
+StepResult check_step(const ModelShape& shape, LossType loss, OptimizerType type, float clip, int S, int B,
                       const std::vector<OptStep>& h, const int* rows) {
   CpuBackend be(1);
   const ParamLayout layout(shape, S);
@@ -258,12 +258,12 @@ StepResult check_step(const MlpShape& shape, LossType loss, OptimizerType type, 
 
 TEST_CASE("the fused step equals the gradient, clipping and optimizer ops") {
   using A = Activation;
-  MlpShape shallow, deep;
+  ModelShape shallow, deep;
   shallow.layers = {{2, 16, A::Relu}, {16, 2, A::Identity}};
   deep.layers = {{3, 7, A::Tanh}, {7, 18, A::Gelu}, {18, 3, A::Identity}};  // tensors of 21 and 126 floats
   int bitwise = 0, total = 0;
   double worst = 0;
-  for (const MlpShape* shape : {&shallow, &deep})
+  for (const ModelShape* shape : {&shallow, &deep})
     for (OptimizerType type : {OptimizerType::Sgd, OptimizerType::Adam, OptimizerType::AdamW, OptimizerType::RmsProp})
       for (float clip : {0.0f, 0.05f})
         for (int S : {5, 16, 21}) {

@@ -56,7 +56,7 @@ Array make_array(std::vector<std::uint64_t> shape, std::uint32_t seed) {
 
 tn::LayerParams make_layer(std::uint64_t s, std::uint64_t in, std::uint64_t out,
                            std::uint32_t seed) {
-  return {make_array({s, in, out}, seed), make_array({s, out}, seed + 1)};
+  return {{{"W", make_array({s, in, out}, seed)}, {"b", make_array({s, out}, seed + 1)}}};
 }
 
 RunFile minimal_run() {
@@ -114,8 +114,8 @@ void check_layers(const std::vector<tn::LayerParams>& got,
                   const std::vector<tn::LayerParams>& want) {
   REQUIRE(got.size() == want.size());
   for (std::size_t i = 0; i < want.size(); ++i) {
-    check_array(got[i].W, want[i].W, "W of layer " + std::to_string(i));
-    check_array(got[i].b, want[i].b, "b of layer " + std::to_string(i));
+    check_array(got[i]["W"], want[i]["W"], "W of layer " + std::to_string(i));
+    check_array(got[i]["b"], want[i]["b"], "b of layer " + std::to_string(i));
   }
 }
 
@@ -261,7 +261,7 @@ TEST_CASE("run file: a failed write leaves an existing file untouched") {
 
   SUBCASE("shape and data size disagree") {
     RunFile bad = full_run();
-    bad.params[1].W.data.pop_back();
+    bad.params[1]["W"].data.pop_back();
     CHECK_THROWS_WITH_AS(tn::write_run_file(path, bad),
                          doctest::Contains("/params/layer_1/W has shape [3,5,2] (30 values)"),
                          RunFileError);

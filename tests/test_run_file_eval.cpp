@@ -57,7 +57,7 @@ TEST_CASE("run file: evaluations, data names and several prediction splits round
   RunFile run;
   run.config_yaml = "name: e\n";
   run.meta.swarm_size = 2;
-  run.params = {{filled({2, 2, 3}, 0), filled({2, 3}, 1)}};
+  run.params = {{{{"W", filled({2, 2, 3}, 0)}, {"b", filled({2, 3}, 1)}}}};
   run.data = {{"x", "y"}, {"left", "right"}, "cls"};
   run.put(Predictions{"test", filled({2, 3, 2}, 0), {}, {}, filled({3}, 0)});
   run.put(Predictions{"all", filled({2, 5, 2}, 1), {}, {}, filled({5}, 0)});
@@ -107,7 +107,7 @@ TEST_CASE("run file: evaluations, data names and several prediction splits round
 TEST_CASE("run file: an evaluation whose values do not match its metrics is refused before writing") {
   RunFile run;
   run.config_yaml = "name: e\n";
-  run.params = {{filled({1, 1, 1}, 0), filled({1, 1}, 0)}};
+  run.params = {{{{"W", filled({1, 1, 1}, 0)}, {"b", filled({1, 1}, 0)}}}};
   EvalRecord e = record("test");
   e.ensemble.pop_back();
   run.put(e);

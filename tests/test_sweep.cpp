@@ -32,7 +32,7 @@ TEST_CASE("sweep: FLOP count of the study's 2-16-2 network, by hand") {
   LossConfig ce;
   ModelConfig m;
   m.layers = {LayerConfig{"dense", 16, Activation::Relu}, LayerConfig{"dense", 2, Activation::Identity}};
-  const MlpShape shape = make_mlp_shape(m, ce, 2, 2, 1);
+  const ModelShape shape = make_model_shape(m, ce, 2, 2, 1);
   // Forward per sample: layer 1 2·2·16 + 16 = 80, layer 2 2·16·2 + 2 = 66.
   CHECK(forward_flops_per_sample(shape) == 146);
   // Backward: weight and bias gradients (146) plus the input gradient of layer 2 (2·16·2).

@@ -12,7 +12,7 @@
 #include "config/config.h"
 #include "math/optimizers.h"
 #include "data/sampler.h"
-#include "model/mlp.h"
+#include "model/shape.h"
 
 namespace tn {
 
@@ -79,9 +79,9 @@ class Backend {
   // ---- optional fused step ----
   // Members per block the fused kernel wants for this model and batch capacity, or 0 when
   // the backend has no fused kernel for it. Decided by shape only, never by swarm size.
-  virtual int fused_block(const MlpShape& shape, int batch) const { return 0; }
+  virtual int fused_block(const ModelShape& shape, int batch) const { return 0; }
   // Forward, loss and backward of one batch for a block, with exactly the result of
-  // gather_batch + mlp_forward + loss_backward + mlp_backward up to float rounding: fills the
+  // gather_batch + model_forward + loss_backward + model_backward up to float rounding: fills the
   // gradients and adds to loss_sum/correct. Returns false when not supported (fused_block
   // returned 0), and the trainer runs the separate ops.
   virtual bool fused_loss_grad(const FusedBatch& fb) { return false; }
@@ -128,6 +128,31 @@ class Backend {
   virtual void gather_batch(const BatchSampler& sampler, std::uint32_t member0, int S,
                             std::uint32_t pos0, int B, const float* X, int F, const float* Y,
                             int T, float* Xb, std::int64_t sXb, float* Yb, std::int64_t sYb) = 0;
+  // ---- recurrent layers (equations in math/recurrent.h) ----
+  // Time-major copy of sequence inputs: dst [S, T, B, F] (stride sd) from src [S, B, T, F]
+  // (stride ss).
+  virtual void to_time_major(int S, int B, int T, int F, const float* src, std::int64_t ss, float* dst,
+                             std::int64_t sd) = 0;
+  // One LSTM step of B rows: G [S, B, 4H] (stride sG) pre-activations in, activated gates
+  // out; c_prev (null: zero state), c and h are [S, B, H] with stride sC.
+  virtual void lstm_forward(int S, int B, int H, float* G, std::int64_t sG, const float* c_prev, float* c,
+                            float* h, std::int64_t sC) = 0;
+  // Its backward: dG [S, B, 4H] (stride sG) from the gates G, c_prev (null: zero), c
+  // (stride sC), dh = dL/dh_t (stride sC) and dc [S, B, H] (stride sdc; dL/dc_t in,
+  // dL/dc_{t−1} out).
+  virtual void lstm_backward(int S, int B, int H, const float* G, std::int64_t sG, const float* c_prev,
+                             const float* c, const float* dh, std::int64_t sC, float* dc, std::int64_t sdc,
+                             float* dG) = 0;
+  // One GRU step: Gx [S, B, 3H] (stride sG) = x·Wx + bx in, gates r, z, n out; Gh (same
+  // stride) = h_{t−1}·Wh in (not read when h_prev is null: the first step), h_{t−1}·Wh_n + bh_n
+  // out in its n block; bh [S, 3H] (stride sb); h_prev (null: zero) and h [S, B, H] stride sH.
+  virtual void gru_forward(int S, int B, int H, float* Gx, float* Gh, std::int64_t sG, const float* bh,
+                           std::int64_t sb, const float* h_prev, float* h, std::int64_t sH) = 0;
+  // Its backward: dGx, dGh [S, B, 3H] (stride sG) from Gx (gates), Gh (n block), h_prev (null:
+  // zero) and dh (stride sH); adds z ⊙ dh to dh_prev (stride sH) unless null.
+  virtual void gru_backward(int S, int B, int H, const float* Gx, const float* Gh, std::int64_t sG,
+                            const float* h_prev, const float* dh, std::int64_t sH, float* dGx, float* dGh,
+                            float* dh_prev) = 0;
   // norm2[s] += Σ x², x [S, n] with member stride sx.
   virtual void sum_squares(int S, std::int64_t n, const float* x, std::int64_t sx,
                            double* norm2) = 0;
@@ -144,7 +169,7 @@ class Backend {
 // Everything a fused forward+loss+backward over one batch needs (see
 // Backend::fused_loss_grad). Per-member arrays are device arrays like any tensor.
 struct FusedBatch {
-  const MlpShape* shape = nullptr;
+  const ModelShape* shape = nullptr;
   const LossConfig* loss = nullptr;
   const BatchSampler* sampler = nullptr;
   std::uint32_t member0 = 0;  // global index of the block's first member (for the sampler)

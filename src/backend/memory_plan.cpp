@@ -5,18 +5,18 @@
 #include <cstdio>
 
 #include "backend/backend.h"
-#include "model/mlp_ops.h"
+#include "model/model_ops.h"
 
 namespace tn {
 
-MemoryEstimate estimate_memory(const MlpShape& shape, int batch, int targets, std::int64_t data_bytes,
+MemoryEstimate estimate_memory(const ModelShape& shape, int batch, int targets, std::int64_t data_bytes,
                                long steps) {
   MemoryEstimate e;
   const std::int64_t B = std::max(1, batch);
   const std::int64_t O = shape.outputs();
   e.params = shape.params_per_member();
   e.param_bytes = 4 * e.params * static_cast<std::int64_t>(sizeof(float));  // P, G, S1, S2
-  e.activation_bytes = mlp_buffer_bytes_per_member(shape, static_cast<int>(B), targets) +
+  e.activation_bytes = model_buffer_bytes_per_member(shape, static_cast<int>(B), targets) +
                        B * O * static_cast<std::int64_t>(sizeof(float));  // + predictions
   // Train and validation loss/correct sums and norm² (double); per step of an epoch the step
   // scalars, valid rows and (sets mode) batch rows; the loss kernels' per-sample scratch

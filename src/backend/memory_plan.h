@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <string>
 
-#include "model/mlp.h"
+#include "model/shape.h"
 
 namespace tn {
 
@@ -24,7 +24,7 @@ inline constexpr std::int64_t kDeviceReserveBytes = 64ll << 20;
 
 // The estimate for a model with `targets` target values per sample, batches of `batch`
 // rows, `steps` steps per epoch (per-step tables) and `data_bytes` of device-resident data.
-MemoryEstimate estimate_memory(const MlpShape& shape, int batch, int targets, std::int64_t data_bytes,
+MemoryEstimate estimate_memory(const ModelShape& shape, int batch, int targets, std::int64_t data_bytes,
                                long steps = 1);
 
 struct ChunkPlan {

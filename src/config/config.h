@@ -29,11 +29,13 @@ struct SwarmConfig {
 };
 
 struct LayerConfig {
-  std::string type = "dense";
+  std::string type = "dense";  // dense | lstm | gru (recurrent layers come first)
   int units = 0;
-  Activation activation = Activation::Identity;
+  Activation activation = Activation::Identity;  // dense only
   float leaky_slope = 0.01f;  // only for leaky_relu
   enum class Init { Auto, He, Glorot } init = Init::Auto;  // auto: He for relu-like, else Glorot
+  bool return_sequences = false;  // lstm, gru: every step's state (for a following recurrent layer)
+  double forget_bias = 1.0;       // lstm: initial forget-gate bias
 };
 
 struct ModelConfig {

@@ -111,8 +111,13 @@ void emit_model(YAML::Emitter& e, const ModelConfig& m, const Config& c) {
     e << YAML::Flow << YAML::BeginMap;
     kv(e, "type", l.type);
     kv(e, "units", l.units);
-    kv(e, "activation", to_string(l.activation));
-    if (l.activation == Activation::LeakyRelu) kv(e, "leaky_slope", l.leaky_slope);
+    if (l.type == "dense") {
+      kv(e, "activation", to_string(l.activation));
+      if (l.activation == Activation::LeakyRelu) kv(e, "leaky_slope", l.leaky_slope);
+    } else {
+      kv(e, "return_sequences", l.return_sequences);
+      if (l.type == "lstm") kv(e, "forget_bias", l.forget_bias);
+    }
     kv(e, "init", cfg::to_string(l.init));
     e << YAML::EndMap;
   }

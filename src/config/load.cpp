@@ -45,7 +45,18 @@ void read_swarm(const Field& f, SwarmConfig& s) {
 LayerConfig read_layer(const Field& f) {
   if (!f.is_map()) f.fail_type("a map like {type: dense, units: 16}");
   LayerConfig l;
-  if (Field t = f["type"]; t.present()) t.choose({"dense"});  // the only type so far
+  static const std::vector<std::string> types = {"dense", "lstm", "gru"};
+  if (Field t = f["type"]; t.present()) l.type = types[t.choose(types)];
+  using Init = LayerConfig::Init;
+  if (l.type != "dense") {
+    // Recurrent cells have fixed gate activations (sigmoid and tanh).
+    f.check_keys({"type", "units", "return_sequences", {"forget_bias", {"lstm"}}, "init"}, "type", l.type);
+    l.units = static_cast<int>(f.required("units").integer(1, kIntMax));
+    f.get("return_sequences", l.return_sequences);
+    f.get("forget_bias", l.forget_bias);
+    f.get("init", l.init, {Init::Auto, Init::Glorot});
+    return l;
+  }
   f.get("activation", l.activation,
         {Activation::Relu, Activation::LeakyRelu, Activation::Tanh, Activation::Sigmoid,
          Activation::Gelu, Activation::Identity});
@@ -53,9 +64,32 @@ LayerConfig read_layer(const Field& f) {
                "activation", to_string(l.activation));
   l.units = static_cast<int>(f.required("units").integer(1, kIntMax));
   f.get("leaky_slope", l.leaky_slope, Range::at_least(0));
-  using Init = LayerConfig::Init;
   f.get("init", l.init, {Init::Auto, Init::He, Init::Glorot});
   return l;
+}
+
+// Recurrent layers come first and feed each other whole sequences; the last one hands its
+// final state to the dense layers after it. return_sequences defaults to exactly that.
+void check_layer_order(const std::vector<Field>& fields, std::vector<LayerConfig>& layers) {
+  std::size_t rec = 0;
+  while (rec < layers.size() && layers[rec].type != "dense") ++rec;
+  for (std::size_t i = rec; i < layers.size(); ++i)
+    if (layers[i].type != "dense")
+      fields[i]["type"].fail("a " + layers[i].type + " layer after a dense layer; recurrent layers come first, "
+                             "then the dense layers that read their final state");
+  if (rec == 0) return;
+  if (rec == layers.size())
+    fields.back().fail("the model ends with a " + layers.back().type +
+                       " layer; add a dense output layer (e.g. {type: dense, units: 1}) that reads its final state");
+  for (std::size_t i = 0; i < rec; ++i) {
+    const bool last = i + 1 == rec;
+    const Field given = fields[i]["return_sequences"];
+    if (given.present() && layers[i].return_sequences == last)
+      given.fail(last ? "the last recurrent layer hands only its final state to the dense layers; per-step "
+                        "outputs are not supported, so leave return_sequences false"
+                      : "must be true: the next layer is recurrent and reads every step");
+    layers[i].return_sequences = !last;
+  }
 }
 
 void read_model(const Field& f, Config& c) {
@@ -64,6 +98,7 @@ void read_model(const Field& f, Config& c) {
   const std::vector<Field> layers = f.required("layers").items();
   if (layers.empty()) f["layers"].fail("must contain at least one layer");
   for (const Field& layer : layers) m.layers.push_back(read_layer(layer));
+  check_layer_order(layers, m.layers);
   cfg::read_member_value(f["init_scale"], "model.init_scale", m.init_scale, Range::above(0), c);
 }
 

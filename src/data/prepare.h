@@ -26,6 +26,8 @@ struct PreparedData {
   // group with normalize_per_member. For minmax, mean holds the minimum and std the range
   // (max − min). Empty with normalize: none.
   std::vector<float> mean, std;
+  int seq_len = 0;        // sequence data: window length T (0 = not sequence data)
+  int step_features = 0;  // sequence data: features per time step; features == seq_len * step_features
 };
 
 // Splits `d` and normalizes. The split uses the split seed: a shared random permutation,

@@ -40,6 +40,21 @@ const Predictions* RunFile::find_predictions(const std::string& split) const {
 void RunFile::put(Predictions p) { put_by_split(predictions, std::move(p)); }
 void RunFile::put(EvalRecord e) { put_by_split(evals, std::move(e)); }
 
+const std::vector<std::string>& layer_tensor_order() {
+  static const std::vector<std::string> order = {"W", "Wx", "Wh", "b", "bx", "bh"};
+  return order;
+}
+
+const Array& LayerParams::operator[](const std::string& name) const {
+  for (const auto& [n, a] : tensors)
+    if (n == name) return a;
+  throw RunFileError("layer has no tensor '" + name + "'");
+}
+
+Array& LayerParams::operator[](const std::string& name) {
+  return const_cast<Array&>(static_cast<const LayerParams&>(*this)[name]);
+}
+
 namespace {
 
 constexpr int kFormatVersion = 1;
@@ -76,8 +91,12 @@ struct Validator {
   }
   void layers(const std::vector<LayerParams>& layers, const std::string& root) const {
     for (std::size_t i = 0; i < layers.size(); ++i) {
-      array(layers[i].W, layer_name(root, i) + "/W", true);
-      array(layers[i].b, layer_name(root, i) + "/b", true);
+      if (layers[i].tensors.empty()) fail(layer_name(root, i) + " has no tensors");
+      for (const auto& [name, a] : layers[i].tensors) {
+        if (std::find(layer_tensor_order().begin(), layer_tensor_order().end(), name) == layer_tensor_order().end())
+          fail(layer_name(root, i) + "/" + name + " is not a parameter tensor name");
+        array(a, layer_name(root, i) + "/" + name, true);
+      }
     }
   }
   void split_name(const std::string& split, const char* what) const {
@@ -154,8 +173,7 @@ void write_meta(hid_t file, const RunMeta& m) {
 
 void write_layers(hid_t file, const std::string& root, const std::vector<LayerParams>& layers) {
   for (std::size_t i = 0; i < layers.size(); ++i) {
-    write_array(file, layer_name(root, i) + "/W", layers[i].W);
-    write_array(file, layer_name(root, i) + "/b", layers[i].b);
+    for (const auto& [name, a] : layers[i].tensors) write_array(file, layer_name(root, i) + "/" + name, a);
   }
 }
 
@@ -342,8 +360,20 @@ class Reader {
   std::vector<LayerParams> read_layers(const std::string& root) const {
     std::vector<LayerParams> layers;
     for (std::size_t i = 0; h5::exists(file_, layer_name(root, i)); ++i) {
-      layers.push_back(
-          {read_array(layer_name(root, i) + "/W"), read_array(layer_name(root, i) + "/b")});
+      const std::string g = layer_name(root, i);
+      const std::vector<std::string> names = h5::list_group(file_, g);
+      const auto has = [&](const char* n) { return std::find(names.begin(), names.end(), n) != names.end(); };
+      // The layer's kind from the tensors it has; every tensor of that kind must be there.
+      const std::vector<std::string> want = has("W")                ? std::vector<std::string>{"W", "b"}
+                                            : has("bx") || has("bh") ? std::vector<std::string>{"Wx", "Wh", "bx", "bh"}
+                                            : has("Wx") || has("Wh") ? std::vector<std::string>{"Wx", "Wh", "b"}
+                                                                     : std::vector<std::string>{"W", "b"};
+      LayerParams l;
+      for (const std::string& name : want) l.tensors.emplace_back(name, read_array(require(g + "/" + name)));
+      if (names.size() != want.size())
+        throw RunFileError("run file '" + path_ + "': " + g + " holds tensors besides its parameters (" +
+                           std::to_string(names.size()) + " entries)");
+      layers.push_back(std::move(l));
     }
     return layers;
   }

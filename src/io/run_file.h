@@ -22,10 +22,17 @@ struct Array {
   std::uint64_t size() const;
 };
 
-// One dense layer of the whole swarm: W [S, in, out] (y = x·W + b), b [S, out].
+// One layer of the whole swarm: its tensors in parameter order, member axis first. Dense:
+// W [S, in, out] (y = x·W + b), b [S, out]; lstm: Wx [S, in, 4H], Wh [S, H, 4H], b [S, 4H];
+// gru: Wx [S, in, 3H], Wh [S, H, 3H], bx [S, 3H], bh [S, 3H] (model/shape.h, math/recurrent.h).
 struct LayerParams {
-  Array W, b;
+  std::vector<std::pair<std::string, Array>> tensors;
+  // The tensor called `name`; throws RunFileError when the layer has none.
+  Array& operator[](const std::string& name);
+  const Array& operator[](const std::string& name) const;
 };
+// Order of a layer's tensors when read back (every layer kind's order is a subsequence).
+const std::vector<std::string>& layer_tensor_order();
 
 struct RunMeta {
   std::string version;       // turbanet version that wrote the file

@@ -6,15 +6,18 @@
 
 #include "config/config.h"
 #include "math/optimizers.h"
-#include "model/mlp.h"
+#include "model/shape.h"
 
 namespace tn {
 
 // Per sample, per member: forward 2·in·out + out (multiply-adds of the dense layer, bias) per
-// layer; backward the same for the weight and bias gradients plus 2·in·out for the input
-// gradient of every layer but the first. Activations, losses and softmax are not counted.
-double forward_flops_per_sample(const MlpShape& shape);
-double backward_flops_per_sample(const MlpShape& shape);
+// dense layer; per recurrent layer (G = gates·H) 2·T·in·G (input projection) + 2·(T−1)·H·G
+// (recurrent projection) + T·G (bias). Backward: the same again for the weight and bias
+// gradients, plus the input gradients: 2·in·out for every dense layer but the first of a plain
+// MLP, 2·(T−1)·G·H through time for every recurrent layer and 2·T·G·in for every recurrent
+// layer above the first. Activations, cell equations, losses and softmax are not counted.
+double forward_flops_per_sample(const ModelShape& shape);
+double backward_flops_per_sample(const ModelShape& shape);
 // Per parameter, per optimizer step, as update_param in math/optimizers.h is written (square
 // root and division count one each, weight decay included): adam/adamw 16, sgd 4 (+2 with
 // momentum, +2 more for nesterov), rmsprop 11 (+2 with momentum).
@@ -27,7 +30,7 @@ struct TrainingWork {
 // The work of training members with `samples[k]` training samples per epoch each (batches of
 // at most `batch` rows) and optimizer settings `opt[k]` for `epochs` epochs, plus a forward
 // pass over `val_n` validation samples per member and epoch.
-TrainingWork training_work(const MlpShape& shape, const std::vector<OptimizerConfig>& opt,
+TrainingWork training_work(const ModelShape& shape, const std::vector<OptimizerConfig>& opt,
                            const std::vector<std::uint32_t>& samples, int batch, int epochs, int val_n);
 
 }  // namespace tn

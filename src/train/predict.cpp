@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <memory>
 
-#include "model/mlp_ops.h"
+#include "model/model_ops.h"
 
 namespace tn {
 namespace {
@@ -20,16 +20,16 @@ struct DeviceFloats {
 };
 
 struct Scratch {
-  MlpBuffers buf;
+  ModelBuffers buf;
   DeviceFloats out;  // [members, batch, O] transformed outputs
-  Scratch(Backend& be, const MlpShape& shape, int members, int batch)
+  Scratch(Backend& be, const ModelShape& shape, int members, int batch)
       : buf(be, shape, members, batch, 1),
         out(be, static_cast<std::size_t>(members) * batch * shape.outputs()) {}
 };
 
 }  // namespace
 
-SwarmPredictions predict_swarm(Backend& be, const MlpShape& shape, LossType loss,
+SwarmPredictions predict_swarm(Backend& be, const ModelShape& shape, LossType loss,
                                const std::vector<float>& params, int S,
                                const std::vector<float>& X, int N, int batch) {
   SwarmPredictions r;
@@ -59,7 +59,7 @@ SwarmPredictions predict_swarm(Backend& be, const MlpShape& shape, LossType loss
       const int B = std::min(bcap, N - pos0);
       be.gather_batch(in_order, 0, Sb, static_cast<std::uint32_t>(pos0), B, Xd.p, F, Yd.p, 1, sc.buf.X,
                       static_cast<std::int64_t>(bcap) * F, sc.buf.Y, bcap);
-      const float* Z = mlp_forward(be, shape, bp, sc.buf, Sb, B);
+      const float* Z = model_forward(be, shape, bp, sc.buf, Sb, B);
       be.output_transform(loss, Sb, B, O, Z, sZ, sc.out.p, sZ);
       for (int s = 0; s < Sb; ++s) {
         const std::size_t at = (static_cast<std::size_t>(b0 + s) * N + pos0) * O;

@@ -10,7 +10,7 @@
 
 #include "backend/memory_plan.h"
 #include "data/sampler.h"
-#include "model/mlp_ops.h"
+#include "model/model_ops.h"
 #include "train/schedule.h"
 #include "train/workspace.h"
 
@@ -50,7 +50,7 @@ class Loop {
       sched_.push_back(make_schedule(cfg.schedule, opt_.back().lr, spe, cfg.train.epochs));
     }
     be_.to_device(P_.p, out_.init_params.data(), out_.init_params.size() * sizeof(float));
-    const std::int64_t per_member = mlp_buffer_bytes_per_member(shape_, bcap_, T_);
+    const std::int64_t per_member = model_buffer_bytes_per_member(shape_, bcap_, T_);
     fused_ = be_.fused_block(shape_, bcap_);
     block_ = std::min(S_, fused_ > 0 ? fused_ : be_.block_members(S_, per_member));
     table_stride_ = static_cast<std::uint32_t>(out_.steps_per_epoch * bcap_);
@@ -138,7 +138,7 @@ class Loop {
       const int B = std::min(bcap_, d.n - pos0);
       be_.gather_batch(in_order, 0, Sb, pos0, B, d.X, F_, d.Y, T_, wk.buf.X,
                        static_cast<std::int64_t>(bcap_) * F_, wk.buf.Y, static_cast<std::int64_t>(bcap_) * T_);
-      fn(pos0, B, mlp_forward(be_, shape_, p, wk.buf, Sb, B));
+      fn(pos0, B, model_forward(be_, shape_, p, wk.buf, Sb, B));
     }
   }
 
@@ -212,9 +212,9 @@ class Loop {
       if (fused_ == 0 || !be_.fused_loss_grad(fb)) {
         be_.gather_batch(sampler, member0, Sb, static_cast<std::uint32_t>(pos0), B, train_.X, F_,
                          train_.Y, T_, wk.buf.X, sX, wk.buf.Y, sY);
-        const float* Z = mlp_forward(be_, shape_, p, wk.buf, Sb, B);
+        const float* Z = model_forward(be_, shape_, p, wk.buf, Sb, B);
         be_.loss_backward(cfg_.loss, Sb, B, O_, Z, sZ, wk.buf.Y, sY, wk.buf.dA, wk.loss, wk.correct, rows);
-        mlp_backward(be_, shape_, p, g, wk.buf, Sb, B);
+        model_backward(be_, shape_, p, g, wk.buf, Sb, B);
       }
       if (clip > 0.0f) {
         be_.fill_zero(wk.norm2, Sb * sizeof(double));
@@ -262,7 +262,7 @@ class Loop {
   Backend& be_;
   TrainOutput& out_;
   const MemberSets& sets_;
-  const MlpShape& shape_;
+  const ModelShape& shape_;
   const ParamLayout& layout_;
   int S_, F_, T_, O_;
   DeviceSplit train_, val_;
@@ -320,7 +320,7 @@ TrainOutput train_pass(const Config& cfg, const PreparedData& data, const Member
                        const ProgressFn& progress) {
   TrainOutput out;
   const int S = cfg.swarm.size, E = cfg.train.epochs;
-  out.shape = make_mlp_shape(cfg.model, cfg.loss, data.features, data.num_classes, data.targets);
+  out.shape = make_model_shape(cfg, data);
   out.layout = ParamLayout(out.shape, S);
   std::vector<float> scales(S);
   for (int s = 0; s < S; ++s) scales[s] = static_cast<float>(member_init_scale(cfg, cfg.swarm.first_member + s));
@@ -405,7 +405,7 @@ ChunkPlan plan_training(const Config& cfg, const PreparedData& data, const Membe
   const int S = cfg.swarm.size;
   const std::uint64_t budget = be.memory_budget();
   if (budget == 0) return ChunkPlan{S, 1, 0, ""};  // host memory: not planned
-  const MlpShape shape = make_mlp_shape(cfg.model, cfg.loss, data.features, data.num_classes, data.targets);
+  const ModelShape shape = make_model_shape(cfg, data);
   const int n = static_cast<int>(sets.max_size()), batch = std::min(cfg.train.batch_size, std::max(1, n));
   const long steps = (n + batch - 1) / batch;
   // Device-resident data: the training and validation splits, the split predicted at the

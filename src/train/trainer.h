@@ -9,7 +9,7 @@
 #include "config/config.h"
 #include "data/member_sets.h"
 #include "data/prepare.h"
-#include "model/mlp.h"
+#include "model/shape.h"
 
 namespace tn {
 
@@ -29,7 +29,7 @@ struct EpochStats {
 using ProgressFn = std::function<void(const EpochStats&)>;
 
 struct TrainOutput {
-  MlpShape shape;
+  ModelShape shape;
   ParamLayout layout;
   std::vector<float> init_params, params;  // host copies in layout order
   int epochs = 0;

@@ -7,7 +7,7 @@
 
 #include "backend/backend.h"
 #include "data/prepare.h"
-#include "model/mlp_ops.h"
+#include "model/model_ops.h"
 
 namespace tn::train_detail {
 
@@ -57,7 +57,7 @@ struct DeviceArray {
 // (the backend may record and replay them).
 struct Worker {
   Backend& be;
-  MlpBuffers buf;
+  ModelBuffers buf;
   double *loss, *correct, *vloss, *vcorrect, *norm2;  // [members] sums of the current epoch
   OptStep* h;              // [steps, members] optimizer scalars of each step of the epoch
   float* P;                // [members, Bcap, outputs] predictions
@@ -67,7 +67,7 @@ struct Worker {
   std::vector<OptStep> h_host;
   std::vector<int> rows_host;
   std::vector<std::uint32_t> table_host;
-  Worker(Backend& b, const MlpShape& shape, int members, int batch, int targets, long steps,
+  Worker(Backend& b, const ModelShape& shape, int members, int batch, int targets, long steps,
          std::size_t table_size, std::size_t order_size)
       : be(b), buf(b, shape, members, batch, targets), h_host(static_cast<std::size_t>(steps) * members),
         rows_host(static_cast<std::size_t>(steps) * members), table_host(table_size) {

@@ -33,7 +33,8 @@ std::string CpuBackend::describe() const {
 // MiB (L2 plus part of L3); wider models are GEMM-bound and better served by OpenBLAS.
 constexpr std::int64_t kLaneScratchBudget = 4 << 20;
 
-int CpuBackend::fused_block(const MlpShape& shape, int batch) const {
+int CpuBackend::fused_block(const ModelShape& shape, int batch) const {
+  if (!shape.recurrent.empty()) return 0;  // the lane kernel is for dense stacks
   const int targets = shape.outputs();  // upper bound on targets per sample
   return lanes_scratch_bytes(shape, batch, targets) <= kLaneScratchBudget ? kLanes : 0;
 }

@@ -205,7 +205,7 @@ constexpr bool keeps_z(Activation a) { return a == Activation::LeakyRelu || a ==
 // Networks with one hidden layer, at most this many inputs and outputs and no output
 // activation run the shallow kernel (below), compiled for each input and output width.
 constexpr int kShallowMaxIn = 4, kShallowMaxOut = 4;
-bool is_shallow(const MlpShape& s) {
+bool is_shallow(const ModelShape& s) {
   return s.layers.size() == 2 && s.layers[1].act == Activation::Identity && s.inputs() <= kShallowMaxIn &&
          s.outputs() <= kShallowMaxOut;
 }
@@ -217,7 +217,7 @@ constexpr int kRowBlock = 4, kShallowChunk = 16;
 // and gradients. Between 4 and 32 rows, a multiple of 4; results do not depend on it.
 constexpr std::int64_t kChunkBytes = 12 << 10;
 
-int chunk_rows(const MlpShape& s, int T, bool shallow) {
+int chunk_rows(const ModelShape& s, int T, bool shallow) {
   if (shallow) return kShallowChunk;  // only inputs and targets are kept per row
   std::int64_t v = s.inputs() + T + s.outputs();  // X, Y, dL/dA of the outputs
   for (const DenseLayer& l : s.layers) v += l.out * (keeps_z(l.act) ? 2 : 1);
@@ -235,7 +235,7 @@ struct LaneLayout {
   std::int64_t P = 0, G = 0, Gm = -1, X = 0, Y = 0, dOut = 0, Hb = -1, Zb = -1, total = 0;
   std::vector<std::int64_t> A, Z;  // generic kernel, per layer: [R][out]; Z == A unless keeps_z
 
-  LaneLayout(const MlpShape& s, int B, int T, bool update, bool shallow_kernel)
+  LaneLayout(const ModelShape& s, int B, int T, bool update, bool shallow_kernel)
       : R(std::min(B, chunk_rows(s, T, shallow_kernel))), shallow(shallow_kernel) {
     for (int t = 0; t < s.tensors(); ++t) {
       tensor.push_back(params * L);
@@ -647,7 +647,7 @@ struct WeightGradOp {
   }
 };
 
-void forward(const MlpShape& s, const LaneLayout& lay, float* ws, int rows) {
+void forward(const ModelShape& s, const LaneLayout& lay, float* ws, int rows) {
   const float* in = ws + lay.X;
   for (std::size_t li = 0; li < s.layers.size(); ++li) {
     const DenseLayer& l = s.layers[li];
@@ -662,7 +662,7 @@ void forward(const MlpShape& s, const LaneLayout& lay, float* ws, int rows) {
 }
 
 // Backward from dL/dA of the outputs (in dOut): gradients added to G.
-void backward(const MlpShape& s, const LaneLayout& lay, float* ws, int rows) {
+void backward(const ModelShape& s, const LaneLayout& lay, float* ws, int rows) {
   const int last = static_cast<int>(s.layers.size()) - 1;
   float* dz = ws + lay.dOut;
   const DenseLayer& out = s.layers[last];
@@ -695,7 +695,7 @@ void backward(const MlpShape& s, const LaneLayout& lay, float* ws, int rows) {
 }
 
 void generic_group(const FusedBatch& fb, const LaneLayout& lay, float* ws, int g0, int nm, LossLanes& ll) {
-  const MlpShape& s = *fb.shape;
+  const ModelShape& s = *fb.shape;
   for (int r0 = 0; r0 < fb.B; r0 += lay.R) {
     const int rows = std::min(lay.R, fb.B - r0);
     gather_rows(fb, lay, ws, g0, nm, r0, rows);
@@ -995,7 +995,7 @@ void update_member(std::int64_t n, float* p, const float* g, float* s1, float* s
 // updated in place in the swarm arrays. The parameters were only read since they were put
 // into lanes, so they need no copy back.
 void update_group(const FusedBatch& fb, const FusedUpdate& up, const LaneLayout& lay, float* ws, int g0, int nm) {
-  const MlpShape& s = *fb.shape;
+  const ModelShape& s = *fb.shape;
   const float* G = ws + lay.G;
   float* Gm = ws + lay.Gm;
   float k[L];  // clipping factor of each lane
@@ -1043,7 +1043,7 @@ float* scratch(std::int64_t floats) {
 }
 
 void run_groups(const FusedBatch& fb, const FusedUpdate* up, bool allow_shallow) {
-  const MlpShape& s = *fb.shape;
+  const ModelShape& s = *fb.shape;
   const LaneLayout lay(s, fb.B, fb.T, up != nullptr, allow_shallow && is_shallow(s));
   float* ws = scratch(lay.total);
   for (int g0 = 0; g0 < fb.S; g0 += L) {
@@ -1142,7 +1142,7 @@ void from_lanes(const float* src, std::int64_t n, int nm, std::uint32_t write, f
 #endif
 }
 
-std::int64_t lanes_scratch_bytes(const MlpShape& shape, int batch, int targets) {
+std::int64_t lanes_scratch_bytes(const ModelShape& shape, int batch, int targets) {
   return LaneLayout(shape, batch, targets, false, is_shallow(shape)).total * static_cast<std::int64_t>(sizeof(float));
 }
 

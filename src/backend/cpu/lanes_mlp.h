@@ -11,7 +11,7 @@ inline constexpr int kLanes = 16;  // members per lane group: one AVX-512 regist
 
 // Scratch bytes of one lane group's compute (interleaved parameters, gradients and the
 // activations of a row chunk); decides whether a shape takes the lane kernel.
-std::int64_t lanes_scratch_bytes(const MlpShape& shape, int batch, int targets);
+std::int64_t lanes_scratch_bytes(const ModelShape& shape, int batch, int targets);
 
 // Backend::fused_loss_grad on the calling thread, lane group by lane group.
 void lanes_loss_grad(const FusedBatch& fb);

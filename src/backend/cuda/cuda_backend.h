@@ -56,6 +56,16 @@ class CudaBackend final : public Backend {
   void gather_batch(const BatchSampler& sampler, std::uint32_t member0, int S, std::uint32_t pos0,
                     int B, const float* X, int F, const float* Y, int T, float* Xb,
                     std::int64_t sXb, float* Yb, std::int64_t sYb) override;
+  void to_time_major(int S, int B, int T, int F, const float* src, std::int64_t ss, float* dst,
+                     std::int64_t sd) override;
+  void lstm_forward(int S, int B, int H, float* G, std::int64_t sG, const float* c_prev, float* c, float* h,
+                    std::int64_t sC) override;
+  void lstm_backward(int S, int B, int H, const float* G, std::int64_t sG, const float* c_prev, const float* c,
+                     const float* dh, std::int64_t sC, float* dc, std::int64_t sdc, float* dG) override;
+  void gru_forward(int S, int B, int H, float* Gx, float* Gh, std::int64_t sG, const float* bh, std::int64_t sb,
+                   const float* h_prev, float* h, std::int64_t sH) override;
+  void gru_backward(int S, int B, int H, const float* Gx, const float* Gh, std::int64_t sG, const float* h_prev,
+                    const float* dh, std::int64_t sH, float* dGx, float* dGh, float* dh_prev) override;
   void sum_squares(int S, std::int64_t n, const float* x, std::int64_t sx, double* norm2) override;
   void optimizer_update(OptimizerType type, int S, std::int64_t n, float* P, const float* G,
                         float* S1, float* S2, std::int64_t stride, const OptStep* h,

@@ -5,7 +5,7 @@
 
 #include "backend/cuda/cuda_backend.h"
 #include "backend/cuda/cuda_check.h"
-#include "backend/cuda/launch_grid.h"
+#include "backend/cuda/grid_stride.cuh"
 #include "math/activations.h"
 #include "math/losses.h"
 
@@ -13,20 +13,6 @@ namespace tn {
 namespace {
 
 using i64 = std::int64_t;
-
-template <class F>
-__global__ void __launch_bounds__(kLaunchThreads) grid_stride(i64 n, F f) {
-  const i64 step = static_cast<i64>(blockDim.x) * gridDim.x;
-  for (i64 i = static_cast<i64>(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += step) f(i);
-}
-
-template <class F>
-void launch(void* stream, int sm_count, i64 n, const F& f) {
-  const LaunchGrid g = grid_for(n, sm_count);
-  if (g.blocks == 0) return;
-  grid_stride<<<g.blocks, g.threads, 0, static_cast<cudaStream_t>(stream)>>>(n, f);
-  TN_CUDA_CHECK(cudaGetLastError());
-}
 
 // ---- functors: one work item each ----
 

@@ -31,25 +31,28 @@ std::string joined(const std::vector<std::string>& names) {
 void take_params(StoredSwarm& r) {
   const std::uint64_t S = static_cast<std::uint64_t>(r.S);
   const std::vector<LayerParams>& layers = r.file.params;
-  if (layers.size() != r.shape.layers.size())
+  if (static_cast<int>(layers.size()) != r.shape.num_layers())
     throw RunFileError("run file '" + r.path + "' has " + std::to_string(layers.size()) +
-                       " layers under /params, but its /config describes " +
-                       std::to_string(r.shape.layers.size()));
-  for (std::size_t i = 0; i < layers.size(); ++i) {
-    const DenseLayer& l = r.shape.layers[i];
-    const std::string name = "/params/layer_" + std::to_string(i);
-    const auto check = [&](const Array& a, const Shape& want, const char* t) {
-      if (a.shape != want)
-        throw RunFileError("run file '" + r.path + "': " + name + "/" + t + " has shape " +
-                           shape_text(a.shape) + ", but its /config describes " + shape_text(want));
-    };
-    check(layers[i].W, {S, static_cast<std::uint64_t>(l.in), static_cast<std::uint64_t>(l.out)}, "W");
-    check(layers[i].b, {S, static_cast<std::uint64_t>(l.out)}, "b");
+                       " layers under /params, but its /config describes " + std::to_string(r.shape.num_layers()));
+  std::vector<std::size_t> next(layers.size(), 0);  // per layer: its next tensor in parameter order
+  for (int k = 0; k < r.shape.tensors(); ++k) {
+    const int li = r.shape.layer_of(k);
+    const std::string name = "/params/layer_" + std::to_string(li) + "/" + r.shape.tensor_name(k);
+    Shape want = {S};
+    for (std::int64_t d : r.shape.tensor_dims(k)) want.push_back(static_cast<std::uint64_t>(d));
+    const auto& tensors = layers[li].tensors;
+    if (next[li] >= tensors.size() || tensors[next[li]].first != r.shape.tensor_name(k))
+      throw RunFileError("run file '" + r.path + "' has no " + name + ", which its /config describes");
+    const Array& a = tensors[next[li]++].second;
+    if (a.shape != want)
+      throw RunFileError("run file '" + r.path + "': " + name + " has shape " + shape_text(a.shape) +
+                         ", but its /config describes " + shape_text(want));
+    r.params.insert(r.params.end(), a.data.begin(), a.data.end());  // ParamLayout order: [S, size] per tensor
   }
-  for (const LayerParams& l : layers) {  // ParamLayout order: W_0, b_0, W_1, ... each [S, size]
-    r.params.insert(r.params.end(), l.W.data.begin(), l.W.data.end());
-    r.params.insert(r.params.end(), l.b.data.begin(), l.b.data.end());
-  }
+  for (std::size_t li = 0; li < layers.size(); ++li)
+    if (next[li] != layers[li].tensors.size())
+      throw RunFileError("run file '" + r.path + "': /params/layer_" + std::to_string(li) +
+                         " holds tensors its /config does not describe");
 }
 
 void check_sizes(const StoredSwarm& r) {
@@ -127,16 +130,18 @@ StoredSwarm load_swarm(const std::string& path, bool own_data) {
   r.cfg = parse_config(r.file.config_yaml, path + ":/config", ov);
   r.S = r.file.meta.swarm_size;
   r.first_member = r.file.meta.first_member;
-  const Array& W0 = r.file.params.front().W;
+  if (r.file.params.empty() || r.file.params.front().tensors.empty())
+    throw RunFileError("run file '" + path + "' has no /params/layer_0");
+  const Array& W0 = r.file.params.front().tensors.front().second;
   if (W0.shape.size() != 3 || W0.shape[0] != static_cast<std::uint64_t>(r.S))
-    throw RunFileError("run file '" + path + "': /params/layer_0/W has shape " + shape_text(W0.shape) +
+    throw RunFileError("run file '" + path + "': /params/layer_0/" + r.file.params.front().tensors.front().first + " has shape " + shape_text(W0.shape) +
                        ", expected [" + std::to_string(r.S) + ", inputs, units] (swarm_size " +
                        std::to_string(r.S) + ")");
   const LossType loss = r.cfg.loss.type;
   const int units = r.cfg.model.layers.back().units;
   r.classification = is_classification(loss);
   r.K = num_classes(loss, units);
-  r.shape = make_mlp_shape(r.cfg.model, r.cfg.loss, static_cast<int>(W0.shape[1]), r.K, units);
+  r.shape = make_model_shape(r.cfg.model, r.cfg.loss, static_cast<int>(W0.shape[1]), r.K, units);
   take_params(r);
   check_sizes(r);
   r.class_names = r.file.data.class_names;

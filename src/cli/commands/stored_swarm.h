@@ -12,7 +12,7 @@
 #include "data/dataset.h"
 #include "eval/combine.h"
 #include "io/run_file.h"
-#include "model/mlp.h"
+#include "model/shape.h"
 
 namespace tn {
 
@@ -25,7 +25,7 @@ struct StoredSwarm {
   std::string path;
   RunFile file;
   Config cfg;
-  MlpShape shape;
+  ModelShape shape;
   std::vector<float> params;  // ParamLayout(shape, S) order
   int S = 0, first_member = 0;
   bool classification = false;

@@ -105,7 +105,7 @@ class Sweep {
     p.mode = mode;
     p.S = cfg.swarm.size;
     const MemberSets sets = make_member_sets(cfg, data);
-    const MlpShape shape = make_mlp_shape(cfg.model, cfg.loss, data.features, data.num_classes, data.targets);
+    const ModelShape shape = make_model_shape(cfg, data);
     std::vector<std::uint32_t> samples;
     std::vector<OptimizerConfig> opt;
     for (int s = 0; s < p.S; ++s) {
@@ -264,7 +264,7 @@ int sweep(const SweepOptions& opt) {
   const std::unique_ptr<Backend> be = make_backend({probe.device, opt.threads, probe.device_index, probe.device_precision == DevicePrecision::Tf32}, &note);
   if (!note.empty()) spdlog::info("{}", note);
   const PreparedData data = prepare_data(load_dataset(probe.data, is_classification(probe.loss.type)), probe.data);
-  make_mlp_shape(probe.model, probe.loss, data.features, data.num_classes, data.targets);  // validates
+  make_model_shape(probe, data);  // validates
   spdlog::info("turbanet {} sweep | config {} | device {} | threads {} | sizes {}", TURBANET_VERSION,
                opt.config_path, be->name(), be->workers(), fmt::join(sizes, ","));
   const PeakRate peak = measure_peak(*be, opt.peak_n);

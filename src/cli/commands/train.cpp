@@ -64,18 +64,16 @@ Array make_array(std::vector<std::uint64_t> shape, std::vector<float> data) {
   return Array{std::move(shape), std::move(data)};
 }
 
-// Slices layout-ordered swarm parameters into /params/layer_<i>/{W,b}.
+// Slices layout-ordered swarm parameters into /params/layer_<i>/<tensor>, each [S, dims...].
 std::vector<LayerParams> split_layers(const TrainOutput& t, const std::vector<float>& p) {
-  std::vector<LayerParams> layers;
+  std::vector<LayerParams> layers(t.shape.num_layers());
   const std::uint64_t S = t.layout.S;
-  for (std::size_t li = 0; li < t.shape.layers.size(); ++li) {
-    const DenseLayer& l = t.shape.layers[li];
-    auto slice = [&](int tensor) {
-      const auto begin = p.begin() + t.layout.offset[tensor];
-      return std::vector<float>(begin, begin + S * t.layout.size[tensor]);
-    };
-    layers.push_back({make_array({S, static_cast<std::uint64_t>(l.in), static_cast<std::uint64_t>(l.out)}, slice(2 * li)),
-                      make_array({S, static_cast<std::uint64_t>(l.out)}, slice(2 * li + 1))});
+  for (int k = 0; k < t.shape.tensors(); ++k) {
+    std::vector<std::uint64_t> dims = {S};
+    for (std::int64_t d : t.shape.tensor_dims(k)) dims.push_back(static_cast<std::uint64_t>(d));
+    const auto begin = p.begin() + t.layout.offset[k];
+    layers[t.shape.layer_of(k)].tensors.emplace_back(
+        t.shape.tensor_name(k), make_array(std::move(dims), std::vector<float>(begin, begin + S * t.layout.size[k])));
   }
   return layers;
 }
@@ -202,7 +200,7 @@ int run_train(const TrainOptions& opt) {
     if (!note.empty()) spdlog::info("{}", note);
     const bool classification = is_classification(cfg.loss.type);
     data = prepare_data(load_dataset(cfg.data, classification), cfg.data);
-    make_mlp_shape(cfg.model, cfg.loss, data.features, data.num_classes, data.targets);  // validates
+    make_model_shape(cfg, data);  // validates
     sets = make_member_sets(cfg, data);
     plan = plan_training(cfg, data, sets, *be);
   } catch (const ConfigError& e) {

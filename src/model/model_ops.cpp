@@ -1,0 +1,154 @@
+// Model passes written once against the backend interface: the recurrent layers (if any),
+// then the dense head.
+#include "model/model_ops.h"
+
+#include <utility>
+
+#include "model/recurrent_ops.h"
+
+namespace tn {
+namespace {
+
+// Floats per member of each buffer, in allocation order (shared by the allocation and the
+// byte count so the two cannot drift apart).
+template <class Take>
+void layout_buffers(const ModelShape& shape, int batch, int targets, Take&& take) {
+  const std::int64_t Bc = batch;
+  take(Bc * shape.inputs());
+  take(Bc * targets);
+  for (const auto& l : shape.layers) {
+    take(Bc * l.out);
+    if (l.act != Activation::Identity) take(Bc * l.out);
+  }
+  take(Bc * shape.max_width());
+  take(Bc * shape.max_width());
+  const std::int64_t T = shape.seq_len;
+  for (std::size_t r = 0; r < shape.recurrent.size(); ++r) {
+    const RecurrentLayer& l = shape.recurrent[r];
+    const std::int64_t G = T * Bc * l.gates() * l.units, Hn = T * Bc * l.units;
+    const bool lstm = l.cell == CellType::Lstm;
+    if (r == 0) take(T * Bc * l.in);
+    take(G);               // G
+    take(lstm ? 0 : G);    // Gh
+    take(Hn);              // Hs
+    take(lstm ? Hn : 0);   // C
+    take(G);               // dG
+    take(lstm ? 0 : G);    // dGh
+    take(Hn);              // dHs
+    take(lstm ? Bc * l.units : 0);  // dc
+  }
+}
+
+}  // namespace
+
+std::int64_t model_buffer_bytes_per_member(const ModelShape& shape, int batch, int targets) {
+  std::int64_t floats = 0;
+  layout_buffers(shape, batch, targets, [&](std::int64_t n) { floats += n; });
+  return floats * static_cast<std::int64_t>(sizeof(float));
+}
+
+ModelBuffers::ModelBuffers(Backend& be, const ModelShape& shape, int members_, int batch_, int targets)
+    : members(members_), batch(batch_), be_(be) {
+  std::vector<std::pair<float*, std::int64_t>> got;
+  layout_buffers(shape, batch, targets, [&](std::int64_t per_member) {
+    float* p = nullptr;
+    if (per_member > 0) {
+      const std::size_t n = static_cast<std::size_t>(per_member) * members;
+      p = be_.alloc<float>(n);
+      owned_.push_back(p);
+      bytes += static_cast<std::int64_t>(n * sizeof(float));
+    }
+    got.emplace_back(p, per_member);
+  });
+  std::size_t i = 0;
+  auto next = [&] { return got[i++].first; };
+  X = next();
+  Y = next();
+  for (const auto& l : shape.layers) {
+    Z.push_back(next());
+    A.push_back(l.act == Activation::Identity ? Z.back() : next());
+  }
+  dA = next();
+  dB = next();
+  const std::int64_t T = shape.seq_len;
+  for (std::size_t r = 0; r < shape.recurrent.size(); ++r) {
+    const RecurrentLayer& l = shape.recurrent[r];
+    RecurrentBuffers rb;
+    if (r == 0) {
+      rb.in = next();
+      rb.s_in = T * batch * l.in;
+    }
+    rb.G = next();
+    rb.Gh = next();
+    rb.Hs = next();
+    rb.C = next();
+    rb.dG = next();
+    rb.dGh = next();
+    rb.dHs = next();
+    rb.dc = next();
+    rb.sG = T * batch * l.gates() * l.units;
+    rb.sH = T * batch * l.units;
+    rec.push_back(rb);
+  }
+}
+
+ModelBuffers::~ModelBuffers() {
+  for (void* p : owned_) be_.release(p);
+}
+
+const float* model_forward(Backend& be, const ModelShape& shape, const BlockParams& p, ModelBuffers& buf,
+                           int Sb, int B) {
+  std::int64_t s_in = static_cast<std::int64_t>(buf.batch) * shape.inputs();
+  const float* in = shape.recurrent.empty() ? buf.X : recurrent_forward(be, shape, p, buf, Sb, B, &s_in);
+  for (std::size_t li = 0; li < shape.layers.size(); ++li) {
+    const DenseLayer& l = shape.layers[li];
+    const int w = shape.dense_tensor(static_cast<int>(li));
+    const std::int64_t s_out = static_cast<std::int64_t>(buf.batch) * l.out;
+    // Z [B, out] = in [B, in] · W [in, out], per member.
+    gemm_rm(be, Trans::N, Trans::N, B, l.out, l.in, 1.0f, in, l.in, s_in, p.t[w], l.out, p.stride(w), 0.0f,
+            buf.Z[li], l.out, s_out, Sb);
+    be.bias_activation(l.act, l.slope, Sb, B, l.out, buf.Z[li], s_out, p.t[w + 1], p.stride(w + 1), buf.A[li], s_out);
+    in = buf.A[li];
+    s_in = s_out;
+  }
+  return buf.A.back();
+}
+
+void model_backward(Backend& be, const ModelShape& shape, const BlockParams& p, const BlockParams& g,
+                    ModelBuffers& buf, int Sb, int B) {
+  float* dZ = buf.dA;   // dL/dZ of the current layer
+  float* dIn = buf.dB;  // dL/dA of the layer below
+  // The head's input: the data, or the last recurrent layer's final state.
+  const float* head_in = buf.X;
+  std::int64_t s_head = static_cast<std::int64_t>(buf.batch) * shape.inputs();
+  if (!shape.recurrent.empty()) {
+    const RecurrentBuffers& top = buf.rec.back();
+    const int H = shape.recurrent.back().units;
+    head_in = top.Hs + static_cast<std::int64_t>(shape.seq_len - 1) * B * H;
+    s_head = top.sH;
+  }
+  for (int li = static_cast<int>(shape.layers.size()) - 1; li >= 0; --li) {
+    const DenseLayer& l = shape.layers[li];
+    const int w = shape.dense_tensor(li);
+    const std::int64_t s_act = static_cast<std::int64_t>(buf.batch) * l.out;
+    // dZ holds dL/dA_l (for the last layer: the loss gradient w.r.t. the model output);
+    // turn it into dL/dZ_l.
+    be.activation_backward(l.act, l.slope, Sb, B, l.out, buf.Z[li], buf.A[li], s_act, dZ);
+    const float* in = li > 0 ? buf.A[li - 1] : head_in;
+    const std::int64_t s_in = li > 0 ? static_cast<std::int64_t>(buf.batch) * l.in : s_head;
+    // dW [in, out] = inᵀ [in, B] · dZ [B, out].
+    gemm_rm(be, Trans::T, Trans::N, l.in, l.out, B, 1.0f, in, l.in, s_in, dZ, l.out, s_act, 0.0f, g.t[w], l.out,
+            g.stride(w), Sb);
+    be.bias_grad(Sb, B, l.out, dZ, s_act, g.t[w + 1], g.stride(w + 1));
+    if (li == 0 && shape.recurrent.empty()) break;
+    // dA_{l-1} [B, in] = dZ [B, out] · Wᵀ [out, in]; below the head: dL/dh_{T−1}.
+    std::int64_t s_d = static_cast<std::int64_t>(buf.batch) * l.in;
+    float* dst = li > 0 ? dIn : recurrent_head_grad(be, shape, buf, Sb, B, &s_d);
+    gemm_rm(be, Trans::N, Trans::T, B, l.in, l.out, 1.0f, dZ, l.out, s_act, p.t[w], l.out, p.stride(w), 0.0f, dst,
+            l.in, s_d, Sb);
+    std::swap(dZ, dIn);
+  }
+  if (!shape.recurrent.empty()) recurrent_backward(be, shape, p, g, buf, Sb, B);
+}
+
+}  // namespace tn

@@ -1,0 +1,181 @@
+// Model shapes, layout and initialization.
+#include "model/shape.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "data/prepare.h"
+#include "math/rng.h"
+
+namespace tn {
+
+int ModelShape::max_width() const {
+  int w = layers.front().in;
+  for (const auto& l : layers) w = std::max(w, l.out);
+  return recurrent.empty() ? std::max(w, inputs()) : w;
+}
+
+int ModelShape::recurrent_tensors() const {
+  int n = 0;
+  for (const auto& r : recurrent) n += r.tensors();
+  return n;
+}
+
+int ModelShape::recurrent_tensor(int r) const {
+  int n = 0;
+  for (int i = 0; i < r; ++i) n += recurrent[i].tensors();
+  return n;
+}
+
+int ModelShape::layer_of(int t) const {
+  for (int r = 0; r < static_cast<int>(recurrent.size()); ++r) {
+    if (t < recurrent[r].tensors()) return r;
+    t -= recurrent[r].tensors();
+  }
+  return static_cast<int>(recurrent.size()) + t / 2;
+}
+
+std::vector<std::int64_t> ModelShape::tensor_dims(int t) const {
+  const int li = layer_of(t);
+  if (li < static_cast<int>(recurrent.size())) {
+    const RecurrentLayer& r = recurrent[li];
+    const int k = t - recurrent_tensor(li);
+    const std::int64_t G = static_cast<std::int64_t>(r.gates()) * r.units;
+    if (k == 0) return {r.in, G};
+    if (k == 1) return {r.units, G};
+    return {G};
+  }
+  const DenseLayer& l = layers[li - recurrent.size()];
+  return (t - recurrent_tensors()) % 2 == 0 ? std::vector<std::int64_t>{l.in, l.out} : std::vector<std::int64_t>{l.out};
+}
+
+std::string ModelShape::tensor_name(int t) const {
+  const int li = layer_of(t);
+  if (li >= static_cast<int>(recurrent.size())) return (t - recurrent_tensors()) % 2 == 0 ? "W" : "b";
+  static const char* lstm[] = {"Wx", "Wh", "b"};
+  static const char* gru[] = {"Wx", "Wh", "bx", "bh"};
+  const int k = t - recurrent_tensor(li);
+  return recurrent[li].cell == CellType::Lstm ? lstm[k] : gru[k];
+}
+
+std::int64_t ModelShape::tensor_size(int t) const {
+  std::int64_t n = 1;
+  for (std::int64_t d : tensor_dims(t)) n *= d;
+  return n;
+}
+
+std::int64_t ModelShape::params_per_member() const {
+  std::int64_t n = 0;
+  for (int t = 0; t < tensors(); ++t) n += tensor_size(t);
+  return n;
+}
+
+ModelShape make_model_shape(const ModelConfig& model, const LossConfig& loss, int features,
+                            int num_classes, int targets, int seq_len, int step_features) {
+  ModelShape shape;
+  int in = features;
+  for (std::size_t i = 0; i < model.layers.size(); ++i) {
+    const LayerConfig& lc = model.layers[i];
+    if (lc.type == "dense") {
+      shape.layers.push_back({in, lc.units, lc.activation, lc.leaky_slope, lc.init});
+      in = lc.units;
+      continue;
+    }
+    if (seq_len <= 0)
+      throw ConfigError("model.layers[" + std::to_string(i) + "]: a " + lc.type +
+                        " layer reads sequences, but the data are plain feature vectors; describe windows "
+                        "with data.sequence: {window: ..., target: ...}");
+    if (shape.recurrent.empty()) {
+      shape.seq_len = seq_len;
+      shape.step_features = step_features;
+      in = step_features;
+    }
+    shape.recurrent.push_back({lc.type == "lstm" ? CellType::Lstm : CellType::Gru, in, lc.units,
+                               lc.return_sequences, static_cast<float>(lc.forget_bias)});
+    in = lc.units;
+  }
+  const int out = shape.outputs();
+  const std::string last = "model.layers[" + std::to_string(model.layers.size() - 1) + "].units";
+  if (loss.type == LossType::CrossEntropy && out != num_classes)
+    throw ConfigError(last + ": the data has " + std::to_string(num_classes) +
+                      " classes, so cross_entropy needs " + std::to_string(num_classes) +
+                      " output units, not " + std::to_string(out));
+  if (loss.type == LossType::Bce && (num_classes != 2 || out != 1))
+    throw ConfigError(last + ": bce needs 1 output unit and two classes (the data has " +
+                      std::to_string(num_classes) + " classes and the model " +
+                      std::to_string(out) + " outputs); use cross_entropy for more classes");
+  if (!is_classification(loss.type) && out != targets)
+    throw ConfigError(last + ": the data has " + std::to_string(targets) +
+                      " target value(s) per sample, so the last layer needs that many units, not " +
+                      std::to_string(out));
+  return shape;
+}
+
+ModelShape make_model_shape(const Config& cfg, const PreparedData& data) {
+  return make_model_shape(cfg.model, cfg.loss, data.features, data.num_classes, data.targets, data.seq_len,
+                          data.step_features);
+}
+
+ParamLayout::ParamLayout(const ModelShape& shape, int S_) : S(S_) {
+  for (int t = 0; t < shape.tensors(); ++t) {
+    size.push_back(shape.tensor_size(t));
+    offset.push_back(total);
+    total += S * size.back();
+  }
+}
+
+BlockParams::BlockParams(float* base, const ParamLayout& lay, int m0) : layout(&lay) {
+  for (std::size_t i = 0; i < lay.size.size(); ++i) t.push_back(base + lay.at(static_cast<int>(i), m0));
+}
+
+namespace {
+
+bool uses_he(const DenseLayer& l) {
+  if (l.init != LayerConfig::Init::Auto) return l.init == LayerConfig::Init::He;
+  return l.act == Activation::Relu || l.act == Activation::LeakyRelu || l.act == Activation::Gelu;
+}
+
+// Uniform(−limit, limit) or normal(0, std) draws of tensor `id` for every member; counter
+// (id << 40 | i) keeps each value a pure function of (seed, member, tensor, index).
+void fill_weights(std::vector<float>& p, const ParamLayout& layout, int tensor, std::uint64_t id, bool normal,
+                  float scale, std::uint64_t seed, int first_member, const std::vector<float>& member_scale) {
+  const std::int64_t n = layout.size[tensor];
+  for (int s = 0; s < layout.S; ++s) {
+    const auto member = static_cast<std::uint32_t>(first_member + s);
+    float* w = p.data() + layout.at(tensor, s);
+    const float k = member_scale.empty() ? 1.0f : member_scale[s];
+    for (std::int64_t i = 0; i < n; ++i) {
+      const Philox4x32 r = random_words(seed, member, Purpose::Init, (id << 40) | static_cast<std::uint64_t>(i));
+      w[i] = normal ? scale * standard_normal(r.v[0], r.v[1]) : scale * (2.0f * uniform01(r.v[0]) - 1.0f);
+      if (k != 1.0f) w[i] *= k;
+    }
+  }
+}
+
+}  // namespace
+
+std::vector<float> init_params(const ModelShape& shape, const ParamLayout& layout,
+                               std::uint64_t seed, int first_member, const std::vector<float>& member_scale) {
+  std::vector<float> p(layout.total, 0.0f);
+  for (int li = 0; li < static_cast<int>(shape.layers.size()); ++li) {
+    const DenseLayer& l = shape.layers[li];
+    const bool he = uses_he(l);
+    const float scale = he ? std::sqrt(2.0f / l.in) : std::sqrt(6.0f / (l.in + l.out));
+    fill_weights(p, layout, shape.dense_tensor(li), static_cast<std::uint64_t>(li), he, scale, seed, first_member,
+                 member_scale);
+  }
+  // Recurrent tensors draw from ids above any dense layer's (1 << 20 | tensor index).
+  for (int r = 0; r < static_cast<int>(shape.recurrent.size()); ++r) {
+    const RecurrentLayer& l = shape.recurrent[r];
+    const int t0 = shape.recurrent_tensor(r);
+    const std::uint64_t id = std::uint64_t{1} << 20;
+    fill_weights(p, layout, t0, id | t0, false, std::sqrt(6.0f / (l.in + l.units)), seed, first_member, member_scale);
+    fill_weights(p, layout, t0 + 1, id | (t0 + 1), false, std::sqrt(3.0f / l.units), seed, first_member, member_scale);
+    if (l.cell == CellType::Lstm && l.forget_bias != 0.0f)
+      for (int s = 0; s < layout.S; ++s)
+        std::fill_n(p.data() + layout.at(t0 + 2, s) + l.units, l.units, l.forget_bias);
+  }
+  return p;
+}
+
+}  // namespace tn
