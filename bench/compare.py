@@ -6,7 +6,9 @@
 
 Workloads: W1 spirals-small (2-16-2), W2 spirals-large (2-256-256-2), full batch of 128
 points, at every swarm size of --sizes; W3 the Fashion-MNIST ensemble (784-64-32-10, S=50,
-batch 8, bootstrap, --epochs-w3 epochs, default 1). Tools: turbanet (build/turbanet, the
+batch 8, bootstrap, --epochs-w3 epochs, default 1); on request (--workloads ...,W4) W4 stocks
+LSTM (configs/stocks-lstm.yaml: one LSTM(1, 32) -> dense(1) per series of a random-walk
+"stocks" CSV, which `turbanet data generate` writes and the peer reads). Tools: turbanet (build/turbanet, the
 training loop's /meta/train_seconds and the whole process), and the peers in bench/peers/:
 pytorch-loop, pytorch-vmap, turbanet-py (the PyPI library; needs bench/install-peers.sh), and
 on request turbanet-py+jit. For every (workload, S) turbanet runs first; the peers then train
@@ -48,6 +50,14 @@ PEERS = {  # tool -> (script, extra args, interpreter key)
     "turbanet-py+jit": ("jax_turbanet.py", ["--outer-jit"], "venv"),
 }
 DEFAULT_PEERS = "pytorch-loop,pytorch-vmap,turbanet-py"
+# W4 (stocks LSTM) is not in common.WORKLOADS (the MLP peers cannot run it); its only peer is
+# the PyTorch loop over per-series LSTMs. Hyper-parameters come from its config (read_w4_config).
+W4 = dict(name="stocks-lstm", config="configs/stocks-lstm.yaml")
+W4_PEERS = {"pytorch-loop": "torch_lstm_loop.py"}
+
+
+def workload_info(workload):
+    return W4 if workload == "W4" else common.WORKLOADS[workload]
 
 
 def log(msg):
@@ -55,10 +65,13 @@ def log(msg):
 
 
 def run_turbanet(args, workload, size, epochs, out):
-    w = common.WORKLOADS[workload]
-    cmd = [args.turbanet, "train", os.path.join(common.REPO, w["config"]), "--force", "-q",
-           "--set", f"swarm.size={size}", "--set", f"train.epochs={epochs}",
+    """size None: the config's own swarm (W4: one member per series)."""
+    w = workload_info(workload)
+    config = args.config_w4 if workload == "W4" else os.path.join(common.REPO, w["config"])
+    cmd = [args.turbanet, "train", config, "--force", "-q", "--set", f"train.epochs={epochs}",
            "--set", f"output.path={out}"]
+    if size is not None:
+        cmd += ["--set", f"swarm.size={size}"]
     if args.turbanet_threads:
         cmd += ["--threads", str(args.turbanet_threads)]
     t0 = time.perf_counter()
@@ -69,11 +82,14 @@ def run_turbanet(args, workload, size, epochs, out):
     with h5py.File(out, "r") as f:
         meta = f["meta"].attrs
         split = "test" if "eval/test" in f else "train"
-        mm = f[f"eval/{split}/member_mean"].attrs
+        mm = dict(f[f"eval/{split}/member_mean"].attrs) if f"eval/{split}/member_mean" in f else {}
+        loss = mm.get("log_loss", mm.get("mse"))  # classification / regression (W4)
+        acc = mm.get("accuracy")
         return dict(tool="turbanet", workload=workload, S=size, epochs=epochs,
                     steps=int(meta["steps"]), train_seconds=float(meta["train_seconds"]),
                     warmup_seconds=None, process_seconds=wall, eval_split=split,
-                    final_loss_mean=float(mm["log_loss"]), final_accuracy_mean=float(mm["accuracy"]),
+                    final_loss_mean=None if loss is None else float(loss),
+                    final_accuracy_mean=None if acc is None else float(acc),
                     param_max_rel_diff_vs_turbanet=0.0, kernel=str(meta["kernel"]),
                     threads=int(meta["threads"]), returncode=proc.returncode)
 
@@ -96,25 +112,179 @@ def run_peer(args, tool, workload, size, epochs, run_file):
     return r
 
 
+def read_yaml(path):
+    """The config as nested dicts: PyYAML when installed, else a minimal reader of block
+    mappings whose values are scalars or one-line flow mappings (enough for the keys W4
+    reads; block lists are skipped)."""
+    try:
+        import yaml
+        with open(path) as fh:
+            return yaml.safe_load(fh) or {}
+    except ImportError:
+        pass
+
+    def scalar(v):
+        v = v.strip().strip("'\"")
+        for conv in (int, float):
+            try:
+                return conv(v)
+            except ValueError:
+                pass
+        return {"true": True, "false": False}.get(v.lower(), v)
+
+    def flow(v):
+        v = v.strip()
+        if not (v.startswith("{") and v.endswith("}")):
+            return scalar(v)
+        out, depth, key, cur = {}, 0, None, ""
+        for ch in v[1:-1] + ",":
+            if ch in "{[":
+                depth += 1
+            elif ch in "}]":
+                depth -= 1
+            if ch == "," and depth == 0:
+                k, _, val = cur.partition(":")
+                if k.strip():
+                    out[k.strip()] = flow(val)
+                cur = ""
+            else:
+                cur += ch
+        return out
+
+    root, stack = {}, [(-1, None)]
+    stack[0] = (-1, root)
+    with open(path) as fh:
+        for line in fh:
+            text = line.split(" #")[0].rstrip() if not line.lstrip().startswith("#") else ""
+            if not text.strip() or text.lstrip().startswith("-"):
+                continue
+            indent = len(text) - len(text.lstrip())
+            key, _, val = text.strip().partition(":")
+            while stack[-1][0] >= indent:
+                stack.pop()
+            parent = stack[-1][1]
+            if val.strip():
+                parent[key.strip()] = flow(val)
+            else:
+                parent[key.strip()] = {}
+                stack.append((indent, parent[key.strip()]))
+    return root
+
+
+def read_w4_config(path):
+    """What the W4 peer needs from the config, with the peer's defaults for missing keys."""
+    c = read_yaml(path)
+    data = c.get("data") or {}
+    src, seq, split = data.get("source") or {}, data.get("sequence") or {}, data.get("split") or {}
+    opt, train = c.get("optimizer") or {}, c.get("train") or {}
+    return dict(series=src.get("series"), length=src.get("length"),
+                window=int(seq.get("window", 20)), horizon=int(seq.get("horizon", 1)),
+                stride=int(seq.get("stride", 1)), target=str(seq.get("target", "close")),
+                split=f"{float(split.get('train', 0.7))},{float(split.get('val', 0.15))},"
+                      f"{float(split.get('test', 0.15))}",
+                lr=float(opt.get("lr", 1e-3)), epochs=int(train.get("epochs", 1)),
+                batch=int(train.get("batch_size", 32)))
+
+
+def run_peer_w4(args, tool, cfg, epochs, csv_path, json_path):
+    cmd = [args.python, os.path.join(HERE, "peers", W4_PEERS[tool]), "--csv", csv_path,
+           "--target", cfg["target"], "--window", str(cfg["window"]), "--horizon", str(cfg["horizon"]),
+           "--stride", str(cfg["stride"]), "--split", cfg["split"], "--epochs", str(epochs),
+           "--lr", repr(cfg["lr"]), "--batch", str(cfg["batch"]), "--threads", str(args.peer_threads),
+           "--json", json_path]
+    t0 = time.perf_counter()
+    proc = subprocess.run(cmd, timeout=args.timeout, capture_output=True, text=True)
+    wall = time.perf_counter() - t0
+    if proc.returncode != 0 or not os.path.exists(json_path):
+        raise RuntimeError(f"{tool} (W4) exited {proc.returncode}: {proc.stderr[-2000:]}")
+    with open(json_path) as fh:
+        r = json.load(fh)
+    os.remove(json_path)
+    r["tool"] = tool
+    r["process_seconds"] = wall
+    return r
+
+
+def run_w4(args, peers, tmp, rows, raw):
+    """W4: generate the stocks CSV from the config, time turbanet on the config, then the
+    PyTorch loop peer on the same CSV with the same epochs, lr and batch."""
+    cfg = read_w4_config(args.config_w4)
+    epochs = args.epochs_w4 or cfg["epochs"]
+    csv_path = os.path.join(tmp, "stocks.csv")
+    t0 = time.perf_counter()
+    proc = subprocess.run([args.turbanet, "data", "generate", args.config_w4, "--out", csv_path],
+                          cwd=common.REPO, timeout=args.timeout, capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise RuntimeError(f"turbanet data generate exited {proc.returncode}: {proc.stderr[-2000:]}")
+    log(f"W4 data: {csv_path} in {time.perf_counter() - t0:.2f} s ({cfg})")
+    S = cfg["series"]
+    if S is None:  # count tickers of the CSV
+        with open(csv_path) as fh:
+            next(fh)
+            S = len({line.split(",")[1] for line in fh if line.strip()})
+    run_turbanet(args, "W4", None, 1, os.path.join(tmp, "warm.h5"))  # untimed, page cache
+    ref = os.path.join(tmp, "W4.h5")
+    runs = []
+    for k in range(args.repeats):
+        r = run_turbanet(args, "W4", None, epochs, ref)
+        r["S"], r["loadavg"] = S, os.getloadavg()[0]
+        runs.append(r)
+        log(f"W4 S={S} turbanet #{k + 1}: train {r['train_seconds']:.4f} s, process {r['process_seconds']:.3f} s")
+    raw += runs
+    rows.append(summarize(runs, "W4", S, epochs, "turbanet", "ok", batch=cfg["batch"]))
+    if args.keep_runs:
+        os.makedirs(os.path.join(args.out_dir, "runs"), exist_ok=True)
+        shutil.copy(ref, os.path.join(args.out_dir, "runs", "W4.h5"))
+    for p in peers:
+        if p not in W4_PEERS:
+            log(f"W4: no {p} peer (only {', '.join(W4_PEERS)})")
+            continue
+        runs, status = [], "ok"
+        for k in range(args.repeats):
+            try:
+                load = os.getloadavg()[0]
+                r = run_peer_w4(args, p, cfg, epochs, csv_path, os.path.join(tmp, "peer.json"))
+                r["loadavg"] = load
+            except subprocess.TimeoutExpired:
+                status = f"timeout>{args.timeout:g}s"
+            except RuntimeError as e:
+                status = "failed"
+                log(str(e))
+            if status != "ok":
+                log(f"W4 {p}: {status}")
+                break
+            runs.append(r)
+            log(f"W4 S={r['S']} {p} #{k + 1}: train {r['train_seconds']:.4f} s "
+                f"({r['ms_per_member_step']:.3f} ms per member-step), data prep {r['load_seconds']:.2f} s, "
+                f"warm-up {r['warmup_seconds']:.3f} s, process {r['process_seconds']:.2f} s, "
+                f"test mse {r['test_mse_mean']:.4f} (naive {r['naive_test_mse_mean']:.4f})")
+        raw += runs
+        rows.append(summarize(runs if status == "ok" else [], "W4", S, epochs, p, status, batch=cfg["batch"]))
+
+
 def median(xs):
     xs = [x for x in xs if x is not None]
     return statistics.median(xs) if xs else None
 
 
-def summarize(runs, workload, size, epochs, tool, status):
-    w = common.WORKLOADS[workload]
-    batch = 128 if w["data"] == "spirals" else w["batch"]
+def summarize(runs, workload, size, epochs, tool, status, batch=None):
+    w = workload_info(workload)
+    if batch is None:
+        batch = 128 if w["data"] == "spirals" else w["batch"]
     row = dict(workload=workload, name=w["name"], S=size, epochs=epochs, batch=batch, tool=tool,
                status=status, repeats=len(runs))
     if runs:
         train = [r["train_seconds"] for r in runs]
         steps = runs[0]["steps"]
-        flops = common.flops_per_member_step(w["sizes"], batch) * size * steps
+        # no FLOP count for the LSTM workload (W4): src/model/flops.h counts dense layers
+        flops = common.flops_per_member_step(w["sizes"], batch) * size * steps if "sizes" in w else None
         last = runs[-1]
         row.update(steps=steps, train_s=median(train), train_s_min=min(train), train_s_max=max(train),
                    warmup_s=median([r.get("warmup_seconds") for r in runs]),
                    process_s=median([r.get("process_seconds") for r in runs]),
-                   gflops=flops / median(train) / 1e9,
+                   gflops=flops / median(train) / 1e9 if flops else None,
+                   ms_per_member_step=1e3 * median(train) / (size * steps) if size and steps else None,
+                   load_s=median([r.get("load_seconds") for r in runs]),
                    eval_split=last.get("eval_split"), final_loss=last.get("final_loss_mean"),
                    final_acc=last.get("final_accuracy_mean"),
                    param_rel_diff=last.get("param_max_rel_diff_vs_turbanet"),
@@ -125,12 +295,16 @@ def summarize(runs, workload, size, epochs, tool, status):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--workloads", default="W1,W2,W3")
+    ap.add_argument("--workloads", default="W1,W2,W3",
+                    help="of W1, W2, W3, W4 (W4, stocks LSTM, only on request)")
     ap.add_argument("--sizes", default="1,8,32,128", help="swarm sizes of W1 and W2 (W3 is S=50)")
     ap.add_argument("--epochs-w1", type=int, default=1024)
     ap.add_argument("--epochs-w2", type=int, default=48)
     ap.add_argument("--epochs-w3", type=int, default=1)
     ap.add_argument("--size-w3", type=int, default=50)
+    ap.add_argument("--config-w4", default=os.path.join(common.REPO, W4["config"]),
+                    help="W4's config (opt-in workload: --workloads ...,W4)")
+    ap.add_argument("--epochs-w4", type=int, help="default: the W4 config's train.epochs")
     ap.add_argument("--repeats", type=int, default=3, help="processes per tool and point (median)")
     ap.add_argument("--peers", default=DEFAULT_PEERS,
                     help=f"comma-separated, of {', '.join(PEERS)}; 'none' for turbanet alone")
@@ -151,7 +325,7 @@ def main():
     sizes = [int(s) for s in args.sizes.split(",") if s.strip()]
     peers = [] if args.peers == "none" else [p.strip() for p in args.peers.split(",") if p.strip()]
     for w in workloads:
-        if w not in common.WORKLOADS:
+        if w not in common.WORKLOADS and w != "W4":
             ap.error(f"unknown workload {w}")
     for p in peers:
         if p not in PEERS:
@@ -169,6 +343,9 @@ def main():
     started = time.strftime("%Y-%m-%d %H:%M:%S")
     try:
         for w in workloads:
+            if w == "W4":
+                run_w4(args, peers, tmp, rows, raw)
+                continue
             epochs = epochs_of[w]
             wsizes = [args.size_w3] if w == "W3" else sizes
             # untimed: a one-epoch turbanet run (page cache, dynamic loader); W3's data files read once
@@ -270,13 +447,22 @@ def print_table(rows, args, started):
             "split (spirals: train, W3: test). Δparams: worst relative difference of a peer's trained "
             "weights from turbanet's (same data and initial weights; '-' for W3, whose bootstrap "
             "resamples differ).")
+    w4 = [r for r in rows if r["workload"] == "W4" and r.get("train_s")]
+    if w4:
+        print()
+        print("W4 per member-step (train s / (S · steps)): " + ", ".join(
+            f"{r['tool']} {r['ms_per_member_step']:.3f} ms" for r in w4 if r.get("ms_per_member_step")))
+        note += (" W4: loss is the member mean test MSE (turbanet: /eval/test/member_mean mse; peer: "
+                 "normalized units, its naive last-value MSE is in compare.json); no FLOP count, no "
+                 "acc, no Δparams (own initial weights and shuffles).")
     print()
     print(textwrap.fill(note, 110), flush=True)
 
 
 def write_outputs(rows, raw, args, started):
     fields = ["workload", "name", "S", "epochs", "steps", "batch", "tool", "status", "repeats",
-              "train_s", "train_s_min", "train_s_max", "warmup_s", "process_s", "gflops",
+              "train_s", "train_s_min", "train_s_max", "warmup_s", "process_s", "load_s", "gflops",
+              "ms_per_member_step",
               "tn_over_tool", "speedup", "eval_split", "final_loss", "final_acc", "param_rel_diff",
               "loadavg", "detail"]
     csv_path = os.path.join(args.out_dir, "compare.csv")
