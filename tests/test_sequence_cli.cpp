@@ -75,7 +75,8 @@ TEST_CASE("data generate: random_walk CSV reads back to exactly the same prepare
   CHECK(!fs::exists(dir / "walk.csv.tmp"));
 
   const Config a = load_config(gen.string());
-  const Config b = parse_config(std::string(kModel) + "data:\n  source: {type: csv, path: " + csv.string() + "}\n" + kRest, "csv.yaml");
+  const Config b = parse_config(
+      std::string(kModel) + "data:\n  source: {type: csv, path: " + csv.string() + "}\n" + kRest, "csv.yaml");
   const PreparedData p = prepare_data(load_dataset(a.data, false), a.data);
   const PreparedData q = prepare_data(load_dataset(b.data, false), b.data);
   REQUIRE(p.train.n > 0);

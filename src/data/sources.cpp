@@ -62,7 +62,8 @@ Dataset load_table(const DataConfig& data) {
   if (s.type != "csv")
     throw DataError("data.sequence: sequence data need a csv or random_walk source, not '" + s.type + "'");
   std::vector<std::string> columns = q.features, keys;
-  for (const std::string& c : columns) keys.push_back(c == q.target ? "data.sequence.target" : "data.sequence.features");
+  for (const std::string& c : columns)
+    keys.push_back(c == q.target ? "data.sequence.target" : "data.sequence.features");
   if (std::find(columns.begin(), columns.end(), q.target) == columns.end()) {
     columns.push_back(q.target);
     keys.push_back("data.sequence.target");
