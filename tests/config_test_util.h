@@ -117,6 +117,8 @@ inline void check_same(const Config& a, const Config& b) {
   CHECK(s.features_from == t.features_from);
   CHECK(s.features_to == t.features_to);
   CHECK(s.target == t.target);
+  CHECK(s.walk == t.walk);
+  CHECK(a.data.sequence == b.data.sequence);
   const auto files = [](const SourceConfig& c) {  // idx, hdf5 and npy keys
     return std::vector<std::string>{c.images,         c.labels,         c.test_images,
                                     c.test_labels,    c.x_dataset,      c.y_dataset,

@@ -51,8 +51,8 @@ TEST_CASE("config data: generator sources") {
   CHECK_HAS(error_of(data("{source: {type: sine, target: y}}")),
             "data.source.target: only applies to csv; type is 'sine'");
   CHECK_HAS(error_of(data("{source: {type: moon}}")),
-            "data.source.type: unknown value 'moon'; allowed: spirals, moons, sine, csv, idx, "
-            "hdf5, npy; did you mean 'moons'?");
+            "data.source.type: unknown value 'moon'; allowed: spirals, moons, sine, random_walk, csv, "
+            "idx, hdf5, npy; did you mean 'moons'?");
   CHECK_HAS(error_of(data("{source: {type: sine, n: 1}}")),
             "data.source.n: value 1 is out of range; expected an integer >= 2");
 }
@@ -243,7 +243,7 @@ TEST_CASE("config data: per_member errors") {
   CHECK_HAS(error("{group_by: ''}"), "data.per_member.group_by: must not be empty");
   CHECK_HAS(error_of(data("{source: spirals, per_member: {group_by: a}}")),
             "cfg.yaml:2:48: data.per_member.group_by: groups are the values of a CSV column, so "
-            "group_by needs data.source.type: csv; the source is 'spirals'");
+            "group_by needs data.source.type: csv (or random_walk); the source is 'spirals'");
 }
 
 TEST_CASE("config data: normalization") {
@@ -268,5 +268,5 @@ TEST_CASE("config data: normalization") {
             "to standard or minmax");
   CHECK_HAS(error_of(data("{source: spirals, normalise: standard}")),
             "data.normalise: unknown key; allowed: source, split, per_member, normalize, "
-            "normalize_per_member; did you mean 'normalize'?");
+            "normalize_per_member, sequence; did you mean 'normalize'?");
 }

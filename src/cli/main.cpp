@@ -32,6 +32,7 @@ int main(int argc, char** argv) {
       "  turbanet eval runs/spirals.h5 --split test --json\n"
       "  turbanet predict runs/iris.h5 --input new.csv --out predictions.csv\n"
       "  turbanet sweep configs/spirals-small.yaml --swarm 1..128 --mode both --out sweep.csv\n"
+      "  turbanet data generate configs/random-walk.yaml --out data/random-walk.csv\n"
       "Exit codes: 0 ok, 1 I/O failure, 2 bad config/data/arguments/run file, 3 some members diverged.");
 
   tn::TrainOptions train;
@@ -97,6 +98,17 @@ int main(int argc, char** argv) {
   add_verbosity(w, &quiet, &verbose);
   w->footer("Example: turbanet sweep configs/spirals-small.yaml --swarm 1..128 --mode both --out sweep.csv");
 
+  tn::DataGenerateOptions generate;
+  CLI::App* dt = app.add_subcommand("data", "Data tools");
+  dt->require_subcommand(1);
+  CLI::App* dg = dt->add_subcommand("generate", "Write a config's built-in generated data (random_walk, spirals, moons, sine) as CSV");
+  dg->add_option("config", generate.config_path, "YAML configuration file (its data section)")->required();
+  dg->add_option("--out", generate.out, "CSV file to write (replaced atomically)")->required();
+  dg->add_option("--set", generate.set, "Override a config key, e.g. --set data.source.series=10 (repeatable)")
+      ->allow_extra_args(false);
+  add_verbosity(dg, &quiet, &verbose);
+  dg->footer("Example: turbanet data generate configs/random-walk.yaml --out data/random-walk.csv");
+
   CLI::App* d = app.add_subcommand("devices", "List the GPUs this build can train on (name, memory, compute capability)");
   d->footer("Example: turbanet devices");
 
@@ -122,6 +134,10 @@ int main(int argc, char** argv) {
       return tn::run_eval(eval);
     }
     if (d->parsed()) return tn::run_devices();
+    if (dg->parsed()) {
+      generate.verbosity = verbosity(quiet, verbose);
+      return tn::run_data_generate(generate);
+    }
     if (w->parsed()) {
       if (w->count("--epochs")) sweep.epochs = sweep_epochs;
       if (w->count("--out")) sweep.out = sweep_out;

@@ -70,14 +70,29 @@ struct ScheduleConfig {
   double min_lr = 0.0;         // cosine and linear: final learning rate
 };
 
+// random_walk: `series` price series of `length` steps (data/sources.h, make_random_walk).
+// Each series draws its drift, volatility, seasonal amplitude and phase and its start price
+// uniformly from these ranges (start price log-uniformly); all per step of log price.
+struct RandomWalkConfig {
+  int series = 500;
+  int length = 1000;
+  double drift_lo = -2e-4, drift_hi = 6e-4;         // mean log return per step
+  double volatility_lo = 0.005, volatility_hi = 0.03;  // std of the log return per step
+  int season_period = 20;                           // steps per seasonal cycle
+  double season_lo = 0.0, season_hi = 0.05;         // amplitude of the seasonal log-price term
+  double start_lo = 20.0, start_hi = 200.0;         // price at step 0 (before seasonality)
+  bool operator==(const RandomWalkConfig&) const = default;
+};
+
 struct SourceConfig {
-  // spirals | moons | sine (built-in generators) | csv | idx | hdf5 | npy
+  // spirals | moons | sine | random_walk (built-in generators) | csv | idx | hdf5 | npy
   std::string type = "spirals";
   // generators
   int n = 128;
   double noise = 0.05;
   double rotations = 1.0;  // spirals
-  std::uint64_t seed = 0;
+  std::uint64_t seed = 0;  // every generator
+  RandomWalkConfig walk;   // random_walk
   // csv
   std::string path;                   // also the hdf5 file; resolved: absolute or relative to the working directory
   std::vector<std::string> features;  // empty = every column except the target (and group column)
@@ -107,14 +122,29 @@ struct SplitConfig {
 enum class PerMember { Shared, Bootstrap, Subsample, Shards, GroupBy };
 enum class Normalize { None, Standard, MinMax };
 
+// Sequence data (`data.sequence`): sliding windows over each series (the groups of
+// data.group_by, else the whole table), split chronologically; see data/sequence.h for the
+// exact rules. window == 0: the data are not sequences.
+struct SequenceConfig {
+  int window = 0;                     // T: time steps per input window
+  int horizon = 1;                    // the target is `horizon` steps after the window's last step
+  int stride = 1;                     // steps between consecutive window starts
+  std::string target;                 // column predicted
+  std::vector<std::string> features;  // columns per time step; default [target]
+  std::string time;                   // column to sort each series by; "" = file order
+  bool enabled() const { return window > 0; }
+  bool operator==(const SequenceConfig&) const = default;
+};
+
 struct DataConfig {
   SourceConfig source;
+  SequenceConfig sequence;
   SplitConfig split;
   PerMember per_member = PerMember::Shared;
   double member_fraction = 1.0;  // bootstrap and subsample
   std::string group_by;          // group_by: the column
   Normalize normalize = Normalize::None;
-  bool normalize_per_member = false;  // group_by only: statistics per group
+  bool normalize_per_member = false;  // group_by only: statistics per group (per series)
 };
 
 struct TrainConfig {

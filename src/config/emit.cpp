@@ -186,10 +186,43 @@ void emit_csv(YAML::Emitter& e, const SourceConfig& s) {
   kv(e, "target", s.target);
 }
 
-void emit_source(YAML::Emitter& e, const SourceConfig& s) {
+void kv_interval(YAML::Emitter& e, const char* key, double lo, double hi) {
+  e << YAML::Key << key << YAML::Value << YAML::Flow << YAML::BeginSeq << exact(lo) << exact(hi)
+    << YAML::EndSeq;
+}
+
+void emit_random_walk(YAML::Emitter& e, const SourceConfig& s) {
+  const RandomWalkConfig& w = s.walk;
+  kv(e, "series", w.series);
+  kv(e, "length", w.length);
+  kv(e, "seed", s.seed);
+  kv_interval(e, "drift", w.drift_lo, w.drift_hi);
+  kv_interval(e, "volatility", w.volatility_lo, w.volatility_hi);
+  kv(e, "season_period", w.season_period);
+  kv_interval(e, "season_amplitude", w.season_lo, w.season_hi);
+  kv_interval(e, "start_price", w.start_lo, w.start_hi);
+}
+
+void emit_sequence(YAML::Emitter& e, const SequenceConfig& q) {
+  e << YAML::Key << "sequence" << YAML::Value << YAML::Flow << YAML::BeginMap;
+  kv(e, "window", q.window);
+  kv(e, "horizon", q.horizon);
+  kv(e, "stride", q.stride);
+  kv(e, "target", q.target);
+  e << YAML::Key << "features" << YAML::Value << YAML::Flow << YAML::BeginSeq;
+  for (const std::string& f : q.features) e << f;
+  e << YAML::EndSeq;
+  if (!q.time.empty()) kv(e, "time", q.time);
+  e << YAML::EndMap;
+}
+
+// With sequence data a csv source has only its path (the columns are in data.sequence).
+void emit_source(YAML::Emitter& e, const SourceConfig& s, bool sequence) {
   begin(e, "source");
   kv(e, "type", s.type);
-  if (s.type == "csv") {
+  if (s.type == "csv" && sequence) {
+    kv(e, "path", s.path);
+  } else if (s.type == "csv") {
     emit_csv(e, s);
   } else if (s.type == "idx") {
     kv(e, "images", s.images);
@@ -204,6 +237,8 @@ void emit_source(YAML::Emitter& e, const SourceConfig& s) {
     kv(e, "x_path", s.x_path);
     kv(e, "y_path", s.y_path);
     kv_pair(e, "test_x_path", s.test_x_path, "test_y_path", s.test_y_path);
+  } else if (s.type == "random_walk") {
+    emit_random_walk(e, s);
   } else {  // generators
     kv(e, "n", s.n);
     kv(e, "noise", s.noise);
@@ -234,16 +269,17 @@ void emit_per_member(YAML::Emitter& e, const DataConfig& d) {
 
 void emit_data(YAML::Emitter& e, const DataConfig& d) {
   begin(e, "data");
-  emit_source(e, d.source);
+  emit_source(e, d.source, d.sequence.enabled());
   begin(e, "split");
   kv(e, "train", d.split.train);
   kv(e, "val", d.split.val);
   kv(e, "test", d.split.test);
-  kv(e, "seed", d.split.seed);
+  if (!d.sequence.enabled()) kv(e, "seed", d.split.seed);  // sequence splits are chronological
   e << YAML::EndMap;
   emit_per_member(e, d);
   kv(e, "normalize", to_string(d.normalize));
   if (d.per_member == PerMember::GroupBy) kv(e, "normalize_per_member", d.normalize_per_member);
+  if (d.sequence.enabled()) emit_sequence(e, d.sequence);
   e << YAML::EndMap;
 }
 

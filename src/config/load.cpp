@@ -201,6 +201,10 @@ void read_device(const Field& f, Config& c) {
 void check_consistency(const Field& root, const Config& c) {
   const LayerConfig& last = c.model.layers.back();
   const Field units = root["model"]["layers"].items().back()["units"];
+  if (c.data.sequence.enabled() && is_classification(c.loss.type))
+    root["data"]["sequence"].fail(std::string("sequence targets are numbers (the next values of '") +
+                                  c.data.sequence.target + "'), so they need a regression loss: "
+                                  "set loss: mse, mae or huber (the loss is " + to_string(c.loss.type) + ")");
   if (c.loss.type == LossType::CrossEntropy && last.units < 2)
     units.fail("the cross_entropy loss needs at least 2 output units (one per class), got " +
                std::to_string(last.units) + "; for a single output use loss: bce");

@@ -74,10 +74,47 @@ void read_features(const Field& features, SourceConfig& s) {
       features.fail("contains the target column '" + name + "'; features are the inputs only");
 }
 
-void read_csv(const Field& f, SourceConfig& s, const std::string& base_dir) {
+// With data.sequence the columns come from the sequence section, so target and features
+// are not source keys.
+void read_csv(const Field& f, SourceConfig& s, const std::string& base_dir, bool sequence) {
   s.path = resolve_path(f.required("path"), base_dir);
+  if (sequence) {
+    for (const char* key : {"target", "features"})
+      if (Field k = f[key]; k.present())
+        k.fail(std::string("with data.sequence the columns are data.sequence.target and "
+                           "data.sequence.features; remove data.source.") + key);
+    return;
+  }
   s.target = non_empty(f.required("target"));
   if (Field features = f["features"]; features.present()) read_features(features, s);
+}
+
+// `key: [lo, hi]` (or one number: lo = hi) within `r`, lo <= hi.
+void read_interval(const Field& f, const char* key, double& lo, double& hi, Range r) {
+  const Field k = f[key];
+  if (!k.present()) return;
+  if (k.is_scalar()) {
+    lo = hi = k.number(r);
+    return;
+  }
+  const std::vector<Field> items = k.node().IsSequence() ? k.items() : std::vector<Field>{};
+  if (items.size() != 2) k.fail_type("a range [low, high] or one number");
+  lo = items[0].number(r);
+  hi = items[1].number(r);
+  if (lo > hi) k.fail("the range [" + fmt(lo) + ", " + fmt(hi) + "] is reversed; write [" + fmt(hi) +
+                      ", " + fmt(lo) + "]");
+}
+
+void read_random_walk(const Field& f, SourceConfig& s) {
+  RandomWalkConfig& w = s.walk;
+  f.get("series", w.series, 1, 1000000);
+  f.get("length", w.length, 2, 100000000);
+  f.get("seed", s.seed);
+  read_interval(f, "drift", w.drift_lo, w.drift_hi, Range::between(-0.1, 0.1));
+  read_interval(f, "volatility", w.volatility_lo, w.volatility_hi, Range::between(0, 0.5));
+  f.get("season_period", w.season_period, 2);
+  read_interval(f, "season_amplitude", w.season_lo, w.season_hi, Range::between(0, 1));
+  read_interval(f, "start_price", w.start_lo, w.start_hi, Range::between(1e-3, 1e6));
 }
 
 void read_files(const Field& f, SourceConfig& s, const std::string& base_dir) {
@@ -99,13 +136,18 @@ void read_files(const Field& f, SourceConfig& s, const std::string& base_dir) {
   }
 }
 
-void read_source(const Field& f, SourceConfig& s, const std::string& base_dir) {
-  const std::vector<std::string> types = {"spirals", "moons", "sine", "csv", "idx", "hdf5", "npy"};
+void read_source(const Field& f, SourceConfig& s, const std::string& base_dir, bool sequence) {
+  const std::vector<std::string> types = {"spirals", "moons", "sine", "random_walk", "csv",
+                                          "idx",     "hdf5",  "npy"};
   if (f.is_map()) {
     if (Field t = f["type"]; t.present()) s.type = types[t.choose(types)];
     const std::vector<std::string> gen = {"spirals", "moons", "sine"}, csv = {"csv"},
-                                   idx = {"idx"}, h5 = {"hdf5"}, npy = {"npy"};
-    f.check_keys({"type", {"n", gen}, {"noise", gen}, {"rotations", {"spirals"}}, {"seed", gen},
+                                   idx = {"idx"}, h5 = {"hdf5"}, npy = {"npy"},
+                                   walk = {"random_walk"},
+                                   seeded = {"spirals", "moons", "sine", "random_walk"};
+    f.check_keys({"type", {"n", gen}, {"noise", gen}, {"rotations", {"spirals"}}, {"seed", seeded},
+                  {"series", walk}, {"length", walk}, {"drift", walk}, {"volatility", walk},
+                  {"season_period", walk}, {"season_amplitude", walk}, {"start_price", walk},
                   {"path", {"csv", "hdf5"}}, {"features", csv}, {"target", csv},
                   {"images", idx}, {"labels", idx}, {"test_images", idx}, {"test_labels", idx},
                   {"x_dataset", h5}, {"y_dataset", h5}, {"test_x_dataset", h5},
@@ -115,8 +157,9 @@ void read_source(const Field& f, SourceConfig& s, const std::string& base_dir) {
   } else {
     s.type = types[f.choose(types)];
   }
-  if (s.type == "csv") return read_csv(f, s, base_dir);
+  if (s.type == "csv") return read_csv(f, s, base_dir, sequence);
   if (s.type == "idx" || s.type == "hdf5" || s.type == "npy") return read_files(f, s, base_dir);
+  if (s.type == "random_walk") return read_random_walk(f, s);
   f.get("n", s.n, 2);
   f.get("noise", s.noise, Range::at_least(0));
   f.get("rotations", s.rotations, Range::above(0));
@@ -156,9 +199,15 @@ void read_group_by(const Field& g, DataConfig& d) {
   const SourceConfig& s = d.source;
   d.per_member = PerMember::GroupBy;
   d.group_by = non_empty(g);
+  if (s.type == "random_walk") {
+    if (d.group_by != "ticker")
+      g.fail("random_walk's columns are date, ticker and close; each series is a ticker, so "
+             "write group_by: ticker");
+    return;
+  }
   if (s.type != "csv")
-    g.fail("groups are the values of a CSV column, so group_by needs data.source.type: csv; "
-           "the source is '" + s.type + "'");
+    g.fail("groups are the values of a CSV column, so group_by needs data.source.type: csv "
+           "(or random_walk); the source is '" + s.type + "'");
   if (d.group_by == s.target)
     g.fail("'" + d.group_by + "' is the target column; group by another column");
   if (std::find(s.features.begin(), s.features.end(), d.group_by) != s.features.end())
@@ -205,8 +254,9 @@ void read_per_member(const Field& f, DataConfig& d) {
 }  // namespace
 
 void read_data(const Field& f, DataConfig& d, const std::string& base_dir) {
-  f.check_keys({"source", "split", "per_member", "normalize", "normalize_per_member"});
-  read_source(f.required("source"), d.source, base_dir);
+  f.check_keys({"source", "split", "per_member", "normalize", "normalize_per_member", "sequence"});
+  const Field sequence = f["sequence"];
+  read_source(f.required("source"), d.source, base_dir, sequence.present());
   read_split(f["split"], d.split, d.source);
   read_per_member(f["per_member"], d);
   f.get("normalize", d.normalize, {Normalize::None, Normalize::Standard, Normalize::MinMax});
@@ -218,6 +268,10 @@ void read_data(const Field& f, DataConfig& d, const std::string& base_dir) {
     if (d.normalize_per_member && d.normalize == Normalize::None)
       p.fail("has no effect with normalize: none; set data.normalize to standard or minmax");
   }
+  if (sequence.present()) return read_sequence(sequence, f, d);
+  if (d.source.type == "random_walk")
+    f["source"].fail("random_walk makes price series for sequence models; add data.sequence, "
+                     "e.g. {window: 20, target: close}");
 }
 
 }  // namespace tn::cfg

@@ -10,4 +10,8 @@ namespace tn::cfg {
 // against the working directory, else against `base_dir` (the config file's directory).
 void read_data(const Field& f, DataConfig& d, const std::string& base_dir);
 
+// Fills d.sequence from `data.sequence` (load_sequence.cpp) and checks it against the rest of
+// the data section `data` (source, split, per_member), which d already holds.
+void read_sequence(const Field& f, const Field& data, DataConfig& d);
+
 }  // namespace tn::cfg

@@ -115,9 +115,11 @@ bool is_integer_label(std::string_view s) {
 
 class CsvLoader {
  public:
-  CsvLoader(const SourceConfig& source, bool classification, std::string group_column)
+  CsvLoader(const SourceConfig& source, bool classification, std::string group_column,
+            std::string time_column = "", std::vector<std::string> feature_keys = {})
       : src_(source), path_(source.path), classification_(classification),
-        group_(std::move(group_column)) {
+        group_(std::move(group_column)), time_(std::move(time_column)),
+        feature_keys_(std::move(feature_keys)) {
     csv_init(&parser_, CSV_STRICT | CSV_STRICT_FINI | CSV_APPEND_NULL);
   }
   ~CsvLoader() { csv_free(&parser_); }
@@ -141,6 +143,7 @@ class CsvLoader {
   void take_row();
   void add_label(std::string_view label, const std::string& at);
   void add_group(std::string_view group, const std::string& at);
+  void add_time(std::string_view time, const std::string& at);
   void finish();
   void finish_classes();
   void finish_groups();
@@ -151,6 +154,8 @@ class CsvLoader {
   std::string path_;
   bool classification_;
   std::string group_;  // group_by column, or ""
+  std::string time_;   // sequence time column (kept as text), or ""
+  std::vector<std::string> feature_keys_;  // config key naming each of src_.features, or empty
   csv_parser parser_{};
   std::exception_ptr error_;        // thrown inside a callback, rethrown after csv_parse
   std::vector<std::string> fields_;  // the row being assembled
@@ -161,6 +166,7 @@ class CsvLoader {
   std::vector<size_t> feature_cols_;
   size_t target_col_ = 0;
   size_t group_col_ = kNoColumn;
+  size_t time_col_ = kNoColumn;
   std::unordered_map<std::string, int> class_ids_;  // label text -> first-seen id
   std::vector<std::string> class_seen_;
   std::vector<int> labels_;  // first-seen ids, one per row
@@ -248,8 +254,10 @@ void CsvLoader::take_header() {
                     column_list(header_));
   if (!unlabeled()) target_col_ = find_column(src_.target, "data.source.target");
   if (!group_.empty()) group_col_ = find_column(group_, "data.per_member.group_by");
-  for (const std::string& name : src_.features)
-    feature_cols_.push_back(find_column(name, "data.source.features"));
+  if (!time_.empty()) time_col_ = find_column(time_, "data.sequence.time");
+  for (size_t i = 0; i < src_.features.size(); ++i)
+    feature_cols_.push_back(find_column(
+        src_.features[i], feature_keys_.empty() ? "data.source.features" : feature_keys_[i].c_str()));
   if (!src_.features_from.empty())
     add_feature_range();
   else if (src_.features.empty())  // (then there is a target)
@@ -304,6 +312,7 @@ void CsvLoader::check_used_columns() const {
   std::vector<size_t> used = feature_cols_;
   if (!unlabeled()) used.push_back(target_col_);
   if (group_col_ != kNoColumn) used.push_back(group_col_);
+  if (time_col_ != kNoColumn) used.push_back(time_col_);
   for (size_t k = 0; k < used.size(); ++k) {
     const size_t c = used[k];
     const std::string& name = header_[c];
@@ -335,7 +344,16 @@ void CsvLoader::take_row() {
     ds_.y.push_back(to_float(fields_[target_col_], at, header_[target_col_]));
   }
   if (group_col_ != kNoColumn) add_group(trim(fields_[group_col_]), at);
+  if (time_col_ != kNoColumn) add_time(trim(fields_[time_col_]), at);
   ++ds_.n;
+}
+
+void CsvLoader::add_time(std::string_view time, const std::string& at) {
+  if (time.empty())
+    throw DataError(at + "column " + quoted(time_) +
+                    ": the time (data.sequence.time) is empty; fill it in or remove the row");
+  ds_.time.emplace_back(time);
+  ds_.lines.push_back(row_line_);
 }
 
 void CsvLoader::add_group(std::string_view group, const std::string& at) {
@@ -370,6 +388,8 @@ void CsvLoader::finish() {
   for (size_t c : feature_cols_) ds_.feature_names.push_back(header_[c]);
   if (classification_ && !unlabeled()) finish_classes();
   if (group_col_ != kNoColumn) finish_groups();
+  if (group_col_ != kNoColumn) ds_.group_column = group_;
+  ds_.time_column = time_;
 }
 
 // Groups are numbered in increasing order of their values: numeric when every value is a
@@ -434,6 +454,17 @@ void CsvLoader::finish_classes() {
 
 Dataset load_csv(const SourceConfig& source, bool classification, const std::string& group_column) {
   CsvLoader loader(source, classification, group_column);
+  return loader.run();
+}
+
+Dataset load_csv_table(const std::string& path, const std::vector<std::string>& columns,
+                       const std::vector<std::string>& keys, const std::string& group_column,
+                       const std::string& time_column) {
+  SourceConfig src;
+  src.type = "csv";
+  src.path = path;
+  src.features = columns;  // no target: every column is read as a number
+  CsvLoader loader(src, false, group_column, time_column, keys);
   return loader.run();
 }
 

@@ -31,6 +31,12 @@ struct Dataset {
   // group_by: group index of every sample (0..groups-1, groups sorted by value) and the names.
   std::vector<int> group;
   std::vector<std::string> group_names;
+  // Long-format tables (sequence data): the time label of every row as written (ISO dates for
+  // random_walk), empty without a time column; the time and group column names (for writing the
+  // table back); csv: the file line of every row, for messages.
+  std::vector<std::string> time;
+  std::string time_column, group_column;
+  std::vector<long> lines;
 };
 
 // Two interleaved spirals (classes 0 and 1), deterministic in source.seed.
@@ -46,7 +52,17 @@ Dataset make_spirals(const SourceConfig& source);
 Dataset load_csv(const SourceConfig& source, bool classification,
                  const std::string& group_column = "");
 
-// Builds the dataset a config asks for.
+// Reads a long-format table for sequence data from the CSV file `path`: the numeric
+// `columns` as X [n, C] (feature_names = columns, targets 0, y empty), `group_column` (if not
+// empty) into group/group_names as load_csv does, and `time_column` (if not empty) as text into
+// time, with each row's line in lines. keys[i] is the config key naming columns[i] in messages.
+Dataset load_csv_table(const std::string& path, const std::vector<std::string>& columns,
+                       const std::vector<std::string>& keys, const std::string& group_column,
+                       const std::string& time_column);
+
+// Builds the dataset a config asks for. With data.sequence it is the long-format table
+// described above (random_walk or csv): the sequence's feature columns, then its target
+// column when that is not a feature.
 Dataset load_dataset(const DataConfig& data, bool classification);
 
 }  // namespace tn

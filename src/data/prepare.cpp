@@ -6,6 +6,7 @@
 #include <numeric>
 
 #include "data/sampler.h"
+#include "data/sequence.h"
 #include "math/rng.h"
 
 namespace tn {
@@ -72,6 +73,7 @@ void apply_normalization(std::vector<float>& X, int F, const std::vector<float>&
 }
 
 PreparedData prepare_data(Dataset d, const DataConfig& cfg) {
+  if (cfg.sequence.enabled()) return prepare_sequences(d, cfg);
   PreparedData p;
   p.features = d.features;
   p.targets = d.targets;

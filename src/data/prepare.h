@@ -13,8 +13,12 @@ struct SplitData {
   int n = 0;
   std::vector<float> X;    // [n, F]
   std::vector<float> y;    // [n, T]
-  std::vector<int> rows;   // index of each sample in the source dataset
-  std::vector<int> group;  // group_by: the group of each sample, else empty
+  std::vector<int> rows;   // index of each sample in the source dataset (sequence data: the
+                           // table row of the sample's target value)
+  std::vector<int> group;  // group_by: the group of each sample, else empty (sequence data: the
+                           // series of each sample, 0 when the table is one series)
+  std::vector<std::string> time;  // sequence data with data.sequence.time: the time of each
+                                  // sample's target value, else empty
 };
 
 struct PreparedData {
@@ -26,14 +30,19 @@ struct PreparedData {
   // group with normalize_per_member. For minmax, mean holds the minimum and std the range
   // (max − min). Empty with normalize: none.
   std::vector<float> mean, std;
+  // Sequence data (data/sequence.h): each X row is a window [seq_len, step_features], time step
+  // major; mean/std above are then per step feature, [step_features] or [G, step_features].
   int seq_len = 0;        // sequence data: window length T (0 = not sequence data)
   int step_features = 0;  // sequence data: features per time step; features == seq_len * step_features
+  std::vector<float> target_mean, target_std;  // [G] per-series target normalization (empty when none); y' = (y - mean)/std
+  int persistence_feature = -1;  // sequence data: index among step features of the target variable (-1 when the target is not an input)
 };
 
 // Splits `d` and normalizes. The split uses the split seed: a shared random permutation,
 // then consecutive ranges of sizes round(val·n), round(test·n), and the rest for train; a
 // source with its own test set (d.predefined_test) keeps it as the test split and carves
 // val from the rest. Throws DataError when the training split would be empty.
+// With cfg.sequence, `d` is a long-format table and the windows are cut by prepare_sequences.
 PreparedData prepare_data(Dataset d, const DataConfig& cfg);
 
 // Applies normalization statistics to X [n, F] in place: per feature with mean/std [F], or

@@ -2,6 +2,7 @@
 // the hdf5 source (its file access lives in io/h5_source.cpp).
 #include "data/sources.h"
 
+#include <algorithm>
 #include <utility>
 
 #include "io/h5_source.h"
@@ -39,8 +40,48 @@ Dataset load_hdf5(const SourceConfig& s, bool classification) {
   return dataset_from_arrays(std::move(a), classification, s.path);
 }
 
+namespace {
+
+// The long-format table of sequence data: random_walk, or the csv columns data.sequence names.
+Dataset load_table(const DataConfig& data) {
+  const SourceConfig& s = data.source;
+  const SequenceConfig& q = data.sequence;
+  const bool grouped = data.per_member == PerMember::GroupBy;
+  if (s.type == "random_walk") {
+    Dataset d = make_random_walk(s);
+    if (!grouped) {  // one series (config: series: 1)
+      d.group.clear();
+      d.group_names.clear();
+    }
+    if (q.time.empty()) {  // file order, as for a csv without a time column
+      d.time.clear();
+      d.time_column.clear();
+    }
+    return d;
+  }
+  if (s.type != "csv")
+    throw DataError("data.sequence: sequence data need a csv or random_walk source, not '" + s.type + "'");
+  std::vector<std::string> columns = q.features, keys;
+  for (const std::string& c : columns)
+    keys.push_back(c == q.target ? "data.sequence.target" : "data.sequence.features");
+  if (std::find(columns.begin(), columns.end(), q.target) == columns.end()) {
+    columns.push_back(q.target);
+    keys.push_back("data.sequence.target");
+  }
+  return load_csv_table(s.path, columns, keys, grouped ? data.group_by : "", q.time);
+}
+
+}  // namespace
+
 Dataset load_dataset(const DataConfig& data, bool classification) {
   const SourceConfig& s = data.source;
+  if (data.sequence.enabled()) {
+    require_kind(s, classification, false);
+    return load_table(data);
+  }
+  if (s.type == "random_walk")
+    throw DataError("data.source: random_walk makes price series; add data.sequence, e.g. "
+                    "{window: 20, target: close}");
   if (s.type == "spirals" || s.type == "moons") {
     require_kind(s, classification, true);
     return s.type == "spirals" ? make_spirals(s) : make_moons(s);

@@ -17,6 +17,27 @@ Dataset make_moons(const SourceConfig& source);
 // Regression: x uniform in [−π, π], y = sin(x) + noise·N(0, 1); one feature, one target.
 Dataset make_sine(const SourceConfig& source);
 
+// Price series for sequence models (data.sequence), a long-format table of series·length
+// rows, series after series: columns date (business days Monday to Friday from 2020-01-01,
+// no holidays; time), ticker (S000, S001, ... zero-padded to at least 3 digits, so sorting by
+// name keeps the series order; group) and close (X [n, 1]). Series s draws, uniformly from
+// the configured ranges, a drift μ, a volatility σ, a seasonal amplitude A, a phase φ in
+// [0, 2π) and a log start price ℓ (log-uniform start price); its log price is
+// x_0 = ℓ, x_t = x_{t−1} + μ + σ·z_t with z_t ~ N(0, 1), and close_t = exp(x_t + A·sin(2π·t/P + φ))
+// with P = season_period. Random words: (seed, member = s, purpose Data, counter t) for z_t.
+Dataset make_random_walk(const SourceConfig& source);
+
+// True for the built-in generators (spirals, moons, sine, random_walk).
+bool is_generator(const std::string& type);
+// The whole table a generator makes (random_walk with its date and ticker columns). Throws
+// DataError for a source that is not a generator.
+Dataset generate_source(const SourceConfig& source);
+// `d` as CSV text with a header: the time and group columns when the dataset has them
+// (random_walk: date, ticker), the feature columns, then the target column named
+// `target_column` (omitted when empty or the dataset has no target). Floats are written with
+// 9 significant digits, so reading the file back gives exactly the same values.
+std::string dataset_to_csv(const Dataset& d, const std::string& target_column);
+
 // MNIST-style IDX files (source.images/labels, optional test_images/test_labels), plain or
 // gzip-compressed: images scaled to [0, 1] and flattened into features "pixel1".."pixelN"
 // (row-major), labels as classes "0".."K-1" (K = largest label + 1); test rows follow.

@@ -137,6 +137,8 @@ struct Validator {
     array(r.val_accuracy, "/history/val_accuracy", false);
     array(r.normalization.mean, "/data/normalization/mean", false);
     array(r.normalization.std, "/data/normalization/std", false);
+    array(r.normalization.target_mean, "/data/normalization/target_mean", false);
+    array(r.normalization.target_std, "/data/normalization/target_std", false);
     for (const Predictions& p : r.predictions) predictions(p);
     for (const EvalRecord& e : r.evals) eval(e);
   }
@@ -191,10 +193,14 @@ void write_predictions(hid_t file, const Predictions& p) {
 void write_data_info(hid_t file, const DataInfo& d) {
   if (!d.feature_names.empty()) h5::write_strings(file, "/data/feature_names", d.feature_names);
   if (!d.class_names.empty()) h5::write_strings(file, "/data/class_names", d.class_names);
-  if (d.target.empty()) return;
+  if (d.target.empty() && d.seq_len == 0) return;
   h5::Handle group = h5::exists(file, "/data") ? h5::open_group(file, "/data")
                                                : h5::create_group(file, "/data");
-  h5::set_string_attr(group.get(), "/data", "target", d.target);
+  if (!d.target.empty()) h5::set_string_attr(group.get(), "/data", "target", d.target);
+  if (d.seq_len > 0) {
+    h5::set_int_attr(group.get(), "/data", "seq_len", d.seq_len, H5T_STD_I32LE);
+    h5::set_int_attr(group.get(), "/data", "step_features", d.step_features, H5T_STD_I32LE);
+  }
   group.close("group /data");
 }
 
@@ -223,6 +229,7 @@ void write_splits(hid_t file, const std::vector<DataSplit>& splits) {
     h5::write_ints(file, root + "/rows", d.rows);
     write_if_present(file, root + "/X", d.X);
     write_if_present(file, root + "/y", d.y);
+    if (!d.time.empty()) h5::write_strings(file, root + "/time", d.time);
   }
 }
 
@@ -242,6 +249,8 @@ void write_objects(hid_t file, const RunFile& run) {
   write_splits(file, run.splits);
   write_if_present(file, "/data/normalization/mean", run.normalization.mean);
   write_if_present(file, "/data/normalization/std", run.normalization.std);
+  write_if_present(file, "/data/normalization/target_mean", run.normalization.target_mean);
+  write_if_present(file, "/data/normalization/target_std", run.normalization.target_std);
   if (!run.normalization.method.empty()) {
     h5::Handle g = h5::open_group(file, "/data/normalization");
     h5::set_string_attr(g.get(), "/data/normalization", "method", run.normalization.method);
@@ -275,6 +284,8 @@ class Reader {
     }
     read_optional("/data/normalization/mean", run.normalization.mean);
     read_optional("/data/normalization/std", run.normalization.std);
+    read_optional("/data/normalization/target_mean", run.normalization.target_mean);
+    read_optional("/data/normalization/target_std", run.normalization.target_std);
     if (h5::exists(file_, "/data/normalization")) {
       h5::Handle g = h5::open_group(file_, "/data/normalization");
       if (h5::has_attr(g.get(), "/data/normalization", "method"))
@@ -387,6 +398,7 @@ class Reader {
       d.rows = h5::read_ints(file_, require(root + "/rows"));
       read_optional(root + "/X", d.X);
       read_optional(root + "/y", d.y);
+      if (h5::exists(file_, root + "/time")) d.time = h5::read_strings(file_, root + "/time");
       splits.push_back(std::move(d));
     }
   }
@@ -420,6 +432,10 @@ class Reader {
     h5::Handle group = h5::open_group(file_, "/data");
     if (h5::has_attr(group.get(), "/data", "target"))
       d.target = h5::get_string_attr(group.get(), "/data", "target");
+    if (h5::has_attr(group.get(), "/data", "seq_len")) {
+      d.seq_len = static_cast<int>(h5::get_int_attr(group.get(), "/data", "seq_len"));
+      d.step_features = static_cast<int>(h5::get_int_attr(group.get(), "/data", "step_features"));
+    }
   }
 
   std::vector<Predictions> read_predictions() const {

@@ -60,9 +60,12 @@ struct Predictions {
 
 // x' = (x − mean) / std per feature ([F]), or per member group ([G, F], group_by with
 // normalize_per_member). For method "minmax", mean holds the minimum and std the range.
+// Sequence data: F is the number of step features, and the target is normalized too,
+// y' = (y − target_mean[g]) / target_std[g] per series g.
 struct Normalization {
   std::string method;  // "standard" or "minmax"; empty when normalize: none
   Array mean, std;
+  Array target_mean, target_std;  // sequence data: [G]; else empty
 };
 
 // One split of the prepared data (/data/splits/<name>): which source rows it holds and,
@@ -73,6 +76,9 @@ struct DataSplit {
   std::vector<int> rows;  // [n] row of each sample in the source data (after the split permutation)
   Array X;                // [n, F] as the model saw it (normalized), or empty
   Array y;                // [n] class labels or [n, T] values, or empty
+  // Sequence data: X is [n, seq_len, step_features]; time holds the time label of each
+  // sample's target (with data.sequence.time), written with X.
+  std::vector<std::string> time;
 };
 
 // What each member trained on (/members): enough to recompute every member's samples.
@@ -96,6 +102,9 @@ struct DataInfo {
   std::vector<std::string> feature_names;  // [F], the model's inputs in order
   std::vector<std::string> class_names;    // [K], classification: label k means class_names[k]
   std::string target;                      // target column of a CSV source, else ""
+  // Sequence data (/data@seq_len, /data@step_features): the window length and the inputs per
+  // time step (feature_names are then the step features); 0 otherwise.
+  int seq_len = 0, step_features = 0;
 };
 
 // One evaluation: /eval/<split>/. Metric values are indexed like `metrics`; a member left
@@ -129,7 +138,7 @@ struct RunFile {
   std::vector<int> diverged_epoch;       // /members/diverged_epoch [S], -1 = never
   MemberData members;                    // /members/...
   std::vector<DataSplit> splits;         // /data/splits/<name>/...
-  Normalization normalization;           // /data/normalization/{mean,std}
+  Normalization normalization;           // /data/normalization/{mean,std,target_mean,target_std}
   DataInfo data;                         // /data/{feature_names,class_names}, /data@target
   std::vector<Predictions> predictions;  // /predictions/<split>/..., one per split
   std::vector<EvalRecord> evals;         // /eval/<split>/..., one per split

@@ -71,6 +71,17 @@ int run_sweep(const SweepOptions& opt);
 // included. Throws UsageError.
 std::vector<int> parse_swarm_sizes(const std::string& spec);
 
+struct DataGenerateOptions {
+  std::string config_path;
+  std::string out;               // FILE.csv, written atomically
+  std::vector<std::string> set;  // "key.path=value" overrides
+  Verbosity verbosity = Verbosity::Normal;
+};
+// `turbanet data generate`: the config's built-in generator (random_walk, spirals, moons,
+// sine) as CSV; random_walk as the long-format table date,ticker,close. Exit 2 for a config
+// whose source is not a generator.
+int run_data_generate(const DataGenerateOptions& opt);
+
 struct GpuInfo;
 // `turbanet devices`: the GPUs this build can use (name, memory, compute capability), or a
 // line saying there are none; exit 0 either way.

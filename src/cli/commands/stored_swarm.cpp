@@ -56,7 +56,12 @@ void take_params(StoredSwarm& r) {
 }
 
 void check_sizes(const StoredSwarm& r) {
-  const std::size_t F = static_cast<std::size_t>(r.shape.inputs());
+  // Sequence data: names and statistics are per step feature.
+  const int seq = r.file.data.seq_len;
+  const std::size_t F = static_cast<std::size_t>(seq > 0 ? r.file.data.step_features : r.shape.inputs());
+  if (seq > 0 && static_cast<std::size_t>(r.shape.inputs()) != F * static_cast<std::size_t>(seq))
+    throw RunFileError("run file '" + r.path + "': /data@seq_len " + std::to_string(seq) + " and @step_features " +
+                       std::to_string(F) + " do not match the model's " + std::to_string(r.shape.inputs()) + " inputs");
   const auto bad = [&](const std::string& what, std::size_t n, std::size_t want) {
     if (n != 0 && n != want)
       throw RunFileError("run file '" + r.path + "': " + what + " has " + std::to_string(n) +
@@ -82,7 +87,10 @@ void check_same_data(const StoredSwarm& run, const PreparedData& d) {
   const Normalization& n = run.file.normalization;
   const bool same = n.mean.data.size() == d.mean.size() &&
                     std::equal(d.mean.begin(), d.mean.end(), n.mean.data.begin(), nearly_equal) &&
-                    std::equal(d.std.begin(), d.std.end(), n.std.data.begin(), nearly_equal);
+                    std::equal(d.std.begin(), d.std.end(), n.std.data.begin(), nearly_equal) &&
+                    n.target_mean.data.size() == d.target_mean.size() &&
+                    std::equal(d.target_mean.begin(), d.target_mean.end(), n.target_mean.data.begin(), nearly_equal) &&
+                    std::equal(d.target_std.begin(), d.target_std.end(), n.target_std.data.begin(), nearly_equal);
   if (!same)
     throw DataError("the normalization statistics of " + d.origin +
                     " differ from those stored in the run file (/data/normalization)" + why);
@@ -121,6 +129,11 @@ StoredSwarm load_swarm(const std::string& path, bool own_data) {
   StoredSwarm r;
   r.path = path;
   r.file = read_run_file(path);
+  if (!own_data && r.file.data.seq_len > 0)
+    throw UsageError("run file '" + path + "' holds a sequence model (data.sequence, windows of " +
+                     std::to_string(r.file.data.seq_len) + " steps): predicting or evaluating new data "
+                     "is not supported for sequence runs yet, since it needs the whole series to cut "
+                     "windows from; evaluate the run's own splits with: turbanet eval " + path + " --split test");
   std::vector<Override> ov;
   if (!own_data) {  // neither the training data nor its per-member sampling is needed
     ov.push_back({"data.source", "{type: spirals}"});

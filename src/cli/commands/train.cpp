@@ -3,6 +3,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
@@ -122,10 +123,13 @@ std::vector<DataSplit> data_splits(const PreparedData& data) {
   std::vector<DataSplit> out;
   for (const SplitData* s : {&data.train, &data.val, &data.test}) {
     if (s->n == 0) continue;
-    DataSplit d{s->name, s->rows, {}, {}};
+    DataSplit d{s->name, s->rows, {}, {}, {}};
     if (s->X.size() <= kMaxValues) {
       const std::uint64_t n = s->n;
-      d.X = make_array({n, static_cast<std::uint64_t>(data.features)}, s->X);
+      d.X = data.seq_len > 0 ? make_array({n, static_cast<std::uint64_t>(data.seq_len),
+                                           static_cast<std::uint64_t>(data.step_features)}, s->X)
+                             : make_array({n, static_cast<std::uint64_t>(data.features)}, s->X);
+      d.time = s->time;
       d.y = data.num_classes > 0 ? make_array({n}, s->y) : make_array({n, static_cast<std::uint64_t>(data.targets)}, s->y);
     }
     out.push_back(std::move(d));
@@ -151,14 +155,20 @@ RunFile build_run_file(const Config& cfg, const PreparedData& data, const Member
   r.diverged_epoch = t.diverged_epoch;
   r.members = member_data(cfg, sets);
   r.splits = data_splits(data);
-  if (!data.mean.empty()) {
-    const std::uint64_t F = data.features, G = data.mean.size() / F;
+  if (!data.mean.empty()) {  // per feature, or per step feature for sequence data
+    const std::uint64_t F = data.seq_len > 0 ? data.step_features : data.features, G = data.mean.size() / F;
     const std::vector<std::uint64_t> shape = G > 1 ? std::vector<std::uint64_t>{G, F} : std::vector<std::uint64_t>{F};
     r.normalization.method = to_string(cfg.data.normalize);
     r.normalization.mean = make_array(shape, data.mean);
     r.normalization.std = make_array(shape, data.std);
   }
-  r.data = {data.feature_names, data.class_names, cfg.data.source.type == "csv" ? cfg.data.source.target : ""};
+  if (!data.target_mean.empty()) {
+    r.normalization.target_mean = make_array({data.target_mean.size()}, data.target_mean);
+    r.normalization.target_std = make_array({data.target_std.size()}, data.target_std);
+  }
+  const std::string target = cfg.data.sequence.enabled() ? cfg.data.sequence.target
+                             : cfg.data.source.type == "csv" ? cfg.data.source.target : "";
+  r.data = {data.feature_names, data.class_names, target, data.seq_len, data.step_features};
   r.put(make_predictions(t.pred_split, final_eval.preds, final_eval.split->y, is_classification(cfg.loss.type)));
   r.put(final_eval.record);
   return r;
@@ -219,6 +229,10 @@ int run_train(const TrainOptions& opt) {
   spdlog::info("data {}: {} train / {} val / {} test samples, {} features{}", data.origin, data.train.n,
                data.val.n, data.test.n, data.features,
                data.num_classes ? fmt::format(", {} classes", data.num_classes) : "");
+  if (data.seq_len > 0)
+    spdlog::info("sequence windows: {} steps x {} features, horizon {}, stride {}, {} series", data.seq_len,
+                 data.step_features, cfg.data.sequence.horizon, cfg.data.sequence.stride,
+                 std::max<std::size_t>(1, data.group_names.size()));
 
   if (!plan.note.empty()) spdlog::info("{}", plan.note);
   Progress progress(cfg.train.epochs, cfg.train.log_every, opt.verbosity == Verbosity::Quiet);

@@ -1,0 +1,37 @@
+// Sequence data: sliding windows over the series of a long-format table (one row per series
+// and time point), split chronologically. These rules are fixed; docs/data.md repeats them and
+// benchmark scripts outside this program reproduce them exactly:
+//
+//  1. Series: the groups of data.per_member group_by, numbered in sorted order of their values
+//     (as group_by numbers groups); without group_by the whole table is one series (index 0).
+//     Within a series the rows are in file order, or sorted by the data.sequence.time column when
+//     it is given: numerically when every time value is a number, else as text (ISO dates sort
+//     chronologically). Two rows of one series at the same time are an error.
+//  2. Split of a series of L time points: n_val = round(split.val·L), n_test = round(split.test·L)
+//     (halves round away from zero), n_train = L − n_val − n_test; train is points [0, n_train),
+//     val the next n_val points, test the last n_test. Never shuffled (split.seed is not used).
+//  3. Windows, with W = window, h = horizon, s = stride: a window starting at point t has the
+//     inputs of points t..t+W−1 (the data.sequence.features columns) and its target is the
+//     target column at point t+W−1+h. Inputs and target lie inside one range [b, e) of the
+//     split: t = b, b+s, b+2s, ... while t+W−1+h < e. Every range whose split fraction is
+//     nonzero (train always) must hold at least one window (W + h points); otherwise a
+//     DataError names the series and the range.
+//  4. Normalization (data.normalize standard | minmax): statistics of the points of the training
+//     range, per input column and for the target column; per series with normalize_per_member,
+//     else over the training ranges of all series together. standard: mean and population std;
+//     minmax: min and max − min; a constant column gets scale 1. Inputs x' = (x − mean)/std and
+//     targets y' = (y − target_mean[g])/target_std[g] (in float32, as apply_normalization).
+//  5. Output: samples series by series in series order, and within a series by window start.
+//     X row: the window [W, F_step] row-major (time step major, then feature, in
+//     data.sequence.features order); y: [1] (regression, num_classes 0); rows: the table row of
+//     the target value; group: the series index; time: the time label of the target row (only
+//     with data.sequence.time).
+#pragma once
+#include "data/prepare.h"
+
+namespace tn {
+
+// The windows of `table` (load_dataset with cfg.sequence) by the rules above. Throws DataError.
+PreparedData prepare_sequences(const Dataset& table, const DataConfig& cfg);
+
+}  // namespace tn
