@@ -154,7 +154,11 @@ StoredSwarm load_swarm(const std::string& path, bool own_data) {
   const int units = r.cfg.model.layers.back().units;
   r.classification = is_classification(loss);
   r.K = num_classes(loss, units);
-  r.shape = make_model_shape(r.cfg.model, r.cfg.loss, static_cast<int>(W0.shape[1]), r.K, units);
+  // A recurrent first layer's Wx is [S, step features, gates·H]; a dense one's W [S, inputs, units].
+  const int seq = r.file.data.seq_len, in0 = static_cast<int>(W0.shape[1]);
+  const bool recurrent = r.cfg.model.layers.front().type != "dense";
+  r.shape = make_model_shape(r.cfg.model, r.cfg.loss, recurrent ? seq * in0 : in0, r.K, units, seq,
+                             recurrent ? in0 : r.file.data.step_features);
   take_params(r);
   check_sizes(r);
   r.class_names = r.file.data.class_names;
