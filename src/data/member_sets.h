@@ -41,4 +41,16 @@ MemberSets slice_member_sets(const MemberSets& sets, int begin, int end);
 void member_epoch_rows(const MemberSets& sets, int s, const std::uint32_t* order, std::uint32_t stride,
                        std::uint32_t* out);
 
+// group_by: each member's own rows of a split (validation, test), laid out for batched passes
+// over a block: member s (local) gets the rows whose group is first_member + s, padded to a
+// whole number of `batch`-row steps with its first row (or row 0 when it has none).
+struct GroupRows {
+  int steps = 0;                      // batches that cover the largest member's rows
+  std::uint32_t stride = 0;           // steps · batch: table entries per member
+  std::vector<std::uint32_t> table;   // [S, stride] split rows, for BatchSampler sets mode
+  std::vector<int> rows;              // [steps, S] valid rows of each member at each step
+  std::vector<std::uint32_t> count;   // [S] rows per member
+};
+GroupRows group_rows(const std::vector<int>& group, int first_member, int S, int batch);
+
 }  // namespace tn

@@ -36,6 +36,7 @@ void layout_buffers(const ModelShape& shape, int batch, int targets, Take&& take
     take(lstm ? 0 : G);    // dGh
     take(Hn);              // dHs
     take(lstm ? Bc * l.units : 0);  // dc
+    take(static_cast<std::int64_t>(l.gates()) * l.units * l.units);  // WhT
   }
 }
 
@@ -86,6 +87,7 @@ ModelBuffers::ModelBuffers(Backend& be, const ModelShape& shape, int members_, i
     rb.dGh = next();
     rb.dHs = next();
     rb.dc = next();
+    rb.WhT = next();
     rb.sG = T * batch * l.gates() * l.units;
     rb.sH = T * batch * l.units;
     rec.push_back(rb);

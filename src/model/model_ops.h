@@ -21,6 +21,7 @@ struct RecurrentBuffers {
   float* dGh = nullptr;  // GRU: like Gh
   float* dHs = nullptr;  // like Hs: dL/dh_t
   float* dc = nullptr;   // LSTM: [Sb, Bcap, H] running dL/dc
+  float* WhT = nullptr;  // [Sb, gates·H, H] the recurrent weights transposed (for backward)
   std::int64_t sG = 0, sH = 0, s_in = 0;  // member strides
 };
 

@@ -66,12 +66,16 @@ void recurrent_backward(Backend& be, const ModelShape& shape, const BlockParams&
     // The gradient that flows through the recurrent weights: dG (LSTM) or dGh (GRU).
     float* dR = lstm ? rb.dG : rb.dGh;
     if (lstm) be.fill_zero(rb.dc, static_cast<std::size_t>(Sb) * sdc * sizeof(float));
+    // Whᵀ [Gw, H] once per pass instead of a transposed operand in every step's GEMM
+    // (to_time_major with one feature swaps the two axes of [H, Gw]).
+    const std::int64_t sWhT = static_cast<std::int64_t>(Gw) * H;
+    if (T > 1) be.to_time_major(Sb, H, Gw, 1, p.t[t0 + 1], p.stride(t0 + 1), rb.WhT, sWhT);
     for (int t = T - 1; t >= 0; --t) {
       float* dh = rb.dHs + t * step_H;
       // dL/dh_t += dR_{t+1} · Whᵀ.
       if (t < T - 1)
-        gemm_rm(be, Trans::N, Trans::T, B, H, Gw, 1.0f, dR + (t + 1) * step_G, Gw, rb.sG, p.t[t0 + 1], Gw,
-                p.stride(t0 + 1), 1.0f, dh, H, rb.sH, Sb);
+        gemm_rm(be, Trans::N, Trans::N, B, H, Gw, 1.0f, dR + (t + 1) * step_G, Gw, rb.sG, rb.WhT, H, sWhT, 1.0f, dh,
+                H, rb.sH, Sb);
       if (lstm) {
         be.lstm_backward(Sb, B, H, rb.G + t * step_G, rb.sG, t > 0 ? rb.C + (t - 1) * step_H : nullptr,
                          rb.C + t * step_H, dh, rb.sH, rb.dc, sdc, rb.dG + t * step_G);

@@ -65,6 +65,14 @@ class Loop {
       workers_.push_back(std::make_unique<Worker>(be_, shape_, block_, bcap_, T_, out_.steps_per_epoch, table,
                                                   order_ ? static_cast<std::size_t>(n_) : 0));
     hist_ = be_.alloc<double>(static_cast<std::size_t>(max_chunk_) * kHistKinds * S_);
+    if (cfg.data.per_member == PerMember::GroupBy && val_.n > 0) {
+      // One model per group: each member is validated on its own group's rows only.
+      vgroups_ = group_rows(data.val.group, cfg.swarm.first_member, S_, bcap_);
+      vtable_ = be_.alloc<std::uint32_t>(vgroups_.table.size());
+      vrows_ = be_.alloc<int>(vgroups_.rows.size());
+      be_.to_device(vtable_, vgroups_.table.data(), vgroups_.table.size() * sizeof(std::uint32_t));
+      be_.to_device(vrows_, vgroups_.rows.data(), vgroups_.rows.size() * sizeof(int));
+    }
     sampler_.mode = sets.mode;
     sampler_.seed = cfg.seed;
     sampler_.n = static_cast<std::uint32_t>(data.train.n);
@@ -77,6 +85,8 @@ class Loop {
   ~Loop() {
     workers_.clear();
     if (order_) be_.release(order_);
+    if (vtable_) be_.release(vtable_);
+    if (vrows_) be_.release(vrows_);
     be_.release(hist_);
   }
 
@@ -101,7 +111,10 @@ class Loop {
     for (int e = e0; e < e1; ++e) {
       const double* h = hist.data() + static_cast<std::size_t>(e - e0) * kHistKinds * S_;
       record(out_.train_loss, out_.train_acc, h, h + S_, e, [&](int s) { return sets_.size(s); });
-      if (val_.n > 0) record(out_.val_loss, out_.val_acc, h + 2 * S_, h + 3 * S_, e, [&](int) { return val_.n; });
+      if (val_.n > 0)
+        record(out_.val_loss, out_.val_acc, h + 2 * S_, h + 3 * S_, e, [&](int s) {
+          return vtable_ ? std::max<std::uint32_t>(1, vgroups_.count[s]) : static_cast<std::uint32_t>(val_.n);
+        });
     }
   }
 
@@ -227,9 +240,25 @@ class Loop {
     if (val_.n > 0) {
       be_.fill_zero(wk.vloss, Sb * sizeof(double));
       be_.fill_zero(wk.vcorrect, Sb * sizeof(double));
-      for_batches(val_, b0, Sb, wk, [&](int, int B, const float* Zv) {
-        be_.loss_forward(cfg_.loss, Sb, B, O_, Zv, sZ, wk.buf.Y, sY, wk.vloss, wk.vcorrect, nullptr);
-      }, p);
+      if (vtable_) {
+        BatchSampler own;
+        own.mode = SampleMode::Sets;
+        own.n = static_cast<std::uint32_t>(val_.n);
+        own.table = vtable_;
+        own.table_member0 = static_cast<std::uint32_t>(cfg_.swarm.first_member);
+        own.table_stride = vgroups_.stride;
+        for (int step = 0; step < vgroups_.steps; ++step) {
+          be_.gather_batch(own, member0, Sb, static_cast<std::uint32_t>(step * bcap_), bcap_, val_.X, F_, val_.Y, T_,
+                           wk.buf.X, sX, wk.buf.Y, sY);
+          const float* Zv = model_forward(be_, shape_, p, wk.buf, Sb, bcap_);
+          be_.loss_forward(cfg_.loss, Sb, bcap_, O_, Zv, sZ, wk.buf.Y, sY, wk.vloss, wk.vcorrect,
+                           vrows_ + static_cast<std::size_t>(step) * S_ + b0);
+        }
+      } else {
+        for_batches(val_, b0, Sb, wk, [&](int, int B, const float* Zv) {
+          be_.loss_forward(cfg_.loss, Sb, B, O_, Zv, sZ, wk.buf.Y, sY, wk.vloss, wk.vcorrect, nullptr);
+        }, p);
+      }
     }
   }
 
@@ -276,6 +305,9 @@ class Loop {
   std::vector<std::uint32_t> order_host_;
   std::uint32_t* order_ = nullptr;
   double* hist_ = nullptr;  // [max_chunk, kHistKinds, S] per-member sums of each epoch of a chunk
+  GroupRows vgroups_;                // group_by: each member's own validation rows
+  std::uint32_t* vtable_ = nullptr;  // device copy of vgroups_.table (null: validate on the whole split)
+  int* vrows_ = nullptr;             // device copy of vgroups_.rows
   BatchSampler sampler_;
 };
 

@@ -68,6 +68,10 @@ class CpuBackend final : public Backend {
   int threads_;
 };
 
+// Sets flush-to-zero and denormals-are-zero on the calling thread (every worker does before
+// running a block).
+void flush_subnormals();
+
 // One row-major GEMM C[M×N] = alpha·op(A)·op(B) + beta·C on the calling thread (the CPU
 // kernel behind gemm_strided_batched; exposed for tests and benchmarks).
 void cpu_gemm_rowmajor(Trans ta, Trans tb, int M, int N, int K, float alpha, const float* A,

@@ -17,6 +17,16 @@ namespace {
 // Products with at least this many multiply-adds go to OpenBLAS.
 constexpr long kBlasThreshold = 64L * 64 * 64;
 
+// Rows per register tile of a 32-column strip: 8 × 32 accumulators fill half of AVX-512's 32
+// vector registers (16 zmm) and leave room for the B row and the broadcast A values; AVX2's
+// 16 registers hold a 4 × 32 tile. Per output element the sum over k runs in the same order
+// whatever the tile, so the tile size never changes a result.
+#if defined(__AVX512F__)
+constexpr int kTileRows = 8;
+#else
+constexpr int kTileRows = 4;
+#endif
+
 // Element (i, k) of op(A) for row-major storage.
 struct OpA {
   const float* A;
@@ -49,11 +59,14 @@ inline void tile(const OpA& a, int i0, int j0, int K, float alpha, const float* 
   }
 }
 
-// All rows for columns [j0, j0 + W): blocks of 4 rows, then single rows.
+// All rows for columns [j0, j0 + W): blocks of kTileRows rows (wide strips), of 4, then
+// single rows.
 template <int W>
 inline void column_strip(const OpA& a, int M, int j0, int K, float alpha, const float* Bn, int ldb,
                          float beta, float* C, int ldc) {
   int i = 0;
+  if constexpr (W >= 16 && kTileRows > 4)
+    for (; i + kTileRows <= M; i += kTileRows) tile<kTileRows, W>(a, i, j0, K, alpha, Bn, ldb, beta, C, ldc);
   for (; i + 4 <= M; i += 4) tile<4, W>(a, i, j0, K, alpha, Bn, ldb, beta, C, ldc);
   for (; i < M; ++i) tile<1, W>(a, i, j0, K, alpha, Bn, ldb, beta, C, ldc);
 }
