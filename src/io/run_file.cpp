@@ -272,7 +272,8 @@ class Reader {
     RunFile run;
     run.config_yaml = h5::read_string_dataset(file_, require("/config"));
     read_meta(run.meta);
-    require("/params/layer_0/W");
+    // A dense first layer has W, a recurrent one Wx (read_layers checks the rest).
+    if (!h5::exists(file_, "/params/layer_0/Wx")) require("/params/layer_0/W");
     run.params = read_layers("/params");
     if (h5::exists(file_, "/init_params")) run.init_params = read_layers("/init_params");
     read_optional("/history/train_loss", run.train_loss);
