@@ -2,7 +2,7 @@
 """Histogram of per-member (per-series) errors from a turbanet run file, PNG.
 
     /usr/bin/python3 scripts/plot_series_errors.py RUN.h5 [--metric mae|rmse|mse] [--split test]
-        [--bins 30] [--out FILE.png]
+        [--units normalized|original] [--bins 30] [--out FILE.png]
 
 (Debian's /usr/bin/python3: needs python3-h5py, python3-numpy, python3-matplotlib.)
 
@@ -15,7 +15,9 @@ in `baseline_metrics` if present, else `metrics`), e.g. the naive last-value for
 each series, it is drawn as a second histogram on the same bins. A metric that is missing but
 derivable is derived: rmse = sqrt(mse), mse = rmse². Members with NaN are left out and
 counted in the legend. Prints a one-line summary (and, with a baseline, in how many members
-the model beats it). Default output: RUN-<split>-<metric>.png next to the run file.
+the model beats it). With `--units original` the same is read from `/eval/<split>/original/`
+(runs on sequence data with a normalized target: the errors in the target's own units).
+Default output: RUN-<split>-<metric>[-original].png next to the run file.
 """
 import argparse
 import os
@@ -55,11 +57,25 @@ def per_member(g, key, names_key, metric):
     return v
 
 
+class _with_metrics:
+    """A group seen with the metric names of its parent evaluation group."""
+
+    def __init__(self, grp, parent):
+        self.grp, self.parent = grp, parent
+
+    def __contains__(self, key):
+        return key in self.grp or key == "metrics"
+
+    def __getitem__(self, key):
+        return self.parent["metrics"] if key == "metrics" and "metrics" not in self.grp else self.grp[key]
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("run", help="turbanet run file (.h5)")
     ap.add_argument("--metric", default="mae", choices=["mae", "rmse", "mse"])
     ap.add_argument("--split", default="test")
+    ap.add_argument("--units", default="normalized", choices=["normalized", "original"])
     ap.add_argument("--bins", type=int, default=30)
     ap.add_argument("--out", help="PNG path (default: RUN-<split>-<metric>.png)")
     args = ap.parse_args()
@@ -74,6 +90,14 @@ def main():
         grp = f[g]
         task = grp.attrs.get("task", "")
         task = task.decode() if isinstance(task, bytes) else str(task)
+        if args.units == "original":
+            if "original" not in grp:
+                raise SystemExit(f"/{g} has no original units (/{g}/original): the run's target was not "
+                                 f"normalized, or it is not a per-series run")
+            metrics_grp = grp
+            grp = grp["original"]
+            if "metrics" not in grp:
+                grp = _with_metrics(grp, metrics_grp)
         model = per_member(grp, "members", "metrics", args.metric)
         if model is None:
             raise SystemExit(f"/{g} has no per-member {args.metric} (metrics: {strings(grp['metrics'])}; "
@@ -106,13 +130,15 @@ def main():
         ax.hist(v, bins=bins, alpha=0.6 if len(series) > 1 else 0.85, color=f"C{i}",
                 label=f"{label}, median {med:.4g}{extra})")
         ax.axvline(med, color=f"C{i}", ls="--", lw=1)
-    ax.set_xlabel(f"{args.metric} per member ({args.split} split)")
+    units = ", original units" if args.units == "original" else ""
+    ax.set_xlabel(f"{args.metric} per member ({args.split} split{units})")
     ax.set_ylabel("members")
     ax.set_title(f"{os.path.basename(args.run)}: per-member {args.metric}, {args.split}", fontsize=10)
     ax.grid(True, alpha=0.3)
     ax.legend(fontsize=8)
     fig.tight_layout()
-    out = args.out or f"{os.path.splitext(args.run)[0]}-{args.split}-{args.metric}.png"
+    suffix = "-original" if args.units == "original" else ""
+    out = args.out or f"{os.path.splitext(args.run)[0]}-{args.split}-{args.metric}{suffix}.png"
     fig.savefig(out, dpi=120)
     plt.close(fig)
 

@@ -88,7 +88,22 @@ void member_epoch_rows(const MemberSets& sets, int s, const std::uint32_t* order
     const std::uint32_t j = order ? order[p] : p;
     if (j < size) out[k++] = sets.rows[begin + j];
   }
-  for (; k < stride; ++k) out[k] = sets.rows[begin];
+  const std::uint32_t pad = size ? sets.rows[begin] : 0;
+  for (; k < stride; ++k) out[k] = pad;
+}
+
+MemberSets own_sample_sets(const std::vector<int>& member, int S) {
+  MemberSets r;
+  r.mode = SampleMode::Sets;
+  r.offset.assign(static_cast<std::size_t>(S) + 1, 0);
+  for (int m : member)
+    if (m >= 0 && m < S) ++r.offset[m + 1];
+  for (int s = 0; s < S; ++s) r.offset[s + 1] += r.offset[s];
+  r.rows.resize(r.offset[S]);
+  std::vector<std::uint32_t> next(r.offset.begin(), r.offset.end() - 1);
+  for (std::size_t i = 0; i < member.size(); ++i)
+    if (member[i] >= 0 && member[i] < S) r.rows[next[member[i]]++] = static_cast<std::uint32_t>(i);
+  return r;
 }
 
 MemberSets slice_member_sets(const MemberSets& sets, int begin, int end) {

@@ -34,10 +34,15 @@ MemberSets make_member_sets(const Config& cfg, const PreparedData& data);
 // they see in the whole swarm (chunked training).
 MemberSets slice_member_sets(const MemberSets& sets, int begin, int end);
 
+// Sets mode over the samples of a split: local member s gets the samples i with member[i] == s
+// in sample order (member[i] outside [0, S) belongs to no member). How group_by runs predict
+// and score each member on its own group's samples only.
+MemberSets own_sample_sets(const std::vector<int>& member, int S);
+
 // Writes member s's epoch order over its set into out[0..size): the shared epoch order of
 // [0, max_size) filtered to values below the member's size (a uniformly random order of
 // its own samples), mapped to training rows; positions up to `stride` are padded with the
-// member's first row (never used by a loss: those rows are masked).
+// member's first row (never used by a loss: those rows are masked; row 0 for an empty set).
 void member_epoch_rows(const MemberSets& sets, int s, const std::uint32_t* order, std::uint32_t stride,
                        std::uint32_t* out);
 

@@ -202,4 +202,13 @@ PreparedData prepare_sequences(const Dataset& d, const DataConfig& cfg) {
   return p;
 }
 
+std::vector<float> persistence_forecast(const PreparedData& p, const SplitData& s) {
+  std::vector<float> r;
+  if (p.seq_len <= 0 || p.persistence_feature < 0) return r;
+  const std::size_t at = static_cast<std::size_t>(p.seq_len - 1) * p.step_features + p.persistence_feature;
+  r.reserve(s.n);
+  for (int i = 0; i < s.n; ++i) r.push_back(s.X[static_cast<std::size_t>(i) * p.features + at]);
+  return r;
+}
+
 }  // namespace tn

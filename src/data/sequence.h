@@ -34,4 +34,11 @@ namespace tn {
 // The windows of `table` (load_dataset with cfg.sequence) by the rules above. Throws DataError.
 PreparedData prepare_sequences(const Dataset& table, const DataConfig& cfg);
 
+// The naive last-value (persistence) forecast of each window of split `s` of sequence data `p`:
+// the window's last input value of the target variable, X[(seq_len − 1)·step_features +
+// persistence_feature]. It is in the target's normalized units: that input column is the
+// target column, normalized with the same statistics (rule 4). [s.n]; empty when the target
+// is not among the inputs (persistence_feature < 0) or `p` is not sequence data.
+std::vector<float> persistence_forecast(const PreparedData& p, const SplitData& s);
+
 }  // namespace tn

@@ -110,13 +110,26 @@ struct Validator {
     array(p.ensemble_mean, g + "/ensemble_mean", false);
     array(p.ensemble_std, g + "/ensemble_std", false);
     array(p.targets, g + "/targets", false);
+    array(p.own, g + "/own", false);
+    array(p.persistence, g + "/persistence", false);
+    array(p.own_original, g + "/own_original", false);
+    array(p.targets_original, g + "/targets_original", false);
+    array(p.persistence_original, g + "/persistence_original", false);
+    if (!p.member.empty() && p.own.shape.size() == 2 && p.own.shape[0] != p.member.size())
+      fail(g + "/member has " + std::to_string(p.member.size()) + " entries but /own has " +
+           std::to_string(p.own.shape[0]) + " samples");
+  }
+  void scores(const ScoreRecord& r, std::size_t S, std::size_t M, const std::string& name) const {
+    if (r.empty()) return;
+    if (r.members.size() != S * M || r.pooled.size() != M || r.quantiles.size() != M * 7)
+      fail(name + ": scores do not match " + std::to_string(M) + " metrics and " + std::to_string(S) + " members");
   }
   void eval(const EvalRecord& e) const {
     split_name(e.split, "evaluation");
     const std::string g = "/eval/" + e.split;
     const std::size_t M = e.metrics.size();
     if (e.members.size() != e.member.size() * M || e.member_mean.size() != M ||
-        e.member_std.size() != M || e.ensemble.size() != M)
+        e.member_std.size() != M || e.ensemble.size() != (e.own() ? 0 : M))
       fail(g + ": metric values do not match " + std::to_string(M) + " metrics and " +
            std::to_string(e.member.size()) + " members");
     array(e.member_confusion, g + "/members/confusion", false);
@@ -126,6 +139,13 @@ struct Validator {
     array(e.entropy, g + "/per_sample/entropy", false);
     array(e.mutual_information, g + "/per_sample/mutual_information", false);
     array(e.disagreement, g + "/per_sample/disagreement", false);
+    if (!e.own()) return;
+    const std::size_t S = e.member.size();
+    scores({e.members, e.pooled, e.quantiles}, S, M, g);
+    if (e.member_samples.size() != S) fail(g + "/members/n_samples does not have one entry per member");
+    scores(e.baseline_scores, S, M, g + "/baseline_members");
+    scores(e.original, S, M, g + "/original");
+    scores(e.baseline_original, S, M, g + "/original/baseline_members");
   }
   void run(const RunFile& r) const {
     if (r.params.empty()) fail("the run has no parameters (/params/layer_0)");
@@ -188,6 +208,12 @@ void write_predictions(hid_t file, const Predictions& p) {
   write_if_present(file, g + "/ensemble_mean", p.ensemble_mean);
   write_if_present(file, g + "/ensemble_std", p.ensemble_std);
   write_if_present(file, g + "/targets", p.targets);
+  if (!p.member.empty()) h5::write_ints(file, g + "/member", p.member);
+  write_if_present(file, g + "/own", p.own);
+  write_if_present(file, g + "/persistence", p.persistence);
+  write_if_present(file, g + "/own_original", p.own_original);
+  write_if_present(file, g + "/targets_original", p.targets_original);
+  write_if_present(file, g + "/persistence_original", p.persistence_original);
 }
 
 void write_data_info(hid_t file, const DataInfo& d) {
@@ -272,7 +298,8 @@ class Reader {
     RunFile run;
     run.config_yaml = h5::read_string_dataset(file_, require("/config"));
     read_meta(run.meta);
-    require("/params/layer_0/W");
+    // A dense first layer has W, a recurrent one Wx (read_layers checks the rest).
+    if (!h5::exists(file_, "/params/layer_0/Wx")) require("/params/layer_0/W");
     run.params = read_layers("/params");
     if (h5::exists(file_, "/init_params")) run.init_params = read_layers("/init_params");
     read_optional("/history/train_loss", run.train_loss);
@@ -449,6 +476,12 @@ class Reader {
       read_optional(g + "/ensemble_mean", p.ensemble_mean);
       read_optional(g + "/ensemble_std", p.ensemble_std);
       read_optional(g + "/targets", p.targets);
+      if (h5::exists(file_, g + "/member")) p.member = h5::read_ints(file_, g + "/member");
+      read_optional(g + "/own", p.own);
+      read_optional(g + "/persistence", p.persistence);
+      read_optional(g + "/own_original", p.own_original);
+      read_optional(g + "/targets_original", p.targets_original);
+      read_optional(g + "/persistence_original", p.persistence_original);
       all.push_back(std::move(p));
     }
     return all;

@@ -56,6 +56,13 @@ struct Predictions {
   Array ensemble_mean;  // [N, outputs]
   Array ensemble_std;   // [N, outputs]
   Array targets;        // [N] class labels (classification) or [N, outputs] values
+  // group_by runs: each sample is predicted by its own group's member only, so `members`,
+  // `ensemble_mean` and `ensemble_std` are empty and these hold the predictions.
+  std::vector<int> member;     // [N] global index of the member that predicted each sample
+  Array own;                   // [N, outputs] that member's prediction
+  Array persistence;           // [N, outputs] sequence data: the last-value forecast, or empty
+  // Sequence data with a normalized target: the same in the target's original units.
+  Array own_original, targets_original, persistence_original;
 };
 
 // x' = (x − mean) / std per feature ([F]), or per member group ([G, F], group_by with
@@ -107,6 +114,15 @@ struct DataInfo {
   int seq_len = 0, step_features = 0;
 };
 
+// Scores of every member on its own samples, pooled, and their distribution across members
+// (group_by evaluations: the persistence baseline and the original units).
+struct ScoreRecord {
+  std::vector<double> members;    // [S, metrics]
+  std::vector<double> pooled;     // [metrics]
+  std::vector<double> quantiles;  // [metrics, 7] at levels 0, 5, 25, 50, 75, 95, 100 %
+  bool empty() const { return members.empty(); }
+};
+
 // One evaluation: /eval/<split>/. Metric values are indexed like `metrics`; a member left
 // out of the ensemble (a non-finite prediction) has NaN values.
 struct EvalRecord {
@@ -124,6 +140,16 @@ struct EvalRecord {
   Array member_mean_confusion, ensemble_confusion;        // [K, K] (classification)
   Array ensemble_prediction;                              // [N, K] probabilities or [N, O]
   Array entropy, mutual_information, disagreement;        // [N] (classification)
+  // group_by runs (combine "own"): `members` are the scores on each member's own samples and
+  // member_mean/member_std summarize them; there is no ensemble across groups (`ensemble` and
+  // the per-sample arrays are empty). Instead:
+  std::vector<int> member_samples;  // [S] own samples of each member
+  std::vector<double> pooled;       // [metrics] every sample with its own member's prediction
+  std::vector<double> quantiles;    // [metrics, 7] of `members` across members
+  std::string baseline;             // "persistence" when baseline_scores is filled, else ""
+  ScoreRecord baseline_scores;      // the last-value forecast, scored the same way
+  ScoreRecord original, baseline_original;  // in the target's original units, or empty
+  bool own() const { return combine == "own"; }
 };
 
 struct RunFile {

@@ -33,6 +33,45 @@ std::vector<double> read_summary(hid_t file, const std::string& g,
   return values;
 }
 
+constexpr double kLevels[7] = {0.0, 0.05, 0.25, 0.5, 0.75, 0.95, 1.0};
+
+// Scores of a group_by evaluation under `base` ("/eval/<split>" or ".../original"), named
+// <prefix>members/<metric> [S], <prefix>pooled (attributes), <prefix>quantiles/<metric> [7].
+// The model's own members/<metric> are written with the record itself (with_members false).
+void write_scores(hid_t file, const std::string& base, const std::string& prefix,
+                  const std::vector<std::string>& metrics, const ScoreRecord& r, bool with_members) {
+  const std::size_t M = metrics.size(), S = M ? r.members.size() / M : 0;
+  for (std::size_t m = 0; m < M; ++m) {
+    if (with_members) {
+      std::vector<double> column(S);
+      for (std::size_t s = 0; s < S; ++s) column[s] = r.members[s * M + m];
+      h5::write_doubles(file, base + "/" + prefix + "members/" + metrics[m], column);
+    }
+    h5::write_doubles(file, base + "/" + prefix + "quantiles/" + metrics[m],
+                      std::vector<double>(r.quantiles.begin() + static_cast<std::ptrdiff_t>(m * 7),
+                                          r.quantiles.begin() + static_cast<std::ptrdiff_t>(m * 7 + 7)));
+  }
+  write_summary(file, base + "/" + prefix + "pooled", metrics, r.pooled, {});
+}
+
+ScoreRecord read_scores(hid_t file, const std::string& base, const std::string& prefix,
+                        const std::vector<std::string>& metrics, std::size_t S) {
+  ScoreRecord r;
+  const std::size_t M = metrics.size();
+  r.members.assign(S * M, 0.0);
+  for (std::size_t m = 0; m < M; ++m) {
+    const std::string name = base + "/" + prefix + "members/" + metrics[m];
+    const std::vector<double> v = h5::read_doubles(file, name);
+    if (v.size() != S) throw h5::Error(name + " does not have one value per member");
+    for (std::size_t s = 0; s < S; ++s) r.members[s * M + m] = v[s];
+    const std::vector<double> q = h5::read_doubles(file, base + "/" + prefix + "quantiles/" + metrics[m]);
+    if (q.size() != 7) throw h5::Error(base + "/" + prefix + "quantiles/" + metrics[m] + " does not have 7 values");
+    r.quantiles.insert(r.quantiles.end(), q.begin(), q.end());
+  }
+  r.pooled = read_summary(file, base + "/" + prefix + "pooled", metrics, nullptr);
+  return r;
+}
+
 EvalRecord read_eval(hid_t file, const std::string& split) {
   const std::string g = "/eval/" + split;
   EvalRecord e;
@@ -56,7 +95,23 @@ EvalRecord read_eval(hid_t file, const std::string& split) {
   read_if_present(file, g + "/members/confusion", e.member_confusion);
   e.member_mean = read_summary(file, g + "/member_mean", e.metrics, &e.member_mean_confusion);
   e.member_std = read_summary(file, g + "/member_std", e.metrics, nullptr);
-  e.ensemble = read_summary(file, g + "/ensemble", e.metrics, &e.ensemble_confusion);
+  if (e.own()) {
+    e.member_samples = h5::read_ints(file, g + "/members/n_samples");
+    const ScoreRecord own = read_scores(file, g, "", e.metrics, S);
+    e.pooled = own.pooled;
+    e.quantiles = own.quantiles;
+    {
+      h5::Handle group = h5::open_group(file, g);
+      if (h5::has_attr(group.get(), g, "baseline")) e.baseline = h5::get_string_attr(group.get(), g, "baseline");
+    }
+    if (!e.baseline.empty()) e.baseline_scores = read_scores(file, g, "baseline_", e.metrics, S);
+    if (h5::exists(file, g + "/original")) {
+      e.original = read_scores(file, g + "/original", "", e.metrics, S);
+      if (!e.baseline.empty()) e.baseline_original = read_scores(file, g + "/original", "baseline_", e.metrics, S);
+    }
+  } else {
+    e.ensemble = read_summary(file, g + "/ensemble", e.metrics, &e.ensemble_confusion);
+  }
   e.excluded = h5::read_ints(file, g + "/excluded_members");
   read_if_present(file, g + "/per_sample/ensemble", e.ensemble_prediction);
   read_if_present(file, g + "/per_sample/entropy", e.entropy);
@@ -76,6 +131,7 @@ void write_eval(hid_t file, const EvalRecord& e) {
     h5::set_string_attr(group.get(), g, "task", e.task);
     h5::set_string_attr(group.get(), g, "combine", e.combine);
     h5::set_int_attr(group.get(), g, "n_samples", e.n_samples, H5T_STD_I32LE);
+    if (!e.baseline.empty()) h5::set_string_attr(group.get(), g, "baseline", e.baseline);
     group.close("group " + g);
   }
   h5::write_strings(file, g + "/metrics", e.metrics);
@@ -89,7 +145,17 @@ void write_eval(hid_t file, const EvalRecord& e) {
   write_if_present(file, g + "/members/confusion", e.member_confusion);
   write_summary(file, g + "/member_mean", e.metrics, e.member_mean, e.member_mean_confusion);
   write_summary(file, g + "/member_std", e.metrics, e.member_std, {});
-  write_summary(file, g + "/ensemble", e.metrics, e.ensemble, e.ensemble_confusion);
+  if (e.own()) {
+    h5::write_ints(file, g + "/members/n_samples", e.member_samples);
+    h5::write_doubles(file, g + "/quantile_levels", std::vector<double>(kLevels, kLevels + 7));
+    write_scores(file, g, "", e.metrics, {e.members, e.pooled, e.quantiles}, false);
+    if (!e.baseline_scores.empty()) write_scores(file, g, "baseline_", e.metrics, e.baseline_scores, true);
+    if (!e.original.empty()) write_scores(file, g + "/original", "", e.metrics, e.original, true);
+    if (!e.baseline_original.empty())
+      write_scores(file, g + "/original", "baseline_", e.metrics, e.baseline_original, true);
+  } else {
+    write_summary(file, g + "/ensemble", e.metrics, e.ensemble, e.ensemble_confusion);
+  }
   h5::write_ints(file, g + "/excluded_members", e.excluded);
   write_if_present(file, g + "/per_sample/ensemble", e.ensemble_prediction);
   write_if_present(file, g + "/per_sample/entropy", e.entropy);

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <memory>
 
+#include "data/member_sets.h"
 #include "model/model_ops.h"
 
 namespace tn {
@@ -17,6 +18,15 @@ struct DeviceFloats {
   ~DeviceFloats() { be.release(p); }
   DeviceFloats(const DeviceFloats&) = delete;
   DeviceFloats& operator=(const DeviceFloats&) = delete;
+};
+
+struct DeviceArrayU32 {
+  Backend& be;
+  std::uint32_t* p;
+  DeviceArrayU32(Backend& b, std::size_t n) : be(b), p(b.alloc<std::uint32_t>(std::max<std::size_t>(n, 1))) {}
+  ~DeviceArrayU32() { be.release(p); }
+  DeviceArrayU32(const DeviceArrayU32&) = delete;
+  DeviceArrayU32& operator=(const DeviceArrayU32&) = delete;
 };
 
 struct Scratch {
@@ -66,6 +76,76 @@ SwarmPredictions predict_swarm(Backend& be, const ModelShape& shape, LossType lo
         const std::size_t bytes = static_cast<std::size_t>(B) * O * sizeof(float);
         be.to_host(&r.logits[at], Z + s * sZ, bytes);
         be.to_host(&r.outputs[at], sc.out.p + s * sZ, bytes);
+      }
+    }
+  });
+  return r;
+}
+
+OwnPredictions predict_own_swarm(Backend& be, const ModelShape& shape, LossType loss,
+                                 const std::vector<float>& params, int S, const std::vector<float>& X,
+                                 int N, int batch, const std::vector<int>& member) {
+  OwnPredictions r;
+  r.S = S;
+  r.N = N;
+  r.O = shape.outputs();
+  r.member = member;
+  const int F = shape.inputs(), O = r.O;
+  r.outputs.assign(static_cast<std::size_t>(N) * O, 0.0f);
+  r.logits.assign(r.outputs.size(), 0.0f);
+  if (S == 0 || N == 0) return r;
+  const MemberSets own = own_sample_sets(member, S);
+  const std::uint32_t stride = std::max<std::uint32_t>(1, own.max_size());
+  const ParamLayout layout(shape, S);
+  DeviceFloats P(be, layout.total), Xd(be, X.size()), Yd(be, N);
+  be.to_device(P.p, params.data(), params.size() * sizeof(float));
+  be.to_device(Xd.p, X.data(), X.size() * sizeof(float));
+  const int bcap = std::clamp(batch, 1, static_cast<int>(stride));
+  const int block = std::clamp((S + be.workers() - 1) / be.workers(), 1, 32);
+  std::vector<std::unique_ptr<Scratch>> scratch;
+  std::vector<std::unique_ptr<DeviceArrayU32>> tables;
+  for (int w = 0; w < be.workers(); ++w) {
+    scratch.push_back(std::make_unique<Scratch>(be, shape, block, bcap));
+    tables.push_back(std::make_unique<DeviceArrayU32>(be, static_cast<std::size_t>(block) * stride));
+  }
+  be.for_each_block(S, block, [&](int b0, int b1, int w) {
+    Scratch& sc = *scratch[w];
+    const int Sb = b1 - b0;
+    std::vector<std::uint32_t> table(static_cast<std::size_t>(Sb) * stride);
+    std::uint32_t rows = 0;
+    for (int s = b0; s < b1; ++s) {
+      member_epoch_rows(own, s, nullptr, stride, table.data() + static_cast<std::size_t>(s - b0) * stride);
+      rows = std::max(rows, own.size(s));
+    }
+    be.to_device(tables[w]->p, table.data(), table.size() * sizeof(std::uint32_t));
+    BatchSampler sampler;
+    sampler.mode = SampleMode::Sets;
+    sampler.n = static_cast<std::uint32_t>(N);
+    sampler.table = tables[w]->p;
+    sampler.table_member0 = static_cast<std::uint32_t>(b0);
+    sampler.table_stride = stride;
+    const BlockParams bp(P.p, layout, b0);
+    const std::int64_t sZ = static_cast<std::int64_t>(bcap) * O;
+    std::vector<float> out(static_cast<std::size_t>(bcap) * O), logit(out.size());
+    for (std::uint32_t pos0 = 0; pos0 < rows; pos0 += bcap) {
+      const int B = static_cast<int>(std::min<std::uint32_t>(bcap, rows - pos0));
+      be.gather_batch(sampler, static_cast<std::uint32_t>(b0), Sb, pos0, B, Xd.p, F, Yd.p, 1, sc.buf.X,
+                      static_cast<std::int64_t>(bcap) * F, sc.buf.Y, bcap);
+      const float* Z = model_forward(be, shape, bp, sc.buf, Sb, B);
+      be.output_transform(loss, Sb, B, O, Z, sZ, sc.out.p, sZ);
+      for (int s = 0; s < Sb; ++s) {
+        const std::uint32_t size = own.size(b0 + s);
+        const int valid = size > pos0 ? static_cast<int>(std::min<std::uint32_t>(B, size - pos0)) : 0;
+        if (valid == 0) continue;
+        const std::size_t bytes = static_cast<std::size_t>(valid) * O * sizeof(float);
+        be.to_host(logit.data(), Z + s * sZ, bytes);
+        be.to_host(out.data(), sc.out.p + s * sZ, bytes);
+        const std::uint32_t* at = own.rows.data() + own.offset[b0 + s] + pos0;
+        for (int k = 0; k < valid; ++k) {
+          const std::size_t dst = static_cast<std::size_t>(at[k]) * O, src = static_cast<std::size_t>(k) * O;
+          std::copy_n(out.data() + src, O, r.outputs.data() + dst);
+          std::copy_n(logit.data() + src, O, r.logits.data() + dst);
+        }
       }
     }
   });

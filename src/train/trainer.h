@@ -38,7 +38,11 @@ struct TrainOutput {
   std::vector<int> diverged_epoch;                              // [S], 1-based, -1 = never
   std::string pred_split;                                       // "test" or "train"
   int pred_n = 0;
-  std::vector<float> pred_members;                              // [S, N, outputs]
+  std::vector<float> pred_members;                              // [S, N, outputs]; empty for group_by
+  // group_by runs (one member per group): each member predicts only the samples of its own
+  // group, so pred_members stays empty and these hold the predictions instead.
+  std::vector<int> pred_member;  // [N] member of each sample (its group index), else empty
+  std::vector<float> pred_own;   // [N, outputs] that member's output on the sample
   double train_seconds = 0;
   std::string kernel;                                           // backend and block layout
 };

@@ -76,4 +76,68 @@ EvalRecord make_eval_record(const Evaluation& e, const std::string& split,
   return r;
 }
 
+namespace {
+
+std::vector<double> flat_members(const std::vector<Metrics>& members) {
+  std::vector<double> v;
+  for (const Metrics& m : members) v.insert(v.end(), m.values.begin(), m.values.end());
+  return v;
+}
+
+std::vector<double> flat_quantiles(const std::vector<std::vector<double>>& q) {
+  std::vector<double> v;
+  for (const std::vector<double>& row : q) v.insert(v.end(), row.begin(), row.end());
+  return v;
+}
+
+ScoreRecord score_record(const ScoreSet& s) {
+  if (s.empty()) return {};
+  return {flat_members(s.members), s.pooled.values, flat_quantiles(s.quantiles)};
+}
+
+}  // namespace
+
+Predictions make_own_predictions(const std::string& split, const OwnPredictions& p, const OwnTargets& t,
+                                 int first_member, bool classification) {
+  const auto N = static_cast<std::uint64_t>(p.N), O = static_cast<std::uint64_t>(p.O);
+  Predictions r;
+  r.split = split;
+  for (int m : p.member) r.member.push_back(first_member + m);
+  r.own = array({N, O}, p.outputs);
+  if (!t.y.empty()) r.targets = classification ? array({N}, t.y) : array({N, O}, t.y);
+  if (!t.persistence.empty()) r.persistence = array({N, O}, t.persistence);
+  if (classification || t.target_mean.empty()) return r;
+  const auto original = [&](const std::vector<float>& v) {
+    return array({N, O}, to_original_units(v, p.member, p.O, t.target_mean, t.target_std));
+  };
+  r.own_original = original(p.outputs);
+  if (!t.y.empty()) r.targets_original = original(t.y);
+  if (!t.persistence.empty()) r.persistence_original = original(t.persistence);
+  return r;
+}
+
+EvalRecord make_own_eval_record(const OwnEvaluation& e, const std::string& split, const std::string& source,
+                                int first_member, int n) {
+  EvalRecord r;
+  r.split = split;
+  r.source = source;
+  r.task = e.classification ? "classification" : "regression";
+  r.combine = "own";
+  r.n_samples = n;
+  r.metrics = e.names;
+  for (std::size_t s = 0; s < e.model.members.size(); ++s) r.member.push_back(first_member + static_cast<int>(s));
+  r.members = flat_members(e.model.members);
+  r.member_mean = e.model.mean.values;
+  r.member_std = e.model.std.values;
+  for (int s : e.excluded) r.excluded.push_back(first_member + s);
+  r.member_samples = e.samples;
+  r.pooled = e.model.pooled.values;
+  r.quantiles = flat_quantiles(e.model.quantiles);
+  if (!e.baseline.empty()) r.baseline = "persistence";
+  r.baseline_scores = score_record(e.baseline);
+  r.original = score_record(e.original);
+  r.baseline_original = score_record(e.baseline_original);
+  return r;
+}
+
 }  // namespace tn

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "eval/evaluate.h"
+#include "eval/own.h"
 #include "io/run_file.h"
 
 namespace tn {
@@ -17,5 +18,15 @@ Predictions make_predictions(const std::string& split, const SwarmPredictions& p
 // The /eval/<split> record of `e`; members are numbered from `first_member`.
 EvalRecord make_eval_record(const Evaluation& e, const std::string& split,
                             const std::string& source, Combine how, int first_member, int n);
+
+// group_by runs: /predictions/<split> with own [N, O] and member [N] (global indices, members
+// numbered from `first_member`), the persistence forecast when there is one, and, with target
+// normalization, own/targets/persistence in original units.
+Predictions make_own_predictions(const std::string& split, const OwnPredictions& p, const OwnTargets& t,
+                                 int first_member, bool classification);
+
+// The /eval/<split> record (combine "own") of a group_by evaluation.
+EvalRecord make_own_eval_record(const OwnEvaluation& e, const std::string& split, const std::string& source,
+                                int first_member, int n);
 
 }  // namespace tn

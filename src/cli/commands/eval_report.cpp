@@ -7,6 +7,8 @@
 #include <cmath>
 #include <nlohmann/json.hpp>
 
+#include "eval/own.h"
+
 namespace tn {
 namespace {
 
@@ -205,6 +207,165 @@ std::string eval_summary(const Evaluation& e, const EvalRecord& r) {
                      num(e.ensemble.values[0]), num(e.member_mean.values[0]), num(e.member_std.values[0]),
                      order.empty() ? "nan" : num(e.members[order.front()].values[0]),
                      order.empty() ? "" : fmt::format(" (#{})", r.member[order.front()]));
+}
+
+namespace {
+
+// Values of metric m of every member: {"member": k, [<"group">,] <metric>: v, ...} rows.
+json member_rows(const EvalRecord& r, const std::vector<double>& values, const std::vector<std::string>& groups,
+                 bool details) {
+  const std::size_t M = r.metrics.size();
+  json rows = json::array();
+  for (std::size_t s = 0; s < r.member.size(); ++s) {
+    json m = {{"member", r.member[s]}};
+    if (s < groups.size()) m["group"] = groups[s];
+    if (details) {
+      m["excluded"] = std::find(r.excluded.begin(), r.excluded.end(), r.member[s]) != r.excluded.end();
+      m["n_samples"] = s < r.member_samples.size() ? r.member_samples[s] : 0;
+    }
+    for (std::size_t k = 0; k < M; ++k) m[r.metrics[k]] = number(values[s * M + k]);
+    rows.push_back(m);
+  }
+  return rows;
+}
+
+json quantile_object(const EvalRecord& r, const std::vector<double>& q) {
+  json o = json::object();
+  for (std::size_t m = 0; m < r.metrics.size(); ++m) {
+    json row = json::array();
+    for (std::size_t k = 0; k < kQuantileLevels.size(); ++k) row.push_back(number(q[m * kQuantileLevels.size() + k]));
+    o[r.metrics[m]] = row;
+  }
+  return o;
+}
+
+json scores_json(const EvalRecord& r, const ScoreRecord& s, const std::vector<std::string>& groups) {
+  if (s.empty()) return nullptr;
+  return {{"members", member_rows(r, s.members, groups, false)},
+          {"pooled", metric_object(r, s.pooled.data(), nullptr, 0)},
+          {"quantiles", quantile_object(r, s.quantiles)}};
+}
+
+const char* level_name(std::size_t k) {
+  static const char* const names[] = {"min", "5%", "25%", "median", "75%", "95%", "max"};
+  return names[k];
+}
+
+// Rows "  <metric>  q0 .. q6  pooled" of one score set.
+std::string quantile_rows(const EvalRecord& r, const std::vector<double>& q, const std::vector<double>& pooled,
+                          const std::string& indent) {
+  std::string t;
+  const std::size_t L = kQuantileLevels.size();
+  for (std::size_t m = 0; m < r.metrics.size(); ++m) {
+    t += fmt::format("{:<18}", indent + r.metrics[m]);
+    for (std::size_t k = 0; k < L; ++k) t += fmt::format("{:>10}", num(q[m * L + k]));
+    t += fmt::format("{:>10}\n", num(pooled[m]));
+  }
+  return t;
+}
+
+std::string units_block(const EvalRecord& r, const std::string& title, const std::vector<double>& q,
+                        const std::vector<double>& pooled, const ScoreRecord& baseline) {
+  std::string t = fmt::format("{:<18}", title);
+  for (std::size_t k = 0; k < kQuantileLevels.size(); ++k) t += fmt::format("{:>10}", level_name(k));
+  t += fmt::format("{:>10}\n", "pooled");
+  t += quantile_rows(r, q, pooled, "  ");
+  if (!baseline.empty()) t += "  " + r.baseline + "\n" + quantile_rows(r, baseline.quantiles, baseline.pooled, "    ");
+  return t;
+}
+
+// "3 of 4 series beat persistence by mae (median ratio model/persistence 0.91), 3 of 4 by rmse (0.93)"
+std::string beat_line(const EvalRecord& r) {
+  const std::vector<BaselineComparison> c = compare_with_baseline(r.metrics, r.members, r.baseline_scores.members);
+  std::string t;
+  for (const BaselineComparison& x : c) {
+    if (x.metric == "mse") continue;  // the same ranking as rmse
+    if (t.empty())
+      t = fmt::format("{} of {} series beat {} by {} (median ratio model/{} {})", x.beat, x.compared, r.baseline,
+                      x.metric, r.baseline, num(x.median_ratio));
+    else
+      t += fmt::format(", {} of {} by {} ({})", x.beat, x.compared, x.metric, num(x.median_ratio));
+  }
+  return t;
+}
+
+std::size_t metric_index(const EvalRecord& r, const std::string& name) {
+  const auto it = std::find(r.metrics.begin(), r.metrics.end(), name);
+  return it == r.metrics.end() ? 0 : static_cast<std::size_t>(it - r.metrics.begin());
+}
+
+}  // namespace
+
+std::string own_eval_json(const EvalRecord& r, const std::string& run_path,
+                          const std::vector<std::string>& class_names, const std::vector<std::string>& groups) {
+  json j;
+  j["run"] = run_path;
+  j["split"] = r.split;
+  j["source"] = r.source;
+  j["task"] = r.task;
+  j["combine"] = r.combine;
+  j["n_samples"] = r.n_samples;
+  j["classes"] = r.task == "classification" ? json(class_names) : json::array();
+  j["metrics"] = r.metrics;
+  j["members"] = member_rows(r, r.members, groups, true);
+  j["member_mean"] = metric_object(r, r.member_mean.data(), nullptr, 0);
+  j["member_std"] = metric_object(r, r.member_std.data(), nullptr, 0);
+  j["pooled"] = metric_object(r, r.pooled.data(), nullptr, 0);
+  j["quantile_levels"] = std::vector<double>(kQuantileLevels.begin(), kQuantileLevels.end());
+  j["quantiles"] = quantile_object(r, r.quantiles);
+  j["baseline"] = scores_json(r, r.baseline_scores, groups);
+  if (!r.baseline_scores.empty()) j["baseline"]["kind"] = r.baseline;
+  j["original_units"] = scores_json(r, r.original, groups);
+  if (!r.original.empty()) j["original_units"]["baseline"] = scores_json(r, r.baseline_original, groups);
+  json vs = nullptr;
+  for (const BaselineComparison& c : compare_with_baseline(r.metrics, r.members, r.baseline_scores.members))
+    vs[c.metric] = {{"beat", c.beat}, {"compared", c.compared}, {"median_ratio", number(c.median_ratio)}};
+  j["vs_baseline"] = vs;
+  j["excluded_members"] = r.excluded;
+  return j.dump(2) + "\n";
+}
+
+std::string own_eval_table(const EvalRecord& r, const std::string& run_path, const std::vector<std::string>& groups) {
+  const int S = static_cast<int>(r.member.size()), first = S ? r.member.front() : 0;
+  const auto [lo, hi] = std::minmax_element(r.member_samples.begin(), r.member_samples.end());
+  std::string t = fmt::format("{}: {}, {} samples\n{} members (#{}..#{}), one per group, each scored on its own "
+                              "samples ({}..{} per member)\n", run_path, r.source, r.n_samples, S, first, first + S - 1,
+                              lo == r.member_samples.end() ? 0 : *lo, hi == r.member_samples.end() ? 0 : *hi);
+  if (!r.excluded.empty())
+    t += fmt::format("left out (non-finite predictions, diverged): members {}\n", member_list(r.excluded));
+  t += fmt::format("\nper-member metrics: quantiles across members, and pooled over all samples\n");
+  t += units_block(r, r.original.empty() ? "metric" : "normalized units", r.quantiles, r.pooled, r.baseline_scores);
+  if (!r.original.empty())
+    t += units_block(r, "original units", r.original.quantiles, r.original.pooled, r.baseline_original);
+  // Best and worst member by the first error metric (mae for regression, accuracy otherwise).
+  const std::size_t m = r.task == "regression" ? metric_index(r, "mae") : 0;
+  const bool higher = higher_is_better(r.metrics[m]);
+  int best = -1, worst = -1;
+  const std::size_t M = r.metrics.size();
+  for (int s = 0; s < S; ++s) {
+    const double v = r.members[s * M + m];
+    if (!std::isfinite(v)) continue;
+    if (best < 0 || (higher ? v > r.members[best * M + m] : v < r.members[best * M + m])) best = s;
+    if (worst < 0 || (higher ? v < r.members[worst * M + m] : v > r.members[worst * M + m])) worst = s;
+  }
+  const auto who = [&](int s) {
+    return fmt::format("#{}{} {}", r.member[s], s < static_cast<int>(groups.size()) ? " (" + groups[s] + ")" : "",
+                       num(r.members[s * M + m]));
+  };
+  if (best >= 0) t += fmt::format("\nby {}: best {}, worst {}\n", r.metrics[m], who(best), who(worst));
+  if (!r.baseline_scores.empty()) t += beat_line(r) + "\n";
+  return t;
+}
+
+std::string own_eval_summary(const EvalRecord& r) {
+  const std::size_t m = r.task == "regression" ? metric_index(r, "mae") : 0, L = kQuantileLevels.size();
+  const auto q = [&](const std::vector<double>& v, std::size_t k) { return num(v[m * L + k]); };
+  std::string t = fmt::format("{} ({} samples): per-member {} median {} (5%-95% {}-{}), pooled {}", r.source,
+                              r.n_samples, r.metrics[m], q(r.quantiles, 3), q(r.quantiles, 1), q(r.quantiles, 5),
+                              num(r.pooled[m]));
+  if (!r.baseline_scores.empty())
+    t += fmt::format(" | {} median {}; {}", r.baseline, q(r.baseline_scores.quantiles, 3), beat_line(r));
+  return t;
 }
 
 }  // namespace tn

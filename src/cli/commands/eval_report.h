@@ -31,4 +31,23 @@ std::string eval_table(const Evaluation& e, const EvalRecord& r, const std::stri
 // "test split of spirals(n=512) (102 samples): ensemble accuracy 0.99 | members 0.97 ± 0.01, best 0.99 (#12)"
 std::string eval_summary(const Evaluation& e, const EvalRecord& r);
 
+// group_by evaluations (record.own()): every member scored on its own group's samples.
+// JSON: the keys of eval_json except "ensemble" and "uncertainty", each member's
+// "n_samples" and "group" (when `groups` names them), and
+//   "pooled": {...}, "quantile_levels": [0, 0.05, ...], "quantiles": {<metric>: [7]},
+//   "baseline": null | {"kind": "persistence", "members": [{"member": k, <metric>: v}],
+//                       "pooled": {...}, "quantiles": {...}},
+//   "original_units": null | {"members", "pooled", "quantiles", "baseline"} (same forms),
+//   "vs_baseline": null | {<mae|rmse|mse>: {"beat": n, "compared": n, "median_ratio": r}}
+std::string own_eval_json(const EvalRecord& r, const std::string& run_path,
+                          const std::vector<std::string>& class_names, const std::vector<std::string>& groups);
+
+// The per-member summary: quantiles of each metric across members and the pooled value, the
+// same for the persistence baseline and in original units, and how many series beat it.
+std::string own_eval_table(const EvalRecord& r, const std::string& run_path, const std::vector<std::string>& groups);
+
+// "test split of random_walk(...) (520 samples): per-series mae median 0.11 (5%-95% 0.08-0.19),
+//  pooled 0.12 | persistence median 0.13; 3 of 4 series beat persistence by mae"
+std::string own_eval_summary(const EvalRecord& r);
+
 }  // namespace tn

@@ -14,6 +14,7 @@
 #include "cli/commands/commands.h"
 #include "data/arrays.h"
 #include "data/prepare.h"
+#include "data/sequence.h"
 #include "train/predict.h"
 
 namespace tn {
@@ -99,10 +100,13 @@ void check_same_data(const StoredSwarm& run, const PreparedData& d) {
                     ") differ from the run's (" + joined(run.file.data.class_names) + ")" + why);
 }
 
-void append(Inputs& in, const SplitData& s) {
+void append(Inputs& in, const PreparedData& d, const SplitData& s) {
   in.n += s.n;
   in.X.insert(in.X.end(), s.X.begin(), s.X.end());
   in.y.insert(in.y.end(), s.y.begin(), s.y.end());
+  in.group.insert(in.group.end(), s.group.begin(), s.group.end());
+  const std::vector<float> last = persistence_forecast(d, s);
+  in.persistence.insert(in.persistence.end(), last.begin(), last.end());
 }
 
 // Labels of `d` (its own class numbering) as the run's class indices, matched by name.
@@ -179,7 +183,7 @@ Inputs own_split(const StoredSwarm& run, const std::optional<std::string>& split
                  "were trained on (optimistic)");
   }
   if (in.split == "all") {
-    for (const SplitData* s : {&d.train, &d.val, &d.test}) append(in, *s);
+    for (const SplitData* s : {&d.train, &d.val, &d.test}) append(in, d, *s);
     in.source = "all samples of " + d.origin;
     return in;
   }
@@ -187,7 +191,7 @@ Inputs own_split(const StoredSwarm& run, const std::optional<std::string>& split
   if (s.n == 0)
     throw UsageError("the run has no " + in.split + " split (data.split." + in.split +
                      " is 0 in its config); choose another --split");
-  append(in, s);
+  append(in, d, s);
   in.source = in.split + " split of " + d.origin;
   const Predictions* stored = run.file.find_predictions(in.split);
   if (stored && !stored->targets.data.empty() && stored->targets.data != in.y)
@@ -262,6 +266,17 @@ SwarmPredictions run_swarm(const StoredSwarm& run, const Inputs& in, int threads
   const std::unique_ptr<Backend> be = make_backend({DeviceKind::Auto, threads}, &note);
   if (!note.empty()) spdlog::debug("{}", note);
   return predict_swarm(*be, run.shape, run.cfg.loss.type, run.params, run.S, in.X, in.n, in.batch);
+}
+
+bool one_member_per_group(const StoredSwarm& run) { return run.file.members.per_member == "group_by"; }
+
+OwnPredictions run_own(const StoredSwarm& run, const Inputs& in, int threads) {
+  std::string note;
+  const std::unique_ptr<Backend> be = make_backend({DeviceKind::Auto, threads}, &note);
+  if (!note.empty()) spdlog::debug("{}", note);
+  std::vector<int> member(in.group);
+  for (int& m : member) m -= run.first_member;
+  return predict_own_swarm(*be, run.shape, run.cfg.loss.type, run.params, run.S, in.X, in.n, in.batch, member);
 }
 
 int with_user_errors(const std::function<int()>& fn) {

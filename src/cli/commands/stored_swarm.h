@@ -11,6 +11,7 @@
 #include "config/config.h"
 #include "data/dataset.h"
 #include "eval/combine.h"
+#include "eval/own.h"
 #include "io/run_file.h"
 #include "model/shape.h"
 
@@ -47,6 +48,10 @@ struct Inputs {
   std::vector<float> X;  // [n, F] normalized
   std::vector<float> y;  // [n] labels or [n, targets] values; empty for unlabeled inputs
   int batch = 1;         // forward batch rows: the training batch, to reproduce its predictions
+  // The run's own splits only: each sample's group (group_by; sequence data: its series), and,
+  // for sequence data whose target is an input, the last-value forecast [n] (normalized).
+  std::vector<int> group;
+  std::vector<float> persistence;
 };
 
 // Rebuilds split `split` ("test", "val", "train" or "all") of the run's own data, checking
@@ -62,6 +67,13 @@ Inputs new_data(const StoredSwarm& run, const std::string& file, bool labeled);
 
 // Every member's outputs and logits on `in`, on the CPU backend with `threads` threads.
 SwarmPredictions run_swarm(const StoredSwarm& run, const Inputs& in, int threads);
+
+// Whether the run has one member per group (data.per_member group_by), so that its members
+// are run and scored on their own group's samples only.
+bool one_member_per_group(const StoredSwarm& run);
+
+// group_by runs: each member's outputs on the samples of its own group (in.group).
+OwnPredictions run_own(const StoredSwarm& run, const Inputs& in, int threads);
 
 // Runs fn() and returns its exit code; a user error it throws (UsageError, RunFileError,
 // ConfigError, DataError, BackendError) is logged and gives kExitUsage.

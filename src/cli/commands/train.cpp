@@ -17,6 +17,7 @@
 #include "cli/commands/eval_report.h"
 #include "cli/progress.h"
 #include "data/prepare.h"
+#include "data/sequence.h"
 #include "io/run_file.h"
 #include "train/trainer.h"
 #include "turbanet_version.h"
@@ -85,9 +86,36 @@ struct FinalEval {
   const SplitData* split = nullptr;
   Evaluation eval;
   EvalRecord record;
+  Predictions predictions;  // what /predictions/<split> stores
 };
 
+// group_by: each member on its own group's samples, with the persistence baseline and the
+// original units for sequence data.
+FinalEval evaluate_final_own(const Config& cfg, const PreparedData& data, const TrainOutput& t) {
+  FinalEval f;
+  f.split = t.pred_split == "test" ? &data.test : &data.train;
+  OwnPredictions p;
+  p.S = cfg.swarm.size;
+  p.N = t.pred_n;
+  p.O = t.shape.outputs();
+  p.member = t.pred_member;
+  for (int& m : p.member) m -= cfg.swarm.first_member;
+  p.outputs = t.pred_own;
+  const OwnTargets targets{f.split->y, persistence_forecast(data, *f.split), data.target_mean, data.target_std};
+  const OwnEvaluation e = evaluate_own(p, cfg.loss.type, targets);
+  f.record = make_own_eval_record(e, f.split->name, f.split->name + " split of " + data.origin,
+                                  cfg.swarm.first_member, t.pred_n);
+  f.predictions = make_own_predictions(t.pred_split, p, targets, cfg.swarm.first_member, is_classification(cfg.loss.type));
+  if (f.split->name != "test")
+    spdlog::info("no test split: evaluated on the training split, which the members were trained on (optimistic)");
+  spdlog::info("{}", own_eval_summary(f.record));
+  spdlog::info("evaluation of each member on its own group's samples:\n{}",
+               own_eval_table(f.record, cfg.output.path, data.group_names));
+  return f;
+}
+
 FinalEval evaluate_final(const Config& cfg, const PreparedData& data, const TrainOutput& t) {
+  if (!t.pred_member.empty()) return evaluate_final_own(cfg, data, t);
   FinalEval f;
   f.split = t.pred_split == "test" ? &data.test : &data.train;
   f.preds = {cfg.swarm.size, t.pred_n, t.shape.outputs(), t.pred_members, {}};
@@ -97,6 +125,7 @@ FinalEval evaluate_final(const Config& cfg, const PreparedData& data, const Trai
   if (f.split->name != "test")
     spdlog::info("no test split: evaluated on the training split, which the members were trained on (optimistic)");
   spdlog::info("{}", eval_summary(f.eval, f.record));
+  f.predictions = make_predictions(t.pred_split, f.preds, f.split->y, is_classification(cfg.loss.type));
   return f;
 }
 
@@ -169,7 +198,7 @@ RunFile build_run_file(const Config& cfg, const PreparedData& data, const Member
   const std::string target = cfg.data.sequence.enabled() ? cfg.data.sequence.target
                              : cfg.data.source.type == "csv" ? cfg.data.source.target : "";
   r.data = {data.feature_names, data.class_names, target, data.seq_len, data.step_features};
-  r.put(make_predictions(t.pred_split, final_eval.preds, final_eval.split->y, is_classification(cfg.loss.type)));
+  r.put(final_eval.predictions);
   r.put(final_eval.record);
   return r;
 }
