@@ -120,25 +120,20 @@ MemberSets slice_member_sets(const MemberSets& sets, int begin, int end) {
 }
 
 GroupRows group_rows(const std::vector<int>& group, int first_member, int S, int batch) {
+  std::vector<int> member(group.size());
+  for (std::size_t i = 0; i < group.size(); ++i) member[i] = group[i] - first_member;
+  const MemberSets own = own_sample_sets(member, S);
   GroupRows r;
-  std::vector<std::vector<std::uint32_t>> own(S);
-  for (std::size_t i = 0; i < group.size(); ++i) {
-    const int s = group[i] - first_member;
-    if (s >= 0 && s < S) own[s].push_back(static_cast<std::uint32_t>(i));
-  }
-  std::size_t most = 0;
-  for (const auto& o : own) most = std::max(most, o.size());
-  r.steps = static_cast<int>((most + batch - 1) / batch);
+  r.steps = static_cast<int>((own.max_size() + batch - 1) / batch);
   r.stride = static_cast<std::uint32_t>(r.steps) * batch;
   r.table.assign(static_cast<std::size_t>(S) * r.stride, 0);
   r.rows.assign(static_cast<std::size_t>(r.steps) * S, 0);
   for (int s = 0; s < S; ++s) {
-    const auto& o = own[s];
-    r.count.push_back(static_cast<std::uint32_t>(o.size()));
-    for (std::uint32_t k = 0; k < r.stride; ++k) r.table[s * r.stride + k] = k < o.size() ? o[k] : (o.empty() ? 0 : o[0]);
+    r.count.push_back(own.size(s));
+    member_epoch_rows(own, s, nullptr, r.stride, r.table.data() + static_cast<std::size_t>(s) * r.stride);
     for (int step = 0; step < r.steps; ++step)
       r.rows[static_cast<std::size_t>(step) * S + s] =
-          static_cast<int>(std::clamp<long>(static_cast<long>(o.size()) - static_cast<long>(step) * batch, 0, batch));
+          static_cast<int>(std::clamp<long>(static_cast<long>(own.size(s)) - static_cast<long>(step) * batch, 0, batch));
   }
   return r;
 }
