@@ -85,10 +85,16 @@ void gru_backward_rows(int S, int B, int H, const float* Gx, const float* Gh, st
 void CpuBackend::to_time_major(int S, int B, int T, int F, const float* src, std::int64_t ss, float* dst,
                                std::int64_t sd) {
   for (int s = 0; s < S; ++s)
-    for (int b = 0; b < B; ++b)
+    for (int b = 0; b < B; ++b) {
+      const float* __restrict in = src + s * ss + static_cast<std::int64_t>(b) * T * F;
+      float* __restrict out = dst + s * sd + static_cast<std::int64_t>(b) * F;
+      if (F == 1) {  // one feature per step (price series) and transposes: no per-element copy calls
+        for (int t = 0; t < T; ++t) out[static_cast<std::int64_t>(t) * B] = in[t];
+        continue;
+      }
       for (int t = 0; t < T; ++t)
-        std::copy_n(src + s * ss + (static_cast<std::int64_t>(b) * T + t) * F, F,
-                    dst + s * sd + (static_cast<std::int64_t>(t) * B + b) * F);
+        std::copy_n(in + static_cast<std::int64_t>(t) * F, F, out + static_cast<std::int64_t>(t) * B * F);
+    }
 }
 
 void CpuBackend::lstm_forward(int S, int B, int H, float* G, std::int64_t sG, const float* c_prev, float* c,
