@@ -319,4 +319,78 @@ TEST_CASE("cuda: tf32 GEMMs stay close to fp32 on a training run") {
   cmp("tf32 train loss curve", a.train_loss, t.train_loss, 2e-2);
 }
 
+TEST_CASE("cuda parity: recurrent cell ops (time-major copy, lstm and gru steps, first step and later)") {
+  if (skip_without_gpu()) return;
+  Pair b;
+  struct Shape { int S, B, H; };
+  for (const Shape s : {Shape{1, 1, 1}, Shape{3, 5, 7}, Shape{4, 32, 32}}) {
+    const std::string tag = "S" + std::to_string(s.S) + " B" + std::to_string(s.B) + " H" + std::to_string(s.H);
+    {  // [B, T, F] -> [T, B, F]
+      const int T = 4, F = 3;
+      const std::int64_t ss = static_cast<std::int64_t>(s.B) * T * F + 2;
+      Mirror<float> src(b.gpu, rnd(ss * s.S, 30)), dst(b.gpu, rnd(ss * s.S, 31));
+      b.cpu.to_time_major(s.S, s.B, T, F, src.h.data(), ss, dst.h.data(), ss);
+      b.gpu.to_time_major(s.S, s.B, T, F, src.d, ss, dst.d, ss);
+      compare("to_time_major " + tag, dst, 0, 0);
+    }
+    const std::int64_t sC = static_cast<std::int64_t>(s.B) * s.H + 3, sG4 = 4 * sC, sG3 = 3 * sC;
+    for (bool first : {true, false}) {
+      const std::string t2 = tag + (first ? " first step" : " later step");
+      Mirror<float> G(b.gpu, rnd(sG4 * s.S, 32, -3, 3)), cp(b.gpu, rnd(sC * s.S, 33)), c(b.gpu, rnd(sC * s.S, 34)),
+          h(b.gpu, rnd(sC * s.S, 35));
+      b.cpu.lstm_forward(s.S, s.B, s.H, G.h.data(), sG4, first ? nullptr : cp.h.data(), c.h.data(), h.h.data(), sC);
+      b.gpu.lstm_forward(s.S, s.B, s.H, G.d, sG4, first ? nullptr : cp.d, c.d, h.d, sC);
+      compare("lstm_forward gates " + t2, G, 1e-6, 1e-5);
+      compare("lstm_forward c " + t2, c, 1e-6, 1e-5);
+      compare("lstm_forward h " + t2, h, 1e-6, 1e-5);
+      Mirror<float> dh(b.gpu, rnd(sC * s.S, 36)), dc(b.gpu, rnd(sC * s.S, 37)), dG(b.gpu, rnd(sG4 * s.S, 38));
+      b.cpu.lstm_backward(s.S, s.B, s.H, G.h.data(), sG4, first ? nullptr : cp.h.data(), c.h.data(), dh.h.data(), sC,
+                          dc.h.data(), sC, dG.h.data());
+      b.gpu.lstm_backward(s.S, s.B, s.H, G.d, sG4, first ? nullptr : cp.d, c.d, dh.d, sC, dc.d, sC, dG.d);
+      compare("lstm_backward dG " + t2, dG, 1e-6, 1e-5);
+      compare("lstm_backward dc " + t2, dc, 1e-6, 1e-5);
+
+      Mirror<float> Gx(b.gpu, rnd(sG3 * s.S, 40, -3, 3)), Gh(b.gpu, rnd(sG3 * s.S, 41, -3, 3)),
+          bh(b.gpu, rnd(3 * s.H * s.S + 1, 42)), hp(b.gpu, rnd(sC * s.S, 43)), hn(b.gpu, rnd(sC * s.S, 44));
+      b.cpu.gru_forward(s.S, s.B, s.H, Gx.h.data(), Gh.h.data(), sG3, bh.h.data(), 3 * s.H,
+                        first ? nullptr : hp.h.data(), hn.h.data(), sC);
+      b.gpu.gru_forward(s.S, s.B, s.H, Gx.d, Gh.d, sG3, bh.d, 3 * s.H, first ? nullptr : hp.d, hn.d, sC);
+      compare("gru_forward gates " + t2, Gx, 1e-6, 1e-5);
+      compare("gru_forward Gh " + t2, Gh, 1e-6, 1e-5);
+      compare("gru_forward h " + t2, hn, 1e-6, 1e-5);
+      Mirror<float> dgx(b.gpu, rnd(sG3 * s.S, 45)), dgh(b.gpu, rnd(sG3 * s.S, 46)), dhp(b.gpu, rnd(sC * s.S, 47));
+      b.cpu.gru_backward(s.S, s.B, s.H, Gx.h.data(), Gh.h.data(), sG3, first ? nullptr : hp.h.data(), dh.h.data(), sC,
+                         dgx.h.data(), dgh.h.data(), first ? nullptr : dhp.h.data());
+      b.gpu.gru_backward(s.S, s.B, s.H, Gx.d, Gh.d, sG3, first ? nullptr : hp.d, dh.d, sC, dgx.d, dgh.d,
+                         first ? nullptr : dhp.d);
+      compare("gru_backward dGx " + t2, dgx, 1e-6, 1e-5);
+      compare("gru_backward dGh " + t2, dgh, 1e-6, 1e-5);
+      compare("gru_backward dh_prev " + t2, dhp, 1e-6, 1e-5);
+    }
+  }
+}
+
+TEST_CASE("cuda parity: lstm and gru swarms trained on both backends (per-series data, graphs)") {
+  if (skip_without_gpu()) return;
+  for (const char* cell : {"lstm", "gru"}) {
+    const std::string yaml = std::string(
+        "name: t\nseed: 3\nswarm: {size: 6}\nmodel:\n  layers:\n    - {type: ") + cell +
+        ", units: 8, return_sequences: true}\n    - {type: gru, units: 6}\n    - {type: dense, units: 1}\n"
+        "loss: mse\noptimizer: {type: adam, lr: 0.01}\n"
+        "data:\n  source: {type: random_walk, series: 6, length: 160, seed: 5}\n"
+        "  split: {train: 0.7, val: 0.15, test: 0.15}\n  per_member: {group_by: ticker}\n"
+        "  normalize: standard\n  normalize_per_member: true\n  sequence: {window: 8, horizon: 1, target: close}\n"
+        "train: {epochs: 3, batch_size: 16}\n";
+    const Config cfg = parse_config(yaml, "test");
+    const PreparedData data = prepare_data(load_dataset(cfg.data, false), cfg.data);
+    CpuBackend cpu(1);
+    CudaBackend gpu(0, false);
+    const TrainOutput a = train_swarm(cfg, data, cpu, nullptr);
+    const TrainOutput g = train_swarm(cfg, data, gpu, nullptr);
+    MESSAGE(cell << ": " << g.kernel << "; graph launches " << gpu.graph_launches());
+    CHECK(gpu.graph_launches() >= cfg.train.epochs - 1);
+    cmp_runs(cell, a, g);
+  }
+}
+
 #endif  // TURBANET_HAVE_CUDA
