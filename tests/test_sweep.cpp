@@ -52,6 +52,29 @@ TEST_CASE("sweep: FLOP count of the study's 2-16-2 network, by hand") {
   CHECK(training_work(shape, {sgd}, {128}, 128, 1, 0).flops == 128 * 356 + 82 * 4);
 }
 
+TEST_CASE("sweep: FLOP count of the study's stock LSTM and a stacked GRU, by hand") {
+  LossConfig mse;
+  mse.type = LossType::Mse;
+  ModelConfig m;
+  LayerConfig lstm{"lstm", 32};
+  m.layers = {lstm, LayerConfig{"dense", 1}};
+  const ModelShape shape = make_model_shape(m, mse, 20, 0, 1, 20, 1);
+  // LSTM(1, 32), G = 128, windows of 20: input projection 2·20·1·128 = 5120, recurrent
+  // 2·19·32·128 = 155648, biases 20·128 = 2560; head 2·32·1 + 1 = 65.
+  CHECK(forward_flops_per_sample(shape) == 5120 + 155648 + 2560 + 65);
+  // Backward: the same, plus dL/dh through Wh (155648) and the head's input gradient (64).
+  CHECK(backward_flops_per_sample(shape) == 163393 + 155648 + 64);
+  CHECK(shape.params_per_member() == 1 * 128 + 32 * 128 + 128 + 32 + 1);
+  // GRU(2, 4) → GRU(4, 3) → dense(1), windows of 5: G = 12 and 9.
+  LayerConfig g1{"gru", 4}, g2{"gru", 3};
+  g1.return_sequences = true;
+  m.layers = {g1, g2, LayerConfig{"dense", 1}};
+  const ModelShape two = make_model_shape(m, mse, 10, 0, 1, 5, 2);
+  const double f1 = 2 * 5 * 2 * 12 + 2 * 4 * 4 * 12 + 5 * 12, f2 = 2 * 5 * 4 * 9 + 2 * 4 * 3 * 9 + 5 * 9, head = 2 * 3 + 1;
+  CHECK(forward_flops_per_sample(two) == f1 + f2 + head);
+  CHECK(backward_flops_per_sample(two) == f1 + f2 + head + 2 * 4 * 12 * 4 + 2 * 4 * 9 * 3 + 2 * 5 * 9 * 4 + 2 * 3);
+}
+
 namespace {
 
 SweepOptions small_sweep(const std::string& name) {
