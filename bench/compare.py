@@ -183,14 +183,16 @@ def read_w4_config(path):
                 split=f"{float(split.get('train', 0.7))},{float(split.get('val', 0.15))},"
                       f"{float(split.get('test', 0.15))}",
                 lr=float(opt.get("lr", 1e-3)), epochs=int(train.get("epochs", 1)),
-                batch=int(train.get("batch_size", 32)))
+                batch=int(train.get("batch_size", 32)),
+                units=int(((c.get("model") or {}).get("layers") or [{}])[0].get("units", 32)))
 
 
 def run_peer_w4(args, tool, cfg, epochs, csv_path, json_path):
     cmd = [args.python, os.path.join(HERE, "peers", W4_PEERS[tool]), "--csv", csv_path,
            "--target", cfg["target"], "--window", str(cfg["window"]), "--horizon", str(cfg["horizon"]),
            "--stride", str(cfg["stride"]), "--split", cfg["split"], "--epochs", str(epochs),
-           "--lr", repr(cfg["lr"]), "--batch", str(cfg["batch"]), "--threads", str(args.peer_threads),
+           "--lr", repr(cfg["lr"]), "--batch", str(cfg["batch"]), "--hidden", str(cfg["units"]),
+           "--threads", str(args.peer_threads),
            "--json", json_path]
     t0 = time.perf_counter()
     proc = subprocess.run(cmd, timeout=args.timeout, capture_output=True, text=True)
@@ -231,7 +233,8 @@ def run_w4(args, peers, tmp, rows, raw):
         runs.append(r)
         log(f"W4 S={S} turbanet #{k + 1}: train {r['train_seconds']:.4f} s, process {r['process_seconds']:.3f} s")
     raw += runs
-    rows.append(summarize(runs, "W4", S, epochs, "turbanet", "ok", batch=cfg["batch"]))
+    w4_flops = common.lstm_flops_per_member_step(cfg["window"], cfg["units"], cfg["batch"])
+    rows.append(summarize(runs, "W4", S, epochs, "turbanet", "ok", batch=cfg["batch"], flops_per_step=w4_flops))
     if args.keep_runs:
         os.makedirs(os.path.join(args.out_dir, "runs"), exist_ok=True)
         shutil.copy(ref, os.path.join(args.out_dir, "runs", "W4.h5"))
@@ -259,7 +262,8 @@ def run_w4(args, peers, tmp, rows, raw):
                 f"warm-up {r['warmup_seconds']:.3f} s, process {r['process_seconds']:.2f} s, "
                 f"test mse {r['test_mse_mean']:.4f} (naive {r['naive_test_mse_mean']:.4f})")
         raw += runs
-        rows.append(summarize(runs if status == "ok" else [], "W4", S, epochs, p, status, batch=cfg["batch"]))
+        rows.append(summarize(runs if status == "ok" else [], "W4", S, epochs, p, status, batch=cfg["batch"],
+                              flops_per_step=w4_flops))
 
 
 def median(xs):
@@ -267,7 +271,7 @@ def median(xs):
     return statistics.median(xs) if xs else None
 
 
-def summarize(runs, workload, size, epochs, tool, status, batch=None):
+def summarize(runs, workload, size, epochs, tool, status, batch=None, flops_per_step=None):
     w = workload_info(workload)
     if batch is None:
         batch = 128 if w["data"] == "spirals" else w["batch"]
@@ -276,8 +280,10 @@ def summarize(runs, workload, size, epochs, tool, status, batch=None):
     if runs:
         train = [r["train_seconds"] for r in runs]
         steps = runs[0]["steps"]
-        # no FLOP count for the LSTM workload (W4): src/model/flops.h counts dense layers
-        flops = common.flops_per_member_step(w["sizes"], batch) * size * steps if "sizes" in w else None
+        # W4 passes its LSTM's count; the spirals and MNIST workloads are dense stacks
+        per_step = flops_per_step if flops_per_step else (
+            common.flops_per_member_step(w["sizes"], batch) if "sizes" in w else None)
+        flops = per_step * size * steps if per_step else None
         last = runs[-1]
         row.update(steps=steps, train_s=median(train), train_s_min=min(train), train_s_max=max(train),
                    warmup_s=median([r.get("warmup_seconds") for r in runs]),
@@ -453,8 +459,8 @@ def print_table(rows, args, started):
         print("W4 per member-step (train s / (S · steps)): " + ", ".join(
             f"{r['tool']} {r['ms_per_member_step']:.3f} ms" for r in w4 if r.get("ms_per_member_step")))
         note += (" W4: loss is the member mean test MSE (turbanet: /eval/test/member_mean mse; peer: "
-                 "normalized units, its naive last-value MSE is in compare.json); no FLOP count, no "
-                 "acc, no Δparams (own initial weights and shuffles).")
+                 "normalized units, its naive last-value MSE is in compare.json); GFLOP/s from the LSTM's count "
+                 "(docs/sweep.md); no acc, no Δparams (own initial weights and shuffles).")
     print()
     print(textwrap.fill(note, 110), flush=True)
 

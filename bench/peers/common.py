@@ -62,6 +62,20 @@ def flops_per_member_step(sizes, batch):
     return batch * (fwd + bwd) + 16 * params
 
 
+def lstm_flops_per_member_step(window, units, batch, inputs=1, outputs=1):
+    """FLOPs of one Adam step of one LSTM(inputs, units) -> last step -> dense(outputs) member on
+    windows of `window` steps, counted as `turbanet sweep` counts them (docs/sweep.md): per
+    window forward 2·W·in·G + 2·(W−1)·H·G + W·G (G = 4H) plus the head, backward the same plus
+    2·(W−1)·G·H through time and the head's input gradient; Adam 16 per parameter. The cell
+    equations are not counted."""
+    G = 4 * units
+    head = 2 * units * outputs + outputs
+    fwd = 2 * window * inputs * G + 2 * (window - 1) * units * G + window * G + head
+    bwd = fwd + 2 * (window - 1) * G * units + 2 * units * outputs
+    params = inputs * G + units * G + G + units * outputs + outputs
+    return batch * (fwd + bwd) + 16 * params
+
+
 def parse_args(description, default_threads=2):
     import argparse
     ap = argparse.ArgumentParser(description=description)

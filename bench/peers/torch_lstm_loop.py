@@ -121,8 +121,8 @@ class Model(nn.Module):
         return self.head(seq[:, -1])
 
 
-def train_series(X, y, epochs, batch, lr, max_steps=None):
-    model = Model()
+def train_series(X, y, epochs, batch, lr, hidden=HIDDEN, max_steps=None):
+    model = Model(hidden)
     opt = torch.optim.Adam(model.parameters(), lr=lr, betas=BETAS, eps=EPS)
     loss_fn = nn.MSELoss()
     n, steps = len(X), 0
@@ -151,6 +151,7 @@ def main():
     ap.add_argument("--epochs", type=int, default=1)
     ap.add_argument("--lr", type=float, default=1e-3)
     ap.add_argument("--batch", type=int, default=32)
+    ap.add_argument("--hidden", type=int, default=HIDDEN, help="LSTM units (the config's first layer)")
     ap.add_argument("--series", type=int, default=0, help="first N series (default all)")
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--seed", type=int, default=0, help="torch.manual_seed: initial weights, shuffles")
@@ -175,14 +176,14 @@ def main():
 
     X0, y0 = series[0].data["train"]
     t0 = time.perf_counter()
-    train_series(X0, y0, 1, args.batch, args.lr, max_steps=10)
+    train_series(X0, y0, 1, args.batch, args.lr, args.hidden, max_steps=10)
     warmup = time.perf_counter() - t0
 
     t0 = time.perf_counter()
     models, steps = [], []
     for s in series:
         X, y = s.data["train"]
-        m, k = train_series(X, y, args.epochs, args.batch, args.lr)
+        m, k = train_series(X, y, args.epochs, args.batch, args.lr, args.hidden)
         models.append(m)
         steps.append(k)
     train = time.perf_counter() - t0
@@ -199,7 +200,7 @@ def main():
     out = dict(tool="pytorch-loop", workload="W4", S=len(series), epochs=args.epochs,
                steps=steps[0] if len(set(steps)) == 1 else float(np.mean(steps)),
                total_steps=total, batch=args.batch, lr=args.lr, window=args.window,
-               horizon=args.horizon, stride=args.stride, split=args.split, hidden=HIDDEN,
+               horizon=args.horizon, stride=args.stride, split=args.split, hidden=args.hidden,
                series_lengths=lengths,
                train_windows=int(sum(len(s.data["train"][0]) for s in series)),
                train_seconds=train, warmup_seconds=warmup, load_seconds=load,
