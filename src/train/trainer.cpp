@@ -11,6 +11,7 @@
 #include "backend/memory_plan.h"
 #include "data/sampler.h"
 #include "model/model_ops.h"
+#include "train/predict.h"
 #include "train/schedule.h"
 #include "train/workspace.h"
 
@@ -134,60 +135,12 @@ class Loop {
     });
   }
 
-  // group_by: local member member[i] (−1, or outside [0, S): no member of this pass) predicts
-  // sample i into P[i] ([n, O], other rows left alone). Each block runs its members over their
-  // own rows (sets-mode sampler, rows in sample order, padded to the block's longest set).
-  void predict_own(const SplitData& split, const std::vector<int>& member, std::vector<float>& P) {
-    const MemberSets own = own_sample_sets(member, S_);
-    const std::uint32_t stride = std::max<std::uint32_t>(1, own.max_size());
-    DeviceSplit d(be_, split, F_, T_);
-    std::vector<std::uint32_t*> tables(workers_.size());
-    for (auto& t : tables) t = be_.alloc<std::uint32_t>(static_cast<std::size_t>(block_) * stride);
-    be_.for_each_block(S_, block_, [&](int b0, int b1, int w) {
-      Worker& wk = *workers_[w];
-      const int Sb = b1 - b0;
-      std::vector<std::uint32_t> table(static_cast<std::size_t>(Sb) * stride);
-      std::uint32_t rows = 0;
-      for (int s = b0; s < b1; ++s) {
-        member_epoch_rows(own, s, nullptr, stride, table.data() + static_cast<std::size_t>(s - b0) * stride);
-        rows = std::max(rows, own.size(s));
-      }
-      be_.to_device(tables[w], table.data(), table.size() * sizeof(std::uint32_t));
-      const auto member0 = static_cast<std::uint32_t>(cfg_.swarm.first_member + b0);
-      BatchSampler sampler;
-      sampler.mode = SampleMode::Sets;
-      sampler.n = static_cast<std::uint32_t>(split.n);
-      sampler.table = tables[w];
-      sampler.table_member0 = member0;
-      sampler.table_stride = stride;
-      const BlockParams p(P_.p, layout_, b0);
-      const std::int64_t sP = static_cast<std::int64_t>(bcap_) * O_;
-      std::vector<float> host(static_cast<std::size_t>(bcap_) * O_);
-      for (std::uint32_t pos0 = 0; pos0 < rows; pos0 += bcap_) {
-        const int B = static_cast<int>(std::min<std::uint32_t>(bcap_, rows - pos0));
-        be_.gather_batch(sampler, member0, Sb, pos0, B, d.X, F_, d.Y, T_, wk.buf.X,
-                         static_cast<std::int64_t>(bcap_) * F_, wk.buf.Y, static_cast<std::int64_t>(bcap_) * T_);
-        const float* Z = model_forward(be_, shape_, p, wk.buf, Sb, B);
-        be_.output_transform(cfg_.loss.type, Sb, B, O_, Z, sP, wk.P, sP);
-        for (int s = 0; s < Sb; ++s) {
-          const std::uint32_t size = own.size(b0 + s);
-          const int valid = size > pos0 ? static_cast<int>(std::min<std::uint32_t>(B, size - pos0)) : 0;
-          if (valid == 0) continue;
-          be_.to_host(host.data(), wk.P + s * sP, static_cast<std::size_t>(valid) * O_ * sizeof(float));
-          const std::uint32_t* at = own.rows.data() + own.offset[b0 + s] + pos0;
-          for (int r = 0; r < valid; ++r)
-            std::copy_n(host.data() + static_cast<std::size_t>(r) * O_, O_, P.begin() + static_cast<std::ptrdiff_t>(at[r]) * O_);
-        }
-      }
-    });
-    for (auto* t : tables) be_.release(t);
-  }
-
   void download_params(std::vector<float>& host) {
     host.resize(layout_.total);
     be_.to_host(host.data(), P_.p, host.size() * sizeof(float));
   }
   int n_train() const { return n_; }  // epoch positions (the largest member set)
+  int batch() const { return bcap_; }  // rows per batch (the buffers' capacity)
 
  private:
   // Runs the forward pass over every Bcap-row batch of split `d` (in order, same rows for
@@ -452,8 +405,10 @@ TrainOutput train_pass(const Config& cfg, const PreparedData& data, const Member
   out.pred_member = split.group;
   std::vector<int> local(split.group);
   for (int& m : local) m -= cfg.swarm.first_member;
-  out.pred_own.assign(static_cast<std::size_t>(split.n) * out.shape.outputs(), 0.0f);
-  loop.predict_own(split, local, out.pred_own);
+  // The trained parameters through the stored-swarm path (what `eval` runs), in the
+  // trainer's batch size, so the two give the same bits.
+  out.pred_own = predict_own_swarm(be, out.shape, cfg.loss.type, out.params, S, split.X, split.n, loop.batch(), local)
+                     .outputs;
   return out;
 }
 

@@ -138,8 +138,8 @@ std::string hparams_table(const Evaluation& e, const HparamReport& hp, int first
 
 }  // namespace
 
-std::string eval_json(const EvalRecord& r, const std::string& run_path,
-                      const std::vector<std::string>& class_names, const HparamReport* hp) {
+// What every JSON evaluation record starts with.
+static json record_header(const EvalRecord& r, const std::string& run_path, const std::vector<std::string>& class_names) {
   json j;
   j["run"] = run_path;
   j["split"] = r.split;
@@ -149,6 +149,12 @@ std::string eval_json(const EvalRecord& r, const std::string& run_path,
   j["n_samples"] = r.n_samples;
   j["classes"] = r.task == "classification" ? json(class_names) : json::array();
   j["metrics"] = r.metrics;
+  return j;
+}
+
+std::string eval_json(const EvalRecord& r, const std::string& run_path,
+                      const std::vector<std::string>& class_names, const HparamReport* hp) {
+  json j = record_header(r, run_path, class_names);
   const std::size_t M = r.metrics.size(), KK = r.member_confusion.shape.size() == 3
       ? r.member_confusion.shape[1] * r.member_confusion.shape[2] : 0;
   json members = json::array();
@@ -298,15 +304,7 @@ std::size_t metric_index(const EvalRecord& r, const std::string& name) {
 
 std::string own_eval_json(const EvalRecord& r, const std::string& run_path,
                           const std::vector<std::string>& class_names, const std::vector<std::string>& groups) {
-  json j;
-  j["run"] = run_path;
-  j["split"] = r.split;
-  j["source"] = r.source;
-  j["task"] = r.task;
-  j["combine"] = r.combine;
-  j["n_samples"] = r.n_samples;
-  j["classes"] = r.task == "classification" ? json(class_names) : json::array();
-  j["metrics"] = r.metrics;
+  json j = record_header(r, run_path, class_names);
   j["members"] = member_rows(r, r.members, groups, true);
   j["member_mean"] = metric_object(r, r.member_mean.data(), nullptr, 0);
   j["member_std"] = metric_object(r, r.member_std.data(), nullptr, 0);
