@@ -35,8 +35,15 @@ TN_HD float clip_scale(float clip, double norm2) {
   return coef < 1.0f ? coef : 1.0f;
 }
 
-template <OptimizerType O>
-TN_HD void update_param(float& p, float g, float& s1, float& s2, const OptStep& h) {
+// √x for update_param's value type; backends that update vectors of elements at once
+// specialize it for their vector type (before instantiating update_param with it).
+template <class T>
+TN_HD T opt_sqrt(T x) { return sqrtf(x); }
+
+// One parameter element's update. T is float, or a backend's vector of elements of one
+// member (every operation below is then elementwise, with the member's scalars from h).
+template <OptimizerType O, class T = float>
+TN_HD void update_param(T& p, T g, T& s1, T& s2, const OptStep& h) {
   if constexpr (O == OptimizerType::Sgd) {
     g += h.weight_decay * p;
     if (h.momentum != 0.0f) {
@@ -54,11 +61,11 @@ TN_HD void update_param(float& p, float g, float& s1, float& s2, const OptStep& 
     // per parameter instead of three divisions.
     const float step_size = h.lr / h.bias_correction1;
     const float inv_sqrt_bc2 = 1.0f / sqrtf(h.bias_correction2);
-    p -= step_size * s1 / (sqrtf(s2) * inv_sqrt_bc2 + h.eps);
+    p -= step_size * s1 / (opt_sqrt(s2) * inv_sqrt_bc2 + h.eps);
   } else if constexpr (O == OptimizerType::RmsProp) {
     g += h.weight_decay * p;
     s1 = h.alpha * s1 + (1.0f - h.alpha) * g * g;
-    const float step = g / (sqrtf(s1) + h.eps);
+    const T step = g / (opt_sqrt(s1) + h.eps);
     if (h.momentum != 0.0f) {
       s2 = h.momentum * s2 + step;
       p -= h.lr * s2;

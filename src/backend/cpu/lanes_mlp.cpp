@@ -68,6 +68,14 @@ inline Vec splat(float x) {
 inline IVec isplat(std::int32_t x) { return IVec{} + x; }
 #endif
 TN_INLINE Vec select(IVec m, Vec a, Vec b) { return m ? a : b; }
+// v, held in a register: keeps the compiler from folding a load that feeds several
+// multiply-adds into each of them as a memory operand (one load per use).
+TN_INLINE Vec in_register(Vec v) {
+#if defined(__AVX512F__)
+  __asm__("" : "+v"(v));
+#endif
+  return v;
+}
 
 TN_INLINE Vec vsqrt(Vec v) {
 #if defined(__AVX512F__)
@@ -77,6 +85,11 @@ TN_INLINE Vec vsqrt(Vec v) {
   return v;
 #endif
 }
+
+}  // namespace
+template <>
+TN_INLINE Vec opt_sqrt<Vec>(Vec v) { return vsqrt(v); }
+namespace {
 
 // fast_exp and fast_log (math/fastmath.h) on lane vectors: the same operations, lane by lane.
 // Upper = false: for x ≤ 0 or NaN only, where the upper clamp changes nothing.
@@ -213,16 +226,20 @@ bool is_shallow(const MlpShape& s) {
 constexpr int kRowBlock = 4, kShallowChunk = 16;
 
 // Rows of the batch that go through forward, loss and backward together (the generic
-// kernel): the chunk's activations (about this many bytes) stay in L1 next to the parameters
-// and gradients. Between 4 and 32 rows, a multiple of 4; results do not depend on it.
-constexpr std::int64_t kChunkBytes = 12 << 10;
+// kernel): while the parameters and gradients fit in L1 next to them (up to kResidentBytes),
+// the chunk's activations get about kChunkBytes; otherwise the parameters stream from L2 for
+// every chunk and the largest chunks amortize that best. Between 4 and 32 rows, a multiple
+// of 4; results do not depend on it.
+constexpr std::int64_t kChunkBytes = 12 << 10, kResidentBytes = 24 << 10;
+constexpr int kMaxChunk = 32;
 
 int chunk_rows(const MlpShape& s, int T, bool shallow) {
   if (shallow) return kShallowChunk;  // only inputs and targets are kept per row
+  constexpr std::int64_t vec = L * static_cast<std::int64_t>(sizeof(float));
+  if (2 * s.params_per_member() * vec > kResidentBytes) return kMaxChunk;
   std::int64_t v = s.inputs() + T + s.outputs();  // X, Y, dL/dA of the outputs
   for (const DenseLayer& l : s.layers) v += l.out * (keeps_z(l.act) ? 2 : 1);
-  const std::int64_t per_row = v * L * static_cast<std::int64_t>(sizeof(float));
-  return static_cast<int>(std::clamp<std::int64_t>(kChunkBytes / per_row / 4 * 4, 4, 32));
+  return static_cast<int>(std::clamp<std::int64_t>(kChunkBytes / (v * vec) / 4 * 4, 4, kMaxChunk));
 }
 
 // Offsets (in floats) of one lane group's arrays inside the worker's scratch. Parameters
@@ -273,10 +290,6 @@ struct LossLanes {
   alignas(64) double correct[L];
 };
 
-// Loss over `B` rows at batch position r0 for all lanes: writes dL/dA (mean over the batch,
-// and over outputs for regression) and adds per-lane loss sums and correct counts. Mirrors
-// CpuBackend::loss_*. Rows at or beyond a lane's valid count are masked: dL/dA = 0 and no
-// loss; the mean is over each lane's valid rows.
 // Cross-entropy's per-lane constants and sums of a lane group, in registers.
 struct XentSums {
   IVec valid;
@@ -290,9 +303,9 @@ TN_INLINE Vec sub_where(IVec m, Vec a, float b) { return select(m, a - b, a); }
 // Softmax cross-entropy of RB rows (batch positions r0...) whose O logits are in registers
 // (z), writing dL/dz to registers (d) and adding to the sums: softmax_xent's operations on
 // lane vectors, rows interleaved so their exp/log chains overlap; exp and log skip the
-// special cases their arguments here cannot hit (z − max ≤ 0, sum ≥ 1). With 2 outputs only the
-// smaller logit needs exp: the larger one's term is exp(0) = 1 exactly ((mx − mx) + 1, NaN
-// where mx is not finite, as exp gives), so the results are the same.
+// special cases their arguments here cannot reach (z − max ≤ 0, sum ≥ 1). With 2 outputs
+// only the smaller logit needs exp: the larger one's term is exp(0) = 1 exactly
+// ((mx − mx) + 1, NaN where mx is not finite, as exp gives), so the results are the same.
 template <int O, int RB>
 TN_INLINE void xent_regs(const Vec (&z)[RB][O], Vec (&d)[RB][O], const IVec (&label)[RB], int r0, XentSums& xs) {
   Vec keep[RB], mx[RB], zlab[RB], sum[RB], inv[RB], sample[RB];
@@ -509,10 +522,10 @@ TN_INLINE void mac(Vec (&acc)[RB][RC], const LaneMat& a, const LaneMat& b, int K
   for (int k = 0; k < K; ++k) {
     Vec av[RB];
 #pragma GCC unroll 8
-    for (int i = 0; i < RB; ++i) av[i] = load(a.at(r0 + i, k));
+    for (int i = 0; i < RB; ++i) av[i] = in_register(load(a.at(r0 + i, k)));
 #pragma GCC unroll 8
     for (int j = 0; j < RC; ++j) {
-      const Vec bv = load(b.at(k, c0 + j));
+      const Vec bv = in_register(load(b.at(k, c0 + j)));
 #pragma GCC unroll 8
       for (int i = 0; i < RB; ++i) acc[i][j] += av[i] * bv;
     }
@@ -626,10 +639,10 @@ struct WeightGradOp {
       for (int k = 0; k < K; ++k) {
         Vec av[RB];
 #pragma GCC unroll 8
-        for (int i = 0; i < RB; ++i) av[i] = load(in.at(r0 + i, k));
+        for (int i = 0; i < RB; ++i) av[i] = in_register(load(in.at(r0 + i, k)));
 #pragma GCC unroll 8
         for (int j = 0; j < RC; ++j) {
-          const Vec bv = load(dz.at(k, c0 + j));
+          const Vec bv = in_register(load(dz.at(k, c0 + j)));
           bacc[j] += bv;
 #pragma GCC unroll 8
           for (int i = 0; i < RB; ++i) acc[i][j] += av[i] * bv;
@@ -762,9 +775,9 @@ struct Shallow {
     for (int j = 0; j < H; ++j) {
       Vec w0[F], w1[O];
 #pragma GCC unroll 8
-      for (int f = 0; f < F; ++f) w0[f] = load(W0 + (static_cast<std::int64_t>(f) * H + j) * L);
+      for (int f = 0; f < F; ++f) w0[f] = in_register(load(W0 + (static_cast<std::int64_t>(f) * H + j) * L));
 #pragma GCC unroll 8
-      for (int o = 0; o < O; ++o) w1[o] = load(W1 + (static_cast<std::int64_t>(j) * O + o) * L);
+      for (int o = 0; o < O; ++o) w1[o] = in_register(load(W1 + (static_cast<std::int64_t>(j) * O + o) * L));
       const Vec bj = load(b0 + static_cast<std::int64_t>(j) * L);
 #pragma GCC unroll 8
       for (int r = 0; r < RB; ++r) {
@@ -832,7 +845,7 @@ struct Shallow {
       Vec w1[O], g1[O], g0[F];
 #pragma GCC unroll 8
       for (int o = 0; o < O; ++o) {
-        w1[o] = load(W1 + (static_cast<std::int64_t>(j) * O + o) * L);
+        w1[o] = in_register(load(W1 + (static_cast<std::int64_t>(j) * O + o) * L));
         g1[o] = load(dW1 + (static_cast<std::int64_t>(j) * O + o) * L);
       }
 #pragma GCC unroll 8
@@ -840,7 +853,7 @@ struct Shallow {
       Vec gb = load(db0 + static_cast<std::int64_t>(j) * L);
 #pragma GCC unroll 8
       for (int r = 0; r < RB; ++r) {
-        const Vec hv = load(Hb + (static_cast<std::int64_t>(j) * RB + r) * L);  // a, or z where A keeps z
+        const Vec hv = in_register(load(Hb + (static_cast<std::int64_t>(j) * RB + r) * L));  // a, or z where A keeps z
         const Vec a = keeps_z(A) ? vact<A>(hv, slope) : hv;
 #pragma GCC unroll 8
         for (int o = 0; o < O; ++o) g1[o] += a * dz[r][o];
@@ -957,41 +970,9 @@ TN_INLINE void store_n(float* p, Vec v, int n) {
 #endif
 }
 
-// update_param (math/optimizers.h) on 16 consecutive elements of one member: the same
-// operations, so the same results.
-template <OptimizerType O>
-TN_INLINE void update_vec(Vec& p, Vec g, Vec& s1, Vec& s2, const OptStep& h) {
-  if constexpr (O == OptimizerType::Sgd) {
-    g += h.weight_decay * p;
-    if (h.momentum != 0.0f) {
-      s1 = h.momentum * s1 + g;
-      g = h.nesterov ? g + h.momentum * s1 : s1;
-    }
-    p -= h.lr * g;
-  } else if constexpr (O == OptimizerType::Adam || O == OptimizerType::AdamW) {
-    if constexpr (O == OptimizerType::AdamW) p -= h.lr * h.weight_decay * p;
-    else g += h.weight_decay * p;
-    s1 = h.beta1 * s1 + (1.0f - h.beta1) * g;
-    s2 = h.beta2 * s2 + (1.0f - h.beta2) * g * g;
-    const Vec mhat = s1 / h.bias_correction1;
-    const Vec vhat = s2 / h.bias_correction2;
-    p -= h.lr * mhat / (vsqrt(vhat) + h.eps);
-  } else if constexpr (O == OptimizerType::RmsProp) {
-    g += h.weight_decay * p;
-    s1 = h.alpha * s1 + (1.0f - h.alpha) * g * g;
-    const Vec step = g / (vsqrt(s1) + h.eps);
-    if (h.momentum != 0.0f) {
-      s2 = h.momentum * s2 + step;
-      p -= h.lr * s2;
-    } else {
-      p -= h.lr * step;
-    }
-  }
-}
-
 // optimizer_update of one member's n parameters in place (gradients g, clipping factor k),
-// with its branch on k outside the loop as there (the compiler then contracts the same
-// products into multiply-adds).
+// 16 elements at a time through update_param on lane vectors, with the branch on k outside
+// the loop as there (the compiler then contracts the same products into multiply-adds).
 template <OptimizerType O, bool Scaled>
 TN_INLINE void update_member_loop(std::int64_t n, float* p, const float* g, float* s1, float* s2, const OptStep& h,
                                   float k) {
@@ -999,8 +980,8 @@ TN_INLINE void update_member_loop(std::int64_t n, float* p, const float* g, floa
     const int w = static_cast<int>(std::min<std::int64_t>(L, n - k0));
     Vec pv = load_n(p + k0, w), s1v = load_n(s1 + k0, w);
     Vec s2v = s2 ? load_n(s2 + k0, w) : Vec{};
-    if constexpr (Scaled) update_vec<O>(pv, load_n(g + k0, w) * k, s1v, s2v, h);
-    else update_vec<O>(pv, load_n(g + k0, w), s1v, s2v, h);
+    if constexpr (Scaled) update_param<O>(pv, load_n(g + k0, w) * k, s1v, s2v, h);
+    else update_param<O>(pv, load_n(g + k0, w), s1v, s2v, h);
     store_n(p + k0, pv, w);
     store_n(s1 + k0, s1v, w);
     if (s2) store_n(s2 + k0, s2v, w);
