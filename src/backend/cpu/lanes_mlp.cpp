@@ -21,6 +21,14 @@
 // gradient (weight gradient). Both sum every gradient in the same order and give the same
 // results. With narrow layers (2 -> 16 -> 2) a product is only a few multiply-adds per
 // element, so memory traffic and loop overhead, not arithmetic, bound the generic kernel.
+#if defined(__AVX512F__)
+// GCC 12 warns about the undefined-value idiom inside the AVX-512 intrinsics' own headers.
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#else
+// Lane vectors are passed between inline functions (here and update_param) only: no ABI to
+// keep.
+#pragma GCC diagnostic ignored "-Wpsabi"
+#endif
 #include "backend/cpu/lanes_mlp.h"
 
 #include <algorithm>
@@ -29,11 +37,6 @@
 #include <vector>
 #if defined(__AVX512F__)
 #include <immintrin.h>
-// GCC 12 warns about the undefined-value idiom inside the AVX-512 intrinsics' own headers.
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#else
-// Lane vectors are passed between inline functions of this file only: no ABI to keep.
-#pragma GCC diagnostic ignored "-Wpsabi"
 #endif
 
 #include "math/activations.h"
@@ -45,9 +48,9 @@ namespace {
 
 constexpr int L = kLanes;
 
-// One lane vector: 16 floats, one per member. GCC's vector extension keeps accumulators in
-// registers and lowers to AVX-512 (or pairs of AVX2 registers). Loads and stores go through
-// memcpy (alignment-free, no aliasing UB).
+// One lane vector: one float per member (kLanes). GCC's vector extension keeps accumulators
+// in registers and lowers to AVX-512 (or AVX). Loads and stores go through memcpy
+// (alignment-free, no aliasing UB).
 typedef float Vec __attribute__((vector_size(L * sizeof(float))));
 typedef std::int32_t IVec __attribute__((vector_size(L * sizeof(std::int32_t))));
 typedef std::uint32_t UVec __attribute__((vector_size(L * sizeof(std::uint32_t))));
@@ -216,11 +219,20 @@ TN_INLINE Vec vderiv(Vec z, Vec a, Vec slope) {
 constexpr bool keeps_z(Activation a) { return a == Activation::LeakyRelu || a == Activation::Gelu; }
 
 // Networks with one hidden layer, at most this many inputs and outputs and no output
-// activation run the shallow kernel (below), compiled for each input and output width.
+// activation run the shallow kernel (below), compiled for each input and output width and
+// hidden activation: on AVX-512 targets only, where its instantiations compile in seconds
+// (lane vectors of AVX or SSE registers take the compiler minutes).
+#if defined(__AVX512F__)
+constexpr bool kShallowKernel = true;
+#else
+constexpr bool kShallowKernel = false;
+#endif
 constexpr int kShallowMaxIn = 4, kShallowMaxOut = 4;
+// Gelu's erf and exp would double the kernel's code for a rarely used hidden activation.
+constexpr bool shallow_activation(Activation a) { return a != Activation::Gelu; }
 bool is_shallow(const MlpShape& s) {
-  return s.layers.size() == 2 && s.layers[1].act == Activation::Identity && s.inputs() <= kShallowMaxIn &&
-         s.outputs() <= kShallowMaxOut;
+  return kShallowKernel && s.layers.size() == 2 && shallow_activation(s.layers[0].act) &&
+         s.layers[1].act == Activation::Identity && s.inputs() <= kShallowMaxIn && s.outputs() <= kShallowMaxOut;
 }
 // Rows the shallow kernel keeps in registers at once, and rows it gathers at once.
 constexpr int kRowBlock = 4, kShallowChunk = 16;
@@ -363,15 +375,19 @@ TN_INLINE void xent_regs(const Vec (&z)[RB][O], Vec (&d)[RB][O], const IVec (&la
   for (int i = 0; i < RB; ++i) xs.loss += __builtin_convertvector(sample[i] * keep[i], DVec);
 }
 
-// xent_regs over B rows in memory (logits a, labels in y, gradients to d).
+// xent_regs over B rows in memory (logits a, gradients to d): labels from the lane buffer
+// y (T per row), or with rowidx (the rows' sample indices, every lane the same) from the
+// training targets Yd.
 template <int O>
-void xent_mem(int B, int r0, int T, const float* a, const float* y, float* d, XentSums& xs) {
+void xent_mem(int B, int r0, int T, const float* a, const float* y, const std::int64_t* rowidx, const float* Yd,
+              float* d, XentSums& xs) {
   auto rows = [&]<int RB>(int b) {
     Vec z[RB][O], g[RB][O];
     IVec label[RB];
 #pragma GCC unroll 8
     for (int i = 0; i < RB; ++i) {
-      label[i] = __builtin_convertvector(load(y + static_cast<std::int64_t>(b + i) * T * L), IVec);
+      label[i] = rowidx ? isplat(static_cast<int>(Yd[rowidx[b + i] * T]))
+                        : __builtin_convertvector(load(y + static_cast<std::int64_t>(b + i) * T * L), IVec);
 #pragma GCC unroll 8
       for (int o = 0; o < O; ++o) z[i][o] = load(a + (static_cast<std::int64_t>(b + i) * O + o) * L);
     }
@@ -429,9 +445,9 @@ void lanes_loss(const LossConfig& cfg, int B, int r0, LossLanes& ll, int O, int 
     std::memcpy(&xs.loss, ll.loss, sizeof xs.loss);
     xs.correct = Vec{};
     switch (O) {
-      case 2: xent_mem<2>(B, r0, T, a, y, d, xs); break;
-      case 3: xent_mem<3>(B, r0, T, a, y, d, xs); break;
-      case 4: xent_mem<4>(B, r0, T, a, y, d, xs); break;
+      case 2: xent_mem<2>(B, r0, T, a, y, nullptr, nullptr, d, xs); break;
+      case 3: xent_mem<3>(B, r0, T, a, y, nullptr, nullptr, d, xs); break;
+      case 4: xent_mem<4>(B, r0, T, a, y, nullptr, nullptr, d, xs); break;
       default: xent_any(B, r0, O, T, a, y, d, xs); break;
     }
     std::memcpy(ll.loss, &xs.loss, sizeof xs.loss);
@@ -533,12 +549,13 @@ TN_INLINE void mac(Vec (&acc)[RB][RC], const LaneMat& a, const LaneMat& b, int K
 }
 
 // Covers a rows×cols result with tiles: 4×4 where possible, 8-row strips for the last 1-3
-// columns, and row remainders by halving tiles. op.template run<RB, RC>(r0, c0).
+// columns, and single rows for the remainders (few tile shapes: every one is compiled for
+// every epilogue). op.template run<RB, RC>(r0, c0).
 template <int RB, int RC, class Op>
 TN_INLINE void cover_rows(const Op& op, int r0, int rows, int c0) {
   for (; r0 + RB <= rows; r0 += RB) op.template run<RB, RC>(r0, c0);
   if constexpr (RB > 1)
-    if (r0 < rows) cover_rows<RB / 2, RC>(op, r0, rows, c0);
+    for (; r0 < rows; ++r0) op.template run<1, RC>(r0, c0);
 }
 template <class Op>
 TN_INLINE void cover(const Op& op, int rows, int cols) {
@@ -552,9 +569,15 @@ TN_INLINE void cover(const Op& op, int rows, int cols) {
   }
 }
 
-// Forward: Z[rows][out] = bias + In[rows][in]·W[in][out]; the epilogue stores A = act(Z)
-// (and Z where the activation keeps it).
-template <Activation F>
+// How a forward tile stores its result: z (identity, or activations applied by a pass
+// afterwards: tanh, sigmoid, gelu), relu(z), or z and leaky_relu(z).
+enum class FwdEpi { Z, Relu, Leaky };
+constexpr FwdEpi fwd_epilogue(Activation a) {
+  return a == Activation::Relu ? FwdEpi::Relu : a == Activation::LeakyRelu ? FwdEpi::Leaky : FwdEpi::Z;
+}
+
+// Forward: Z[rows][out] = bias + In[rows][in]·W[in][out], stored by the epilogue E.
+template <FwdEpi E>
 struct ForwardOp {
   LaneMat in, w;
   const float* bias;
@@ -577,8 +600,12 @@ struct ForwardOp {
 #pragma GCC unroll 8
       for (int j = 0; j < RC; ++j) {
         const std::int64_t at = (static_cast<std::int64_t>(r0 + i) * out + c0 + j) * L;
-        if constexpr (keeps_z(F)) store(Z + at, acc[i][j]);
-        store(A + at, vact<F>(acc[i][j], slope));
+        if constexpr (E == FwdEpi::Relu) {
+          store(A + at, vact<Activation::Relu>(acc[i][j], slope));
+        } else {
+          store(Z + at, acc[i][j]);
+          if constexpr (E == FwdEpi::Leaky) store(A + at, vact<Activation::LeakyRelu>(acc[i][j], slope));
+        }
       }
   }
 };
@@ -665,10 +692,15 @@ void forward(const MlpShape& s, const LaneLayout& lay, float* ws, int rows) {
   for (std::size_t li = 0; li < s.layers.size(); ++li) {
     const DenseLayer& l = s.layers[li];
     float* A = ws + lay.A[li];
+    float* Z = ws + lay.Z[li];
     dispatch_activation(l.act, [&]<Activation F>() {
-      const ForwardOp<F> op{{in, l.in, 1}, {ws + lay.P + lay.W(static_cast<int>(li)), l.out, 1},
-                            ws + lay.P + lay.b(static_cast<int>(li)), A, ws + lay.Z[li], l.out, l.in, splat(l.slope)};
+      const ForwardOp<fwd_epilogue(F)> op{{in, l.in, 1}, {ws + lay.P + lay.W(static_cast<int>(li)), l.out, 1},
+                                          ws + lay.P + lay.b(static_cast<int>(li)), A, Z, l.out, l.in, splat(l.slope)};
       cover(op, rows, l.out);
+      if constexpr (F == Activation::Tanh || F == Activation::Sigmoid || F == Activation::Gelu) {
+        const Vec slope = splat(l.slope);
+        for (std::int64_t k = 0; k < static_cast<std::int64_t>(rows) * l.out * L; k += L) store(A + k, vact<F>(load(Z + k), slope));
+      }
     });
     in = A;
   }
@@ -698,10 +730,18 @@ void backward(const MlpShape& s, const LaneLayout& lay, float* ws, int rows) {
     if (li == 0) break;
     const DenseLayer& p = s.layers[li - 1];
     float* A = ws + lay.A[li - 1];
+    const float* Z = ws + lay.Z[li - 1];
     dispatch_activation(p.act, [&]<Activation F>() {
-      const InputGradOp<F> op{{dz, l.out, 1}, {ws + lay.P + lay.W(li), 1, l.out}, A, ws + lay.Z[li - 1], l.in, l.out,
-                              splat(p.slope)};
+      // Gelu's derivative (erf and exp) goes by a pass over the plain product, which needs
+      // only Z: its tiles are the identity's.
+      constexpr Activation E = F == Activation::Gelu ? Activation::Identity : F;
+      const InputGradOp<E> op{{dz, l.out, 1}, {ws + lay.P + lay.W(li), 1, l.out}, A, Z, l.in, l.out, splat(p.slope)};
       cover(op, rows, l.in);
+      if constexpr (F == Activation::Gelu) {
+        const Vec slope = splat(p.slope);
+        for (std::int64_t k = 0; k < static_cast<std::int64_t>(rows) * l.in * L; k += L)
+          store(A + k, load(A + k) * vderiv<F>(load(Z + k), Vec{}, slope));
+      }
     });
     dz = A;
   }
@@ -728,28 +768,22 @@ void generic_group(const FusedBatch& fb, const LaneLayout& lay, float* ws, int g
 // runs in the generic kernel's order, so both give the same results.
 template <int F, int O, Activation A>
 struct Shallow {
-  // Inputs (and cross-entropy labels) of rows [rr, rr + RB) of the chunk: from the lane
-  // buffers X and Y, or with a shared sample order (rowidx: their sample rows) straight from
-  // the data.
-  template <int RB, bool Xent>
+  // Inputs of rows [rr, rr + RB) of the chunk: from the lane buffer X, or with a shared
+  // sample order (rowidx: their sample rows) straight from the data.
+  template <int RB>
   static TN_INLINE void inputs(const FusedBatch& fb, const LaneLayout& lay, const float* ws, int rr,
-                               const std::int64_t* rowidx, Vec (&x)[RB][F], IVec* label) {
+                               const std::int64_t* rowidx, Vec (&x)[RB][F]) {
     if (rowidx) {
 #pragma GCC unroll 8
-      for (int r = 0; r < RB; ++r) {
+      for (int r = 0; r < RB; ++r)
 #pragma GCC unroll 8
         for (int f = 0; f < F; ++f) x[r][f] = splat(fb.X[rowidx[rr + r] * F + f]);
-        if constexpr (Xent) label[r] = isplat(static_cast<int>(fb.Y[rowidx[rr + r] * fb.T]));
-      }
     } else {
       const float* X = ws + lay.X + static_cast<std::int64_t>(rr) * F * L;
-      const float* Y = ws + lay.Y + static_cast<std::int64_t>(rr) * fb.T * L;
 #pragma GCC unroll 8
-      for (int r = 0; r < RB; ++r) {
+      for (int r = 0; r < RB; ++r)
 #pragma GCC unroll 8
         for (int f = 0; f < F; ++f) x[r][f] = load(X + (r * F + f) * L);
-        if constexpr (Xent) label[r] = __builtin_convertvector(load(Y + static_cast<std::int64_t>(r) * fb.T * L), IVec);
-      }
     }
   }
 
@@ -764,7 +798,7 @@ struct Shallow {
     const float* b1 = ws + lay.P + lay.b(1);
     float* Hb = ws + lay.Hb + static_cast<std::int64_t>(rr) * H * L;
     Vec x[RB][F];
-    inputs<RB, false>(fb, lay, ws, rr, rowidx, x, nullptr);
+    inputs<RB>(fb, lay, ws, rr, rowidx, x);
     Vec z[RB][O];
 #pragma GCC unroll 8
     for (int o = 0; o < O; ++o) {
@@ -797,27 +831,6 @@ struct Shallow {
       for (int o = 0; o < O; ++o) store(Zb + (r * O + o) * L, z[r][o]);
   }
 
-  // Cross-entropy of rows [rr, rr + RB) from Zb to dOut.
-  template <int RB>
-  static TN_INLINE void xent(const FusedBatch& fb, const LaneLayout& lay, float* ws, int rr, int pos,
-                             const std::int64_t* rowidx, XentSums& xs) {
-    Vec x[RB][F];  // unused
-    IVec label[RB];
-    inputs<RB, true>(fb, lay, ws, rr, rowidx, x, label);
-    const float* Zb = ws + lay.Zb + static_cast<std::int64_t>(rr) * O * L;
-    float* D = ws + lay.dOut + static_cast<std::int64_t>(rr) * O * L;
-    Vec z[RB][O], d[RB][O];
-#pragma GCC unroll 8
-    for (int r = 0; r < RB; ++r)
-#pragma GCC unroll 8
-      for (int o = 0; o < O; ++o) z[r][o] = load(Zb + (r * O + o) * L);
-    xent_regs<O, RB>(z, d, label, pos, xs);
-#pragma GCC unroll 8
-    for (int r = 0; r < RB; ++r)
-#pragma GCC unroll 8
-      for (int o = 0; o < O; ++o) store(D + (r * O + o) * L, d[r][o]);
-  }
-
   // Backward of rows [rr, rr + RB) from dL/dz in dOut: gradients added to G.
   template <int RB>
   static TN_INLINE void backward(const FusedBatch& fb, const LaneLayout& lay, float* ws, int H, int rr,
@@ -830,7 +843,7 @@ struct Shallow {
     const float* Hb = ws + lay.Hb + static_cast<std::int64_t>(rr) * H * L;
     const float* D = ws + lay.dOut + static_cast<std::int64_t>(rr) * O * L;
     Vec x[RB][F], dz[RB][O];
-    inputs<RB, false>(fb, lay, ws, rr, rowidx, x, nullptr);
+    inputs<RB>(fb, lay, ws, rr, rowidx, x);
 #pragma GCC unroll 8
     for (int o = 0; o < O; ++o) {
       Vec acc = load(db1 + o * L);
@@ -884,17 +897,17 @@ struct Shallow {
 
   // The batch in chunks of rows: forward of the chunk, its loss (cross-entropy on lane
   // vectors here, other losses by lanes_loss), its backward.
-  template <bool Xent>
-  static void rows(const FusedBatch& fb, const LaneLayout& lay, float* ws, int g0, int nm, LossLanes& ll) {
+  static void group(const FusedBatch& fb, const LaneLayout& lay, float* ws, int g0, int nm, LossLanes& ll) {
     const int H = fb.shape->layers[0].out;
     const Vec slope = splat(fb.shape->layers[0].slope);
+    const bool xe = fb.loss->type == LossType::CrossEntropy;
     XentSums xs;
     std::memcpy(&xs.valid, ll.valid, sizeof xs.valid);
     xs.inv_b = load(ll.inv_b);
     std::memcpy(&xs.loss, ll.loss, sizeof xs.loss);
     // With a shared sample order and cross-entropy, inputs and labels come straight from the
     // data (one broadcast each) instead of through the lane buffers.
-    const bool direct = Xent && fb.sampler->mode == SampleMode::Shared;
+    const bool direct = xe && fb.sampler->mode == SampleMode::Shared;
     std::int64_t idx[kShallowChunk];
     const std::int64_t* rowidx = direct ? idx : nullptr;
     for (int r0 = 0; r0 < fb.B; r0 += lay.R) {
@@ -905,9 +918,9 @@ struct Shallow {
         gather_rows(fb, lay, ws, g0, nm, r0, n);
       }
       blocks(n, [&]<int RB>(int rr) { forward<RB>(fb, lay, ws, H, rr, rowidx, slope); });
-      if constexpr (Xent) {
+      if (xe) {
         xs.correct = Vec{};
-        blocks(n, [&]<int RB>(int rr) { xent<RB>(fb, lay, ws, rr, r0 + rr, rowidx, xs); });
+        xent_mem<O>(n, r0, fb.T, ws + lay.Zb, ws + lay.Y, rowidx, fb.Y, ws + lay.dOut, xs);
         DVec c;
         std::memcpy(&c, ll.correct, sizeof c);
         c += __builtin_convertvector(xs.correct, DVec);
@@ -917,17 +930,15 @@ struct Shallow {
       }
       blocks(n, [&]<int RB>(int rr) { backward<RB>(fb, lay, ws, H, rr, rowidx, slope); });
     }
-    if constexpr (Xent) std::memcpy(ll.loss, &xs.loss, sizeof xs.loss);
-  }
-  static void group(const FusedBatch& fb, const LaneLayout& lay, float* ws, int g0, int nm, LossLanes& ll) {
-    if (fb.loss->type == LossType::CrossEntropy) rows<true>(fb, lay, ws, g0, nm, ll);
-    else rows<false>(fb, lay, ws, g0, nm, ll);
+    if (xe) std::memcpy(ll.loss, &xs.loss, sizeof xs.loss);
   }
 };
 
 template <int F, int O>
 void shallow_group_fo(const FusedBatch& fb, const LaneLayout& lay, float* ws, int g0, int nm, LossLanes& ll) {
-  dispatch_activation(fb.shape->layers[0].act, [&]<Activation A>() { Shallow<F, O, A>::group(fb, lay, ws, g0, nm, ll); });
+  dispatch_activation(fb.shape->layers[0].act, [&]<Activation A>() {
+    if constexpr (shallow_activation(A)) Shallow<F, O, A>::group(fb, lay, ws, g0, nm, ll);
+  });
 }
 
 template <int F>
@@ -942,6 +953,7 @@ void shallow_group_f(const FusedBatch& fb, const LaneLayout& lay, float* ws, int
 static_assert(kShallowMaxIn == 4 && kShallowMaxOut == 4, "shallow_group dispatches widths 1..4");
 
 void shallow_group(const FusedBatch& fb, const LaneLayout& lay, float* ws, int g0, int nm, LossLanes& ll) {
+  if constexpr (!kShallowKernel) return;  // never called (is_shallow is false)
   switch (fb.shape->inputs()) {
     case 1: return shallow_group_f<1>(fb, lay, ws, g0, nm, ll);
     case 2: return shallow_group_f<2>(fb, lay, ws, g0, nm, ll);

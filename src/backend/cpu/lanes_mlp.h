@@ -7,7 +7,14 @@
 
 namespace tn {
 
-inline constexpr int kLanes = 16;  // members per lane group: one AVX-512 register of floats
+// Members per lane group: one AVX-512 register of floats, or on other targets one AVX
+// register (the kernel's lane vectors are then native there, which also keeps compile times
+// reasonable). A member's results do not depend on the lane count.
+#if defined(__AVX512F__)
+inline constexpr int kLanes = 16;
+#else
+inline constexpr int kLanes = 8;
+#endif
 
 // Scratch bytes of one lane group's compute (interleaved parameters, gradients and the
 // activations of a row chunk); decides whether a shape takes the lane kernel.
