@@ -121,7 +121,7 @@ TN_INLINE Vec vexp(Vec x) {
   return p * reinterpret_cast<Vec>((ni + 127u) << 23);
 }
 
-// General = false: for x ≥ 1 or NaN only, where only the NaN case needs handling.
+// General = false: for finite x ≥ 1 or NaN only, where only the NaN case needs handling.
 template <bool General = true>
 TN_INLINE Vec vlog(Vec x) {
   const UVec u = reinterpret_cast<UVec>(x);
@@ -211,6 +211,11 @@ TN_INLINE Vec vderiv(Vec z, Vec a, Vec slope) {
     return cdf + z * pdf;
   }
 }
+
+// d·relu'(z) given a = relu(z), as a select: d where a > 0, else +0. Multiplying by the 0/1
+// derivative would give −0 for negative d (and NaN for non-finite d, which only a member
+// whose loss is already NaN can have); the select saves the multiply.
+TN_INLINE Vec relu_backward(Vec d, Vec a) { return select(a > Vec{}, d, Vec{}); }
 
 // ---- layout ----
 
@@ -635,6 +640,8 @@ struct InputGradOp {
         const std::int64_t at = (static_cast<std::int64_t>(r0 + i) * cols + c0 + j) * L;
         if constexpr (F == Activation::Identity) {
           store(A + at, acc[i][j]);
+        } else if constexpr (F == Activation::Relu) {
+          store(A + at, relu_backward(acc[i][j], load(A + at)));
         } else {
           const Vec a = keeps_z(F) ? Vec{} : load(A + at);
           const Vec z = keeps_z(F) ? load(Z + at) : a;
@@ -873,7 +880,8 @@ struct Shallow {
         Vec dh = Vec{};
 #pragma GCC unroll 8
         for (int o = 0; o < O; ++o) dh += dz[r][o] * w1[o];
-        if constexpr (A != Activation::Identity) dh = dh * vderiv<A>(hv, a, slope);
+        if constexpr (A == Activation::Relu) dh = relu_backward(dh, hv);
+        else if constexpr (A != Activation::Identity) dh = dh * vderiv<A>(hv, a, slope);
         gb += dh;
 #pragma GCC unroll 8
         for (int f = 0; f < F; ++f) g0[f] += x[r][f] * dh;
@@ -1166,5 +1174,15 @@ void lanes_loss_grad(const FusedBatch& fb) { run_groups(fb, nullptr, true); }
 void lanes_step(const FusedBatch& fb, const FusedUpdate& up) { run_groups(fb, &up, true); }
 
 void lanes_loss_grad_generic(const FusedBatch& fb) { run_groups(fb, nullptr, false); }
+
+void lanes_exp_log(const float* x, std::int64_t n, float* exp_all, float* exp_nonpos, float* log_all, float* log_ge1) {
+  for (std::int64_t k = 0; k + L <= n; k += L) {
+    const Vec v = load(x + k);
+    store(exp_all + k, vexp<true>(v));
+    store(exp_nonpos + k, vexp<false>(v));
+    store(log_all + k, vlog<true>(v));
+    store(log_ge1 + k, vlog<false>(v));
+  }
+}
 
 }  // namespace tn

@@ -31,6 +31,11 @@ void lanes_step(const FusedBatch& fb, const FusedUpdate& up);
 // shallow (one hidden layer) kernel takes. For tests.
 void lanes_loss_grad_generic(const FusedBatch& fb);
 
+// The kernel's exp and log on lane vectors, for tests (n a multiple of kLanes): exp for any
+// x and for x ≤ 0 (or NaN), log for any x and for finite x ≥ 1 (or NaN). Each equals fast_exp /
+// fast_log (math/fastmath.h) on its domain.
+void lanes_exp_log(const float* x, std::int64_t n, float* exp_all, float* exp_nonpos, float* log_all, float* log_ge1);
+
 // Transposes between a block's member-major tensor (member l's n floats at src + l·n) and
 // the lane layout (element k of lane l at [k·kLanes + l]). Exposed for tests.
 // to_lanes: lanes nm..kLanes-1 get zeros.
