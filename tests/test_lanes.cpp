@@ -278,9 +278,11 @@ TEST_CASE("the fused step equals the gradient, clipping and optimizer ops") {
           }
           std::vector<int> rows(S);
           for (int s = 0; s < S; ++s) rows[s] = s % 5 == 1 ? 0 : 12 - s % 4;
-          for (int variant = 0; variant < 3; ++variant) {
-            if (variant == 1)  // momentum on for some members only, nesterov for others: per-lane fallback
+          for (int variant = 0; variant < 4; ++variant) {
+            if (variant == 1)  // momentum on for some members only, nesterov for others
               for (int s = 0; s < S; ++s) h[s].momentum = s % 2 ? 0.5f : 0.0f, h[s].nesterov = s % 3 == 0;
+            if (variant == 3)  // every member the same scalars: one array per tensor and block
+              for (int s = 1; s < S; ++s) h[s] = h[0];
             const StepResult r = check_step(*shape, LossType::CrossEntropy, type, clip, S, 12, h, variant == 2 ? rows.data() : nullptr);
             CAPTURE(std::string(to_string(type)));
             CAPTURE(clip);

@@ -32,6 +32,7 @@
 #include "backend/cpu/lanes_mlp.h"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <cstring>
 #include <vector>
@@ -1013,6 +1014,17 @@ void update_member(std::int64_t n, float* p, const float* g, float* s1, float* s
   else update_member_loop<O, false>(n, p, g, s1, s2, h, k);
 }
 
+// Whether two members' step scalars are the same, bit for bit.
+bool same_step(const OptStep& a, const OptStep& b) {
+  static_assert(sizeof(OptStep) == 9 * sizeof(float) + 4, "compare every field of OptStep");
+  const auto bits = [](float x) { return std::bit_cast<std::uint32_t>(x); };
+  return bits(a.lr) == bits(b.lr) && bits(a.beta1) == bits(b.beta1) && bits(a.beta2) == bits(b.beta2) &&
+         bits(a.eps) == bits(b.eps) && bits(a.weight_decay) == bits(b.weight_decay) &&
+         bits(a.momentum) == bits(b.momentum) && bits(a.alpha) == bits(b.alpha) &&
+         bits(a.bias_correction1) == bits(b.bias_correction1) && bits(a.bias_correction2) == bits(b.bias_correction2) &&
+         a.nesterov == b.nesterov && a.skip == b.skip;
+}
+
 // The optimizer step of the group's members that take it: the gradients (in lanes, in G)
 // go back to member rows in scratch (Gm), then each member's parameters and state are
 // updated in place in the swarm arrays. The parameters were only read since they were put
@@ -1037,18 +1049,30 @@ void update_group(const FusedBatch& fb, const FusedUpdate& up, const LaneLayout&
     }
     for (int l = 0; l < L; ++l) k[l] = clip_scale(up.clip, norm2[l]);
   }
+  // Members with the same step scalars and clipping factor (the usual case: one schedule and
+  // step count for all) update as one array per tensor: the block's rows are contiguous, so
+  // no row tails and no masked stores and loads overlapping between neighbouring members'
+  // short rows (which serialize the updates of biases).
+  bool uniform = true;
+  for (int l = 1; l < nm; ++l) uniform &= same_step(up.h[g0 + l], up.h[g0]) && k[l] == k[0];
   const bool two = optimizer_state_slots(up.type) == 2;
   dispatch_optimizer(up.type, [&]<OptimizerType O>() {
     for (int t = 0; t < s.tensors(); ++t) {
       const std::int64_t n = s.tensor_size(t);
       float* gm = Gm + lay.tensor[t];  // [16][n], member-major
       from_lanes(G + lay.tensor[t], n, nm, ~0u, gm);
+      const std::int64_t at = g0 * n;
+      float* s2 = two ? up.state2->t[t] + at : nullptr;
+      if (uniform) {
+        if (!up.h[g0].skip)
+          update_member<O>(nm * n, fb.params->t[t] + at, gm, up.state1->t[t] + at, s2, up.h[g0], k[0]);
+        continue;
+      }
       for (int l = 0; l < nm; ++l) {
         const OptStep& h = up.h[g0 + l];
         if (h.skip) continue;
-        const std::int64_t at = (g0 + l) * n;
-        update_member<O>(n, fb.params->t[t] + at, gm + l * n, up.state1->t[t] + at, two ? up.state2->t[t] + at : nullptr,
-                         h, k[l]);
+        update_member<O>(n, fb.params->t[t] + at + l * n, gm + l * n, up.state1->t[t] + at + l * n,
+                         s2 ? s2 + l * n : nullptr, h, k[l]);
       }
     }
   });
