@@ -1089,9 +1089,33 @@ float* scratch(std::int64_t floats) {
   return buf.data() + ((64 - at % 64) % 64) / sizeof(float);
 }
 
+// The layout for a call, kept per thread between calls with the same shape and batch (a
+// trainer makes thousands of identical calls; building it allocates).
+const LaneLayout& layout_for(const FusedBatch& fb, bool update, bool shallow) {
+  struct Cached {
+    std::vector<DenseLayer> layers;
+    int B, T;
+    bool update, shallow;
+    LaneLayout lay;
+  };
+  thread_local std::vector<Cached> cache;
+  const MlpShape& s = *fb.shape;
+  const auto same_layers = [&](const std::vector<DenseLayer>& a) {
+    return a.size() == s.layers.size() &&
+           std::equal(a.begin(), a.end(), s.layers.begin(), [](const DenseLayer& x, const DenseLayer& y) {
+             return x.in == y.in && x.out == y.out && x.act == y.act && x.slope == y.slope;
+           });
+  };
+  for (const Cached& c : cache)
+    if (c.B == fb.B && c.T == fb.T && c.update == update && c.shallow == shallow && same_layers(c.layers)) return c.lay;
+  if (cache.size() >= 8) cache.erase(cache.begin());
+  cache.push_back(Cached{s.layers, fb.B, fb.T, update, shallow, LaneLayout(s, fb.B, fb.T, update, shallow)});
+  return cache.back().lay;
+}
+
 void run_groups(const FusedBatch& fb, const FusedUpdate* up, bool allow_shallow) {
   const MlpShape& s = *fb.shape;
-  const LaneLayout lay(s, fb.B, fb.T, up != nullptr, allow_shallow && is_shallow(s));
+  const LaneLayout& lay = layout_for(fb, up != nullptr, allow_shallow && is_shallow(s));
   float* ws = scratch(lay.total);
   for (int g0 = 0; g0 < fb.S; g0 += L) {
     const int nm = std::min(L, fb.S - g0);
