@@ -5,6 +5,7 @@
 // optimizer ops; the lane transposes.
 #include <doctest/doctest.h>
 
+#include <bit>
 #include <cmath>
 #include <cstring>
 #include <string>
@@ -12,6 +13,7 @@
 
 #include "backend/cpu/cpu_backend.h"
 #include "backend/cpu/lanes_mlp.h"
+#include "math/fastmath.h"
 #include "math/rng.h"
 #include "model/model_ops.h"
 
@@ -276,9 +278,11 @@ TEST_CASE("the fused step equals the gradient, clipping and optimizer ops") {
           }
           std::vector<int> rows(S);
           for (int s = 0; s < S; ++s) rows[s] = s % 5 == 1 ? 0 : 12 - s % 4;
-          for (int variant = 0; variant < 3; ++variant) {
-            if (variant == 1)  // momentum on for some members only, nesterov for others: per-lane fallback
+          for (int variant = 0; variant < 4; ++variant) {
+            if (variant == 1)  // momentum on for some members only, nesterov for others
               for (int s = 0; s < S; ++s) h[s].momentum = s % 2 ? 0.5f : 0.0f, h[s].nesterov = s % 3 == 0;
+            if (variant == 3)  // every member the same scalars: one array per tensor and block
+              for (int s = 1; s < S; ++s) h[s] = h[0];
             const StepResult r = check_step(*shape, LossType::CrossEntropy, type, clip, S, 12, h, variant == 2 ? rows.data() : nullptr);
             CAPTURE(std::string(to_string(type)));
             CAPTURE(clip);
@@ -298,14 +302,14 @@ TEST_CASE("the fused step equals the gradient, clipping and optimizer ops") {
 
 TEST_CASE("lane transposes round-trip and honour the member count and write mask") {
   for (int n : {1, 2, 15, 16, 17, 40})
-    for (int nm : {1, 7, 16}) {
+    for (int nm : {1, kLanes / 2 - 1, kLanes}) {
       std::vector<float> src(static_cast<std::size_t>(nm) * n), lanes(static_cast<std::size_t>(n) * kLanes, -1.0f);
       for (std::size_t i = 0; i < src.size(); ++i) src[i] = static_cast<float>(i) + 0.5f;
       to_lanes(src.data(), n, nm, lanes.data());
       int bad = 0;
       for (int k = 0; k < n; ++k)
         for (int l = 0; l < kLanes; ++l) bad += lanes[k * kLanes + l] != (l < nm ? src[l * n + k] : 0.0f);
-      const std::uint32_t write = 0x5a5au;
+      const std::uint32_t write = 0x5a5au & ((1u << kLanes) - 1);
       std::vector<float> back(src.size(), -7.0f);
       from_lanes(lanes.data(), n, nm, write, back.data());
       for (int l = 0; l < nm; ++l)
@@ -314,4 +318,27 @@ TEST_CASE("lane transposes round-trip and honour the member count and write mask
       CAPTURE(nm);
       CHECK(bad == 0);
     }
+}
+
+TEST_CASE("the lane kernel's exp and log equal fast_exp and fast_log bitwise on their domains") {
+  // Every float exponent, many mantissas, both signs, and the special values.
+  std::vector<float> x;
+  for (std::uint32_t e = 0; e < 256; ++e)
+    for (std::uint32_t m : {0u, 1u, 0x12345u, 0x3fffffu, 0x400000u, 0x555555u, 0x7ffffeu, 0x7fffffu})
+      for (std::uint32_t sign : {0u, 0x80000000u}) x.push_back(std::bit_cast<float>(sign | e << 23 | m));
+  for (float v : {0.0f, -0.0f, 1.0f, 2.0f, -87.3f, -87.31f, 88.3f, 88.31f, -1e-30f, 0.5f, 1.0000001f})
+    x.push_back(v);
+  while (x.size() % kLanes) x.push_back(1.0f);
+  const std::size_t n = x.size();
+  std::vector<float> ea(n), en(n), la(n), lg(n);
+  lanes_exp_log(x.data(), static_cast<std::int64_t>(n), ea.data(), en.data(), la.data(), lg.data());
+  int bad = 0;
+  auto same = [](float a, float b) { return std::bit_cast<std::uint32_t>(a) == std::bit_cast<std::uint32_t>(b) || (a != a && b != b); };
+  for (std::size_t i = 0; i < n; ++i) {
+    bad += !same(ea[i], fast_exp(x[i]));
+    bad += !same(la[i], fast_log(x[i]));
+    if (x[i] <= 0.0f || x[i] != x[i]) bad += !same(en[i], fast_exp(x[i]));
+    if ((x[i] >= 1.0f && x[i] < INFINITY) || x[i] != x[i]) bad += !same(lg[i], fast_log(x[i]));
+  }
+  CHECK(bad == 0);
 }

@@ -25,6 +25,11 @@ namespace tn {
 CpuBackend::CpuBackend(int threads) : threads_(threads > 0 ? threads : std::max(1, omp_get_num_procs())) {
   // Parallelism comes from member blocks; OpenBLAS must not start threads of its own.
   openblas_set_num_threads(1);
+  // Start the worker threads now rather than in the first for_each_block, which may be the
+  // first epoch of a timed training loop.
+#pragma omp parallel num_threads(threads_)
+  {
+  }
 }
 
 std::string CpuBackend::describe() const {

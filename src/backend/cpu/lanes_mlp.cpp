@@ -21,19 +21,23 @@
 // gradient (weight gradient). Both sum every gradient in the same order and give the same
 // results. With narrow layers (2 -> 16 -> 2) a product is only a few multiply-adds per
 // element, so memory traffic and loop overhead, not arithmetic, bound the generic kernel.
+#if defined(__AVX512F__)
+// GCC 12 warns about the undefined-value idiom inside the AVX-512 intrinsics' own headers.
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#else
+// Lane vectors are passed between inline functions (here and update_param) only: no ABI to
+// keep.
+#pragma GCC diagnostic ignored "-Wpsabi"
+#endif
 #include "backend/cpu/lanes_mlp.h"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <cstring>
 #include <vector>
 #if defined(__AVX512F__)
 #include <immintrin.h>
-// GCC 12 warns about the undefined-value idiom inside the AVX-512 intrinsics' own headers.
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#else
-// Lane vectors are passed between inline functions of this file only: no ABI to keep.
-#pragma GCC diagnostic ignored "-Wpsabi"
 #endif
 
 #include "math/activations.h"
@@ -45,9 +49,9 @@ namespace {
 
 constexpr int L = kLanes;
 
-// One lane vector: 16 floats, one per member. GCC's vector extension keeps accumulators in
-// registers and lowers to AVX-512 (or pairs of AVX2 registers). Loads and stores go through
-// memcpy (alignment-free, no aliasing UB).
+// One lane vector: one float per member (kLanes). GCC's vector extension keeps accumulators
+// in registers and lowers to AVX-512 (or AVX). Loads and stores go through memcpy
+// (alignment-free, no aliasing UB).
 typedef float Vec __attribute__((vector_size(L * sizeof(float))));
 typedef std::int32_t IVec __attribute__((vector_size(L * sizeof(std::int32_t))));
 typedef std::uint32_t UVec __attribute__((vector_size(L * sizeof(std::uint32_t))));
@@ -68,6 +72,14 @@ inline Vec splat(float x) {
 inline IVec isplat(std::int32_t x) { return IVec{} + x; }
 #endif
 TN_INLINE Vec select(IVec m, Vec a, Vec b) { return m ? a : b; }
+// v, held in a register: keeps the compiler from folding a load that feeds several
+// multiply-adds into each of them as a memory operand (one load per use).
+TN_INLINE Vec in_register(Vec v) {
+#if defined(__AVX512F__)
+  __asm__("" : "+v"(v));
+#endif
+  return v;
+}
 
 TN_INLINE Vec vsqrt(Vec v) {
 #if defined(__AVX512F__)
@@ -105,7 +117,7 @@ TN_INLINE Vec vexp(Vec x) {
   return p * reinterpret_cast<Vec>((ni + 127u) << 23);
 }
 
-// General = false: for x ≥ 1 or NaN only, where only the NaN case needs handling.
+// General = false: for finite x ≥ 1 or NaN only, where only the NaN case needs handling.
 template <bool General = true>
 TN_INLINE Vec vlog(Vec x) {
   const UVec u = reinterpret_cast<UVec>(x);
@@ -196,6 +208,11 @@ TN_INLINE Vec vderiv(Vec z, Vec a, Vec slope) {
   }
 }
 
+// d·relu'(z) given a = relu(z), as a select: d where a > 0, else +0. Multiplying by the 0/1
+// derivative would give −0 for negative d (and NaN for non-finite d, which only a member
+// whose loss is already NaN can have); the select saves the multiply.
+TN_INLINE Vec relu_backward(Vec d, Vec a) { return select(a > Vec{}, d, Vec{}); }
+
 // ---- layout ----
 
 // Activations whose derivative needs z besides a = f(z) keep Z apart from A; the others
@@ -203,26 +220,39 @@ TN_INLINE Vec vderiv(Vec z, Vec a, Vec slope) {
 constexpr bool keeps_z(Activation a) { return a == Activation::LeakyRelu || a == Activation::Gelu; }
 
 // Networks with one hidden layer, at most this many inputs and outputs and no output
-// activation run the shallow kernel (below), compiled for each input and output width.
+// activation run the shallow kernel (below), compiled for each input and output width and
+// hidden activation: on AVX-512 targets only, where its instantiations compile in seconds
+// (lane vectors of AVX or SSE registers take the compiler minutes).
+#if defined(__AVX512F__)
+constexpr bool kShallowKernel = true;
+#else
+constexpr bool kShallowKernel = false;
+#endif
 constexpr int kShallowMaxIn = 4, kShallowMaxOut = 4;
+// Gelu's erf and exp would double the kernel's code for a rarely used hidden activation.
+constexpr bool shallow_activation(Activation a) { return a != Activation::Gelu; }
 bool is_shallow(const ModelShape& s) {
-  return s.layers.size() == 2 && s.layers[1].act == Activation::Identity && s.inputs() <= kShallowMaxIn &&
-         s.outputs() <= kShallowMaxOut;
+  return kShallowKernel && s.layers.size() == 2 && shallow_activation(s.layers[0].act) &&
+         s.layers[1].act == Activation::Identity && s.inputs() <= kShallowMaxIn && s.outputs() <= kShallowMaxOut;
 }
 // Rows the shallow kernel keeps in registers at once, and rows it gathers at once.
 constexpr int kRowBlock = 4, kShallowChunk = 16;
 
 // Rows of the batch that go through forward, loss and backward together (the generic
-// kernel): the chunk's activations (about this many bytes) stay in L1 next to the parameters
-// and gradients. Between 4 and 32 rows, a multiple of 4; results do not depend on it.
-constexpr std::int64_t kChunkBytes = 12 << 10;
+// kernel): while the parameters and gradients fit in L1 next to them (up to kResidentBytes),
+// the chunk's activations get about kChunkBytes; otherwise the parameters stream from L2 for
+// every chunk and the largest chunks amortize that best. Between 4 and 32 rows, a multiple
+// of 4; results do not depend on it.
+constexpr std::int64_t kChunkBytes = 12 << 10, kResidentBytes = 24 << 10;
+constexpr int kMaxChunk = 32;
 
 int chunk_rows(const ModelShape& s, int T, bool shallow) {
   if (shallow) return kShallowChunk;  // only inputs and targets are kept per row
+  constexpr std::int64_t vec = L * static_cast<std::int64_t>(sizeof(float));
+  if (2 * s.params_per_member() * vec > kResidentBytes) return kMaxChunk;
   std::int64_t v = s.inputs() + T + s.outputs();  // X, Y, dL/dA of the outputs
   for (const DenseLayer& l : s.layers) v += l.out * (keeps_z(l.act) ? 2 : 1);
-  const std::int64_t per_row = v * L * static_cast<std::int64_t>(sizeof(float));
-  return static_cast<int>(std::clamp<std::int64_t>(kChunkBytes / per_row / 4 * 4, 4, 32));
+  return static_cast<int>(std::clamp<std::int64_t>(kChunkBytes / (v * vec) / 4 * 4, 4, kMaxChunk));
 }
 
 // Offsets (in floats) of one lane group's arrays inside the worker's scratch. Parameters
@@ -273,10 +303,6 @@ struct LossLanes {
   alignas(64) double correct[L];
 };
 
-// Loss over `B` rows at batch position r0 for all lanes: writes dL/dA (mean over the batch,
-// and over outputs for regression) and adds per-lane loss sums and correct counts. Mirrors
-// CpuBackend::loss_*. Rows at or beyond a lane's valid count are masked: dL/dA = 0 and no
-// loss; the mean is over each lane's valid rows.
 // Cross-entropy's per-lane constants and sums of a lane group, in registers.
 struct XentSums {
   IVec valid;
@@ -290,9 +316,9 @@ TN_INLINE Vec sub_where(IVec m, Vec a, float b) { return select(m, a - b, a); }
 // Softmax cross-entropy of RB rows (batch positions r0...) whose O logits are in registers
 // (z), writing dL/dz to registers (d) and adding to the sums: softmax_xent's operations on
 // lane vectors, rows interleaved so their exp/log chains overlap; exp and log skip the
-// special cases their arguments here cannot hit (z − max ≤ 0, sum ≥ 1). With 2 outputs only the
-// smaller logit needs exp: the larger one's term is exp(0) = 1 exactly ((mx − mx) + 1, NaN
-// where mx is not finite, as exp gives), so the results are the same.
+// special cases their arguments here cannot reach (z − max ≤ 0, sum ≥ 1). With 2 outputs
+// only the smaller logit needs exp: the larger one's term is exp(0) = 1 exactly
+// ((mx − mx) + 1, NaN where mx is not finite, as exp gives), so the results are the same.
 template <int O, int RB>
 TN_INLINE void xent_regs(const Vec (&z)[RB][O], Vec (&d)[RB][O], const IVec (&label)[RB], int r0, XentSums& xs) {
   Vec keep[RB], mx[RB], zlab[RB], sum[RB], inv[RB], sample[RB];
@@ -350,15 +376,19 @@ TN_INLINE void xent_regs(const Vec (&z)[RB][O], Vec (&d)[RB][O], const IVec (&la
   for (int i = 0; i < RB; ++i) xs.loss += __builtin_convertvector(sample[i] * keep[i], DVec);
 }
 
-// xent_regs over B rows in memory (logits a, labels in y, gradients to d).
+// xent_regs over B rows in memory (logits a, gradients to d): labels from the lane buffer
+// y (T per row), or with rowidx (the rows' sample indices, every lane the same) from the
+// training targets Yd.
 template <int O>
-void xent_mem(int B, int r0, int T, const float* a, const float* y, float* d, XentSums& xs) {
+void xent_mem(int B, int r0, int T, const float* a, const float* y, const std::int64_t* rowidx, const float* Yd,
+              float* d, XentSums& xs) {
   auto rows = [&]<int RB>(int b) {
     Vec z[RB][O], g[RB][O];
     IVec label[RB];
 #pragma GCC unroll 8
     for (int i = 0; i < RB; ++i) {
-      label[i] = __builtin_convertvector(load(y + static_cast<std::int64_t>(b + i) * T * L), IVec);
+      label[i] = rowidx ? isplat(static_cast<int>(Yd[rowidx[b + i] * T]))
+                        : __builtin_convertvector(load(y + static_cast<std::int64_t>(b + i) * T * L), IVec);
 #pragma GCC unroll 8
       for (int o = 0; o < O; ++o) z[i][o] = load(a + (static_cast<std::int64_t>(b + i) * O + o) * L);
     }
@@ -416,9 +446,9 @@ void lanes_loss(const LossConfig& cfg, int B, int r0, LossLanes& ll, int O, int 
     std::memcpy(&xs.loss, ll.loss, sizeof xs.loss);
     xs.correct = Vec{};
     switch (O) {
-      case 2: xent_mem<2>(B, r0, T, a, y, d, xs); break;
-      case 3: xent_mem<3>(B, r0, T, a, y, d, xs); break;
-      case 4: xent_mem<4>(B, r0, T, a, y, d, xs); break;
+      case 2: xent_mem<2>(B, r0, T, a, y, nullptr, nullptr, d, xs); break;
+      case 3: xent_mem<3>(B, r0, T, a, y, nullptr, nullptr, d, xs); break;
+      case 4: xent_mem<4>(B, r0, T, a, y, nullptr, nullptr, d, xs); break;
       default: xent_any(B, r0, O, T, a, y, d, xs); break;
     }
     std::memcpy(ll.loss, &xs.loss, sizeof xs.loss);
@@ -509,10 +539,10 @@ TN_INLINE void mac(Vec (&acc)[RB][RC], const LaneMat& a, const LaneMat& b, int K
   for (int k = 0; k < K; ++k) {
     Vec av[RB];
 #pragma GCC unroll 8
-    for (int i = 0; i < RB; ++i) av[i] = load(a.at(r0 + i, k));
+    for (int i = 0; i < RB; ++i) av[i] = in_register(load(a.at(r0 + i, k)));
 #pragma GCC unroll 8
     for (int j = 0; j < RC; ++j) {
-      const Vec bv = load(b.at(k, c0 + j));
+      const Vec bv = in_register(load(b.at(k, c0 + j)));
 #pragma GCC unroll 8
       for (int i = 0; i < RB; ++i) acc[i][j] += av[i] * bv;
     }
@@ -520,12 +550,13 @@ TN_INLINE void mac(Vec (&acc)[RB][RC], const LaneMat& a, const LaneMat& b, int K
 }
 
 // Covers a rows×cols result with tiles: 4×4 where possible, 8-row strips for the last 1-3
-// columns, and row remainders by halving tiles. op.template run<RB, RC>(r0, c0).
+// columns, and single rows for the remainders (few tile shapes: every one is compiled for
+// every epilogue). op.template run<RB, RC>(r0, c0).
 template <int RB, int RC, class Op>
 TN_INLINE void cover_rows(const Op& op, int r0, int rows, int c0) {
   for (; r0 + RB <= rows; r0 += RB) op.template run<RB, RC>(r0, c0);
   if constexpr (RB > 1)
-    if (r0 < rows) cover_rows<RB / 2, RC>(op, r0, rows, c0);
+    for (; r0 < rows; ++r0) op.template run<1, RC>(r0, c0);
 }
 template <class Op>
 TN_INLINE void cover(const Op& op, int rows, int cols) {
@@ -539,9 +570,15 @@ TN_INLINE void cover(const Op& op, int rows, int cols) {
   }
 }
 
-// Forward: Z[rows][out] = bias + In[rows][in]·W[in][out]; the epilogue stores A = act(Z)
-// (and Z where the activation keeps it).
-template <Activation F>
+// How a forward tile stores its result: z (identity, or activations applied by a pass
+// afterwards: tanh, sigmoid, gelu), relu(z), or z and leaky_relu(z).
+enum class FwdEpi { Z, Relu, Leaky };
+constexpr FwdEpi fwd_epilogue(Activation a) {
+  return a == Activation::Relu ? FwdEpi::Relu : a == Activation::LeakyRelu ? FwdEpi::Leaky : FwdEpi::Z;
+}
+
+// Forward: Z[rows][out] = bias + In[rows][in]·W[in][out], stored by the epilogue E.
+template <FwdEpi E>
 struct ForwardOp {
   LaneMat in, w;
   const float* bias;
@@ -564,8 +601,12 @@ struct ForwardOp {
 #pragma GCC unroll 8
       for (int j = 0; j < RC; ++j) {
         const std::int64_t at = (static_cast<std::int64_t>(r0 + i) * out + c0 + j) * L;
-        if constexpr (keeps_z(F)) store(Z + at, acc[i][j]);
-        store(A + at, vact<F>(acc[i][j], slope));
+        if constexpr (E == FwdEpi::Relu) {
+          store(A + at, vact<Activation::Relu>(acc[i][j], slope));
+        } else {
+          store(Z + at, acc[i][j]);
+          if constexpr (E == FwdEpi::Leaky) store(A + at, vact<Activation::LeakyRelu>(acc[i][j], slope));
+        }
       }
   }
 };
@@ -595,6 +636,8 @@ struct InputGradOp {
         const std::int64_t at = (static_cast<std::int64_t>(r0 + i) * cols + c0 + j) * L;
         if constexpr (F == Activation::Identity) {
           store(A + at, acc[i][j]);
+        } else if constexpr (F == Activation::Relu) {
+          store(A + at, relu_backward(acc[i][j], load(A + at)));
         } else {
           const Vec a = keeps_z(F) ? Vec{} : load(A + at);
           const Vec z = keeps_z(F) ? load(Z + at) : a;
@@ -626,10 +669,10 @@ struct WeightGradOp {
       for (int k = 0; k < K; ++k) {
         Vec av[RB];
 #pragma GCC unroll 8
-        for (int i = 0; i < RB; ++i) av[i] = load(in.at(r0 + i, k));
+        for (int i = 0; i < RB; ++i) av[i] = in_register(load(in.at(r0 + i, k)));
 #pragma GCC unroll 8
         for (int j = 0; j < RC; ++j) {
-          const Vec bv = load(dz.at(k, c0 + j));
+          const Vec bv = in_register(load(dz.at(k, c0 + j)));
           bacc[j] += bv;
 #pragma GCC unroll 8
           for (int i = 0; i < RB; ++i) acc[i][j] += av[i] * bv;
@@ -652,10 +695,15 @@ void forward(const ModelShape& s, const LaneLayout& lay, float* ws, int rows) {
   for (std::size_t li = 0; li < s.layers.size(); ++li) {
     const DenseLayer& l = s.layers[li];
     float* A = ws + lay.A[li];
+    float* Z = ws + lay.Z[li];
     dispatch_activation(l.act, [&]<Activation F>() {
-      const ForwardOp<F> op{{in, l.in, 1}, {ws + lay.P + lay.W(static_cast<int>(li)), l.out, 1},
-                            ws + lay.P + lay.b(static_cast<int>(li)), A, ws + lay.Z[li], l.out, l.in, splat(l.slope)};
+      const ForwardOp<fwd_epilogue(F)> op{{in, l.in, 1}, {ws + lay.P + lay.W(static_cast<int>(li)), l.out, 1},
+                                          ws + lay.P + lay.b(static_cast<int>(li)), A, Z, l.out, l.in, splat(l.slope)};
       cover(op, rows, l.out);
+      if constexpr (F == Activation::Tanh || F == Activation::Sigmoid || F == Activation::Gelu) {
+        const Vec slope = splat(l.slope);
+        for (std::int64_t k = 0; k < static_cast<std::int64_t>(rows) * l.out * L; k += L) store(A + k, vact<F>(load(Z + k), slope));
+      }
     });
     in = A;
   }
@@ -685,10 +733,18 @@ void backward(const ModelShape& s, const LaneLayout& lay, float* ws, int rows) {
     if (li == 0) break;
     const DenseLayer& p = s.layers[li - 1];
     float* A = ws + lay.A[li - 1];
+    const float* Z = ws + lay.Z[li - 1];
     dispatch_activation(p.act, [&]<Activation F>() {
-      const InputGradOp<F> op{{dz, l.out, 1}, {ws + lay.P + lay.W(li), 1, l.out}, A, ws + lay.Z[li - 1], l.in, l.out,
-                              splat(p.slope)};
+      // Gelu's derivative (erf and exp) goes by a pass over the plain product, which needs
+      // only Z: its tiles are the identity's.
+      constexpr Activation E = F == Activation::Gelu ? Activation::Identity : F;
+      const InputGradOp<E> op{{dz, l.out, 1}, {ws + lay.P + lay.W(li), 1, l.out}, A, Z, l.in, l.out, splat(p.slope)};
       cover(op, rows, l.in);
+      if constexpr (F == Activation::Gelu) {
+        const Vec slope = splat(p.slope);
+        for (std::int64_t k = 0; k < static_cast<std::int64_t>(rows) * l.in * L; k += L)
+          store(A + k, load(A + k) * vderiv<F>(load(Z + k), Vec{}, slope));
+      }
     });
     dz = A;
   }
@@ -715,28 +771,22 @@ void generic_group(const FusedBatch& fb, const LaneLayout& lay, float* ws, int g
 // runs in the generic kernel's order, so both give the same results.
 template <int F, int O, Activation A>
 struct Shallow {
-  // Inputs (and cross-entropy labels) of rows [rr, rr + RB) of the chunk: from the lane
-  // buffers X and Y, or with a shared sample order (rowidx: their sample rows) straight from
-  // the data.
-  template <int RB, bool Xent>
+  // Inputs of rows [rr, rr + RB) of the chunk: from the lane buffer X, or with a shared
+  // sample order (rowidx: their sample rows) straight from the data.
+  template <int RB>
   static TN_INLINE void inputs(const FusedBatch& fb, const LaneLayout& lay, const float* ws, int rr,
-                               const std::int64_t* rowidx, Vec (&x)[RB][F], IVec* label) {
+                               const std::int64_t* rowidx, Vec (&x)[RB][F]) {
     if (rowidx) {
 #pragma GCC unroll 8
-      for (int r = 0; r < RB; ++r) {
+      for (int r = 0; r < RB; ++r)
 #pragma GCC unroll 8
         for (int f = 0; f < F; ++f) x[r][f] = splat(fb.X[rowidx[rr + r] * F + f]);
-        if constexpr (Xent) label[r] = isplat(static_cast<int>(fb.Y[rowidx[rr + r] * fb.T]));
-      }
     } else {
       const float* X = ws + lay.X + static_cast<std::int64_t>(rr) * F * L;
-      const float* Y = ws + lay.Y + static_cast<std::int64_t>(rr) * fb.T * L;
 #pragma GCC unroll 8
-      for (int r = 0; r < RB; ++r) {
+      for (int r = 0; r < RB; ++r)
 #pragma GCC unroll 8
         for (int f = 0; f < F; ++f) x[r][f] = load(X + (r * F + f) * L);
-        if constexpr (Xent) label[r] = __builtin_convertvector(load(Y + static_cast<std::int64_t>(r) * fb.T * L), IVec);
-      }
     }
   }
 
@@ -751,7 +801,7 @@ struct Shallow {
     const float* b1 = ws + lay.P + lay.b(1);
     float* Hb = ws + lay.Hb + static_cast<std::int64_t>(rr) * H * L;
     Vec x[RB][F];
-    inputs<RB, false>(fb, lay, ws, rr, rowidx, x, nullptr);
+    inputs<RB>(fb, lay, ws, rr, rowidx, x);
     Vec z[RB][O];
 #pragma GCC unroll 8
     for (int o = 0; o < O; ++o) {
@@ -762,9 +812,9 @@ struct Shallow {
     for (int j = 0; j < H; ++j) {
       Vec w0[F], w1[O];
 #pragma GCC unroll 8
-      for (int f = 0; f < F; ++f) w0[f] = load(W0 + (static_cast<std::int64_t>(f) * H + j) * L);
+      for (int f = 0; f < F; ++f) w0[f] = in_register(load(W0 + (static_cast<std::int64_t>(f) * H + j) * L));
 #pragma GCC unroll 8
-      for (int o = 0; o < O; ++o) w1[o] = load(W1 + (static_cast<std::int64_t>(j) * O + o) * L);
+      for (int o = 0; o < O; ++o) w1[o] = in_register(load(W1 + (static_cast<std::int64_t>(j) * O + o) * L));
       const Vec bj = load(b0 + static_cast<std::int64_t>(j) * L);
 #pragma GCC unroll 8
       for (int r = 0; r < RB; ++r) {
@@ -784,27 +834,6 @@ struct Shallow {
       for (int o = 0; o < O; ++o) store(Zb + (r * O + o) * L, z[r][o]);
   }
 
-  // Cross-entropy of rows [rr, rr + RB) from Zb to dOut.
-  template <int RB>
-  static TN_INLINE void xent(const FusedBatch& fb, const LaneLayout& lay, float* ws, int rr, int pos,
-                             const std::int64_t* rowidx, XentSums& xs) {
-    Vec x[RB][F];  // unused
-    IVec label[RB];
-    inputs<RB, true>(fb, lay, ws, rr, rowidx, x, label);
-    const float* Zb = ws + lay.Zb + static_cast<std::int64_t>(rr) * O * L;
-    float* D = ws + lay.dOut + static_cast<std::int64_t>(rr) * O * L;
-    Vec z[RB][O], d[RB][O];
-#pragma GCC unroll 8
-    for (int r = 0; r < RB; ++r)
-#pragma GCC unroll 8
-      for (int o = 0; o < O; ++o) z[r][o] = load(Zb + (r * O + o) * L);
-    xent_regs<O, RB>(z, d, label, pos, xs);
-#pragma GCC unroll 8
-    for (int r = 0; r < RB; ++r)
-#pragma GCC unroll 8
-      for (int o = 0; o < O; ++o) store(D + (r * O + o) * L, d[r][o]);
-  }
-
   // Backward of rows [rr, rr + RB) from dL/dz in dOut: gradients added to G.
   template <int RB>
   static TN_INLINE void backward(const FusedBatch& fb, const LaneLayout& lay, float* ws, int H, int rr,
@@ -817,7 +846,7 @@ struct Shallow {
     const float* Hb = ws + lay.Hb + static_cast<std::int64_t>(rr) * H * L;
     const float* D = ws + lay.dOut + static_cast<std::int64_t>(rr) * O * L;
     Vec x[RB][F], dz[RB][O];
-    inputs<RB, false>(fb, lay, ws, rr, rowidx, x, nullptr);
+    inputs<RB>(fb, lay, ws, rr, rowidx, x);
 #pragma GCC unroll 8
     for (int o = 0; o < O; ++o) {
       Vec acc = load(db1 + o * L);
@@ -832,7 +861,7 @@ struct Shallow {
       Vec w1[O], g1[O], g0[F];
 #pragma GCC unroll 8
       for (int o = 0; o < O; ++o) {
-        w1[o] = load(W1 + (static_cast<std::int64_t>(j) * O + o) * L);
+        w1[o] = in_register(load(W1 + (static_cast<std::int64_t>(j) * O + o) * L));
         g1[o] = load(dW1 + (static_cast<std::int64_t>(j) * O + o) * L);
       }
 #pragma GCC unroll 8
@@ -840,14 +869,15 @@ struct Shallow {
       Vec gb = load(db0 + static_cast<std::int64_t>(j) * L);
 #pragma GCC unroll 8
       for (int r = 0; r < RB; ++r) {
-        const Vec hv = load(Hb + (static_cast<std::int64_t>(j) * RB + r) * L);  // a, or z where A keeps z
+        const Vec hv = in_register(load(Hb + (static_cast<std::int64_t>(j) * RB + r) * L));  // a, or z where A keeps z
         const Vec a = keeps_z(A) ? vact<A>(hv, slope) : hv;
 #pragma GCC unroll 8
         for (int o = 0; o < O; ++o) g1[o] += a * dz[r][o];
         Vec dh = Vec{};
 #pragma GCC unroll 8
         for (int o = 0; o < O; ++o) dh += dz[r][o] * w1[o];
-        if constexpr (A != Activation::Identity) dh = dh * vderiv<A>(hv, a, slope);
+        if constexpr (A == Activation::Relu) dh = relu_backward(dh, hv);
+        else if constexpr (A != Activation::Identity) dh = dh * vderiv<A>(hv, a, slope);
         gb += dh;
 #pragma GCC unroll 8
         for (int f = 0; f < F; ++f) g0[f] += x[r][f] * dh;
@@ -871,17 +901,17 @@ struct Shallow {
 
   // The batch in chunks of rows: forward of the chunk, its loss (cross-entropy on lane
   // vectors here, other losses by lanes_loss), its backward.
-  template <bool Xent>
-  static void rows(const FusedBatch& fb, const LaneLayout& lay, float* ws, int g0, int nm, LossLanes& ll) {
+  static void group(const FusedBatch& fb, const LaneLayout& lay, float* ws, int g0, int nm, LossLanes& ll) {
     const int H = fb.shape->layers[0].out;
     const Vec slope = splat(fb.shape->layers[0].slope);
+    const bool xe = fb.loss->type == LossType::CrossEntropy;
     XentSums xs;
     std::memcpy(&xs.valid, ll.valid, sizeof xs.valid);
     xs.inv_b = load(ll.inv_b);
     std::memcpy(&xs.loss, ll.loss, sizeof xs.loss);
     // With a shared sample order and cross-entropy, inputs and labels come straight from the
     // data (one broadcast each) instead of through the lane buffers.
-    const bool direct = Xent && fb.sampler->mode == SampleMode::Shared;
+    const bool direct = xe && fb.sampler->mode == SampleMode::Shared;
     std::int64_t idx[kShallowChunk];
     const std::int64_t* rowidx = direct ? idx : nullptr;
     for (int r0 = 0; r0 < fb.B; r0 += lay.R) {
@@ -892,9 +922,9 @@ struct Shallow {
         gather_rows(fb, lay, ws, g0, nm, r0, n);
       }
       blocks(n, [&]<int RB>(int rr) { forward<RB>(fb, lay, ws, H, rr, rowidx, slope); });
-      if constexpr (Xent) {
+      if (xe) {
         xs.correct = Vec{};
-        blocks(n, [&]<int RB>(int rr) { xent<RB>(fb, lay, ws, rr, r0 + rr, rowidx, xs); });
+        xent_mem<O>(n, r0, fb.T, ws + lay.Zb, ws + lay.Y, rowidx, fb.Y, ws + lay.dOut, xs);
         DVec c;
         std::memcpy(&c, ll.correct, sizeof c);
         c += __builtin_convertvector(xs.correct, DVec);
@@ -904,17 +934,15 @@ struct Shallow {
       }
       blocks(n, [&]<int RB>(int rr) { backward<RB>(fb, lay, ws, H, rr, rowidx, slope); });
     }
-    if constexpr (Xent) std::memcpy(ll.loss, &xs.loss, sizeof xs.loss);
-  }
-  static void group(const FusedBatch& fb, const LaneLayout& lay, float* ws, int g0, int nm, LossLanes& ll) {
-    if (fb.loss->type == LossType::CrossEntropy) rows<true>(fb, lay, ws, g0, nm, ll);
-    else rows<false>(fb, lay, ws, g0, nm, ll);
+    if (xe) std::memcpy(ll.loss, &xs.loss, sizeof xs.loss);
   }
 };
 
 template <int F, int O>
 void shallow_group_fo(const FusedBatch& fb, const LaneLayout& lay, float* ws, int g0, int nm, LossLanes& ll) {
-  dispatch_activation(fb.shape->layers[0].act, [&]<Activation A>() { Shallow<F, O, A>::group(fb, lay, ws, g0, nm, ll); });
+  dispatch_activation(fb.shape->layers[0].act, [&]<Activation A>() {
+    if constexpr (shallow_activation(A)) Shallow<F, O, A>::group(fb, lay, ws, g0, nm, ll);
+  });
 }
 
 template <int F>
@@ -929,6 +957,7 @@ void shallow_group_f(const FusedBatch& fb, const LaneLayout& lay, float* ws, int
 static_assert(kShallowMaxIn == 4 && kShallowMaxOut == 4, "shallow_group dispatches widths 1..4");
 
 void shallow_group(const FusedBatch& fb, const LaneLayout& lay, float* ws, int g0, int nm, LossLanes& ll) {
+  if constexpr (!kShallowKernel) return;  // never called (is_shallow is false)
   switch (fb.shape->inputs()) {
     case 1: return shallow_group_f<1>(fb, lay, ws, g0, nm, ll);
     case 2: return shallow_group_f<2>(fb, lay, ws, g0, nm, ll);
@@ -957,19 +986,14 @@ TN_INLINE void store_n(float* p, Vec v, int n) {
 #endif
 }
 
-// update_param (math/optimizers.h) on 16 consecutive elements of one member: the same
-// template on the vector type, so the same operations and results.
+// update_param's square root on lane vectors (math/optimizers.h takes it as a parameter).
 struct VecSqrt {
   TN_INLINE Vec operator()(Vec v) const { return vsqrt(v); }
 };
-template <OptimizerType O>
-TN_INLINE void update_vec(Vec& p, Vec g, Vec& s1, Vec& s2, const OptStep& h) {
-  update_param<O, Vec, VecSqrt>(p, g, s1, s2, h);
-}
 
 // optimizer_update of one member's n parameters in place (gradients g, clipping factor k),
-// with its branch on k outside the loop as there (the compiler then contracts the same
-// products into multiply-adds).
+// L elements at a time through update_param on lane vectors, with the branch on k outside
+// the loop as there (the compiler then contracts the same products into multiply-adds).
 template <OptimizerType O, bool Scaled>
 TN_INLINE void update_member_loop(std::int64_t n, float* p, const float* g, float* s1, float* s2, const OptStep& h,
                                   float k) {
@@ -977,8 +1001,8 @@ TN_INLINE void update_member_loop(std::int64_t n, float* p, const float* g, floa
     const int w = static_cast<int>(std::min<std::int64_t>(L, n - k0));
     Vec pv = load_n(p + k0, w), s1v = load_n(s1 + k0, w);
     Vec s2v = s2 ? load_n(s2 + k0, w) : Vec{};
-    if constexpr (Scaled) update_vec<O>(pv, load_n(g + k0, w) * k, s1v, s2v, h);
-    else update_vec<O>(pv, load_n(g + k0, w), s1v, s2v, h);
+    if constexpr (Scaled) update_param<O, Vec, VecSqrt>(pv, load_n(g + k0, w) * k, s1v, s2v, h);
+    else update_param<O, Vec, VecSqrt>(pv, load_n(g + k0, w), s1v, s2v, h);
     store_n(p + k0, pv, w);
     store_n(s1 + k0, s1v, w);
     if (s2) store_n(s2 + k0, s2v, w);
@@ -988,6 +1012,17 @@ template <OptimizerType O>
 void update_member(std::int64_t n, float* p, const float* g, float* s1, float* s2, const OptStep& h, float k) {
   if (k != 1.0f) update_member_loop<O, true>(n, p, g, s1, s2, h, k);
   else update_member_loop<O, false>(n, p, g, s1, s2, h, k);
+}
+
+// Whether two members' step scalars are the same, bit for bit.
+bool same_step(const OptStep& a, const OptStep& b) {
+  static_assert(sizeof(OptStep) == 9 * sizeof(float) + 4, "compare every field of OptStep");
+  const auto bits = [](float x) { return std::bit_cast<std::uint32_t>(x); };
+  return bits(a.lr) == bits(b.lr) && bits(a.beta1) == bits(b.beta1) && bits(a.beta2) == bits(b.beta2) &&
+         bits(a.eps) == bits(b.eps) && bits(a.weight_decay) == bits(b.weight_decay) &&
+         bits(a.momentum) == bits(b.momentum) && bits(a.alpha) == bits(b.alpha) &&
+         bits(a.bias_correction1) == bits(b.bias_correction1) && bits(a.bias_correction2) == bits(b.bias_correction2) &&
+         a.nesterov == b.nesterov && a.skip == b.skip;
 }
 
 // The optimizer step of the group's members that take it: the gradients (in lanes, in G)
@@ -1014,18 +1049,30 @@ void update_group(const FusedBatch& fb, const FusedUpdate& up, const LaneLayout&
     }
     for (int l = 0; l < L; ++l) k[l] = clip_scale(up.clip, norm2[l]);
   }
+  // Members with the same step scalars and clipping factor (the usual case: one schedule and
+  // step count for all) update as one array per tensor: the block's rows are contiguous, so
+  // no row tails and no masked stores and loads overlapping between neighbouring members'
+  // short rows (which serialize the updates of biases).
+  bool uniform = true;
+  for (int l = 1; l < nm; ++l) uniform &= same_step(up.h[g0 + l], up.h[g0]) && k[l] == k[0];
   const bool two = optimizer_state_slots(up.type) == 2;
   dispatch_optimizer(up.type, [&]<OptimizerType O>() {
     for (int t = 0; t < s.tensors(); ++t) {
       const std::int64_t n = s.tensor_size(t);
       float* gm = Gm + lay.tensor[t];  // [16][n], member-major
       from_lanes(G + lay.tensor[t], n, nm, ~0u, gm);
+      const std::int64_t at = g0 * n;
+      float* s2 = two ? up.state2->t[t] + at : nullptr;
+      if (uniform) {
+        if (!up.h[g0].skip)
+          update_member<O>(nm * n, fb.params->t[t] + at, gm, up.state1->t[t] + at, s2, up.h[g0], k[0]);
+        continue;
+      }
       for (int l = 0; l < nm; ++l) {
         const OptStep& h = up.h[g0 + l];
         if (h.skip) continue;
-        const std::int64_t at = (g0 + l) * n;
-        update_member<O>(n, fb.params->t[t] + at, gm + l * n, up.state1->t[t] + at, two ? up.state2->t[t] + at : nullptr,
-                         h, k[l]);
+        update_member<O>(n, fb.params->t[t] + at + l * n, gm + l * n, up.state1->t[t] + at + l * n,
+                         s2 ? s2 + l * n : nullptr, h, k[l]);
       }
     }
   });
@@ -1042,9 +1089,33 @@ float* scratch(std::int64_t floats) {
   return buf.data() + ((64 - at % 64) % 64) / sizeof(float);
 }
 
+// The layout for a call, kept per thread between calls with the same shape and batch (a
+// trainer makes thousands of identical calls; building it allocates).
+const LaneLayout& layout_for(const FusedBatch& fb, bool update, bool shallow) {
+  struct Cached {
+    std::vector<DenseLayer> layers;
+    int B, T;
+    bool update, shallow;
+    LaneLayout lay;
+  };
+  thread_local std::vector<Cached> cache;
+  const ModelShape& s = *fb.shape;
+  const auto same_layers = [&](const std::vector<DenseLayer>& a) {
+    return a.size() == s.layers.size() &&
+           std::equal(a.begin(), a.end(), s.layers.begin(), [](const DenseLayer& x, const DenseLayer& y) {
+             return x.in == y.in && x.out == y.out && x.act == y.act && x.slope == y.slope;
+           });
+  };
+  for (const Cached& c : cache)
+    if (c.B == fb.B && c.T == fb.T && c.update == update && c.shallow == shallow && same_layers(c.layers)) return c.lay;
+  if (cache.size() >= 8) cache.erase(cache.begin());
+  cache.push_back(Cached{s.layers, fb.B, fb.T, update, shallow, LaneLayout(s, fb.B, fb.T, update, shallow)});
+  return cache.back().lay;
+}
+
 void run_groups(const FusedBatch& fb, const FusedUpdate* up, bool allow_shallow) {
   const ModelShape& s = *fb.shape;
-  const LaneLayout lay(s, fb.B, fb.T, up != nullptr, allow_shallow && is_shallow(s));
+  const LaneLayout& lay = layout_for(fb, up != nullptr, allow_shallow && is_shallow(s));
   float* ws = scratch(lay.total);
   for (int g0 = 0; g0 < fb.S; g0 += L) {
     const int nm = std::min(L, fb.S - g0);
@@ -1151,5 +1222,15 @@ void lanes_loss_grad(const FusedBatch& fb) { run_groups(fb, nullptr, true); }
 void lanes_step(const FusedBatch& fb, const FusedUpdate& up) { run_groups(fb, &up, true); }
 
 void lanes_loss_grad_generic(const FusedBatch& fb) { run_groups(fb, nullptr, false); }
+
+void lanes_exp_log(const float* x, std::int64_t n, float* exp_all, float* exp_nonpos, float* log_all, float* log_ge1) {
+  for (std::int64_t k = 0; k + L <= n; k += L) {
+    const Vec v = load(x + k);
+    store(exp_all + k, vexp<true>(v));
+    store(exp_nonpos + k, vexp<false>(v));
+    store(log_all + k, vlog<true>(v));
+    store(log_ge1 + k, vlog<false>(v));
+  }
+}
 
 }  // namespace tn
