@@ -27,18 +27,19 @@ constexpr int kTileRows = 8;
 constexpr int kTileRows = 4;
 #endif
 
-// Element (i, k) of op(A) for row-major storage.
+// Element (i, k) of op(A) for row-major storage. The transpose is a compile-time choice: a
+// run-time flag left a branch in the innermost loop, which kept thin tiles (one row) scalar.
+template <bool Trans>
 struct OpA {
   const float* A;
   int lda;
-  bool trans;
   float operator()(int i, int k) const {
-    return trans ? A[static_cast<std::int64_t>(k) * lda + i] : A[static_cast<std::int64_t>(i) * lda + k];
+    return Trans ? A[static_cast<std::int64_t>(k) * lda + i] : A[static_cast<std::int64_t>(i) * lda + k];
   }
 };
 
 // C[i0..i0+R, j0..j0+W) = alpha · Σ_k op(A)(i, k) · Bn[k, j] + beta · C; Bn row-major K×·.
-template <int R, int W>
+template <int R, int W, class OpA>
 inline void tile(const OpA& a, int i0, int j0, int K, float alpha, const float* Bn, int ldb,
                  float beta, float* C, int ldc) {
   float acc[R][W] = {};
@@ -61,7 +62,7 @@ inline void tile(const OpA& a, int i0, int j0, int K, float alpha, const float* 
 
 // All rows for columns [j0, j0 + W): blocks of kTileRows rows (wide strips), of 4, then
 // single rows.
-template <int W>
+template <int W, class OpA>
 inline void column_strip(const OpA& a, int M, int j0, int K, float alpha, const float* Bn, int ldb,
                          float beta, float* C, int ldc) {
   int i = 0;
@@ -72,6 +73,7 @@ inline void column_strip(const OpA& a, int M, int j0, int K, float alpha, const 
 }
 
 // C[M×N] = alpha·op(A)·Bn + beta·C, with N split into strips of 32, 16, 8, 4, 2, 1 columns.
+template <class OpA>
 void small_gemm(const OpA& a, int M, int N, int K, float alpha, const float* Bn, int ldb,
                 float beta, float* C, int ldc) {
   int j = 0;
@@ -106,14 +108,18 @@ void cpu_gemm_rowmajor(Trans ta, Trans tb, int M, int N, int K, float alpha, con
   if (N >= 8 || M < 2 * N) {
     // Direct: vectorize along C's rows; B is needed row-major K×N.
     const float* Bn = tb == Trans::N ? B : transposed(B, N, K, ldb, pack);
-    small_gemm(OpA{A, lda, ta == Trans::T}, M, N, K, alpha, Bn, tb == Trans::N ? ldb : N, beta, C, ldc);
+    const int ld = tb == Trans::N ? ldb : N;
+    if (ta == Trans::T) small_gemm(OpA<true>{A, lda}, M, N, K, alpha, Bn, ld, beta, C, ldc);
+    else small_gemm(OpA<false>{A, lda}, M, N, K, alpha, Bn, ld, beta, C, ldc);
     return;
   }
   // Narrow C (few columns, many rows): compute Cᵀ [N×M] = op(B)ᵀ·op(A)ᵀ, vectorized along
   // M, then store it transposed. op(A)ᵀ is needed row-major K×M: stored A when ta = T.
   const float* An = ta == Trans::T ? A : transposed(A, M, K, lda, pack);
   outT.resize(static_cast<std::size_t>(N) * M);
-  small_gemm(OpA{B, ldb, tb == Trans::N}, N, M, K, 1.0f, An, ta == Trans::T ? lda : M, 0.0f, outT.data(), M);
+  const int ld = ta == Trans::T ? lda : M;
+  if (tb == Trans::N) small_gemm(OpA<true>{B, ldb}, N, M, K, 1.0f, An, ld, 0.0f, outT.data(), M);
+  else small_gemm(OpA<false>{B, ldb}, N, M, K, 1.0f, An, ld, 0.0f, outT.data(), M);
   for (int i = 0; i < M; ++i) {
     float* c = C + static_cast<std::int64_t>(i) * ldc;
     for (int j = 0; j < N; ++j) {
