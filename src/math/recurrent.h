@@ -17,18 +17,23 @@
 
 namespace tn {
 
+// tanh of the cell: 2σ(2x) − 1, one exponential and one division (the activation's tanh also
+// evaluates a polynomial for small |x|, for relative accuracy the gates do not need).
+template <class T>
+TN_HD T cell_tanh(T x) { return T(2) * sigmoid(T(2) * x) - T(1); }
+
 // Unit j of one row. g: the row's 4H gate values (pre-activations in, activations out);
 // c_prev may be null (zero state). Writes c and h.
 template <class T>
 TN_HD void lstm_forward_unit(int H, int j, T* g, const T* c_prev, T* c, T* h) {
-  const T i = sigmoid(g[j]), f = sigmoid(g[H + j]), gg = m_tanh(g[2 * H + j]), o = sigmoid(g[3 * H + j]);
+  const T i = sigmoid(g[j]), f = sigmoid(g[H + j]), gg = cell_tanh(g[2 * H + j]), o = sigmoid(g[3 * H + j]);
   g[j] = i;
   g[H + j] = f;
   g[2 * H + j] = gg;
   g[3 * H + j] = o;
   const T cn = (c_prev ? f * c_prev[j] : T(0)) + i * gg;
   c[j] = cn;
-  h[j] = o * m_tanh(cn);
+  h[j] = o * cell_tanh(cn);
 }
 
 // Backward of unit j: g holds the activated gates, c this step's cell state, c_prev the
@@ -38,7 +43,7 @@ template <class T>
 TN_HD void lstm_backward_unit(int H, int j, const T* g, const T* c_prev, const T* c, const T* dh, T* dc,
                               T* dg) {
   const T i = g[j], f = g[H + j], gg = g[2 * H + j], o = g[3 * H + j];
-  const T tc = m_tanh(c[j]);
+  const T tc = cell_tanh(c[j]);
   const T dct = dc[j] + dh[j] * o * (T(1) - tc * tc);
   const T cp = c_prev ? c_prev[j] : T(0);
   dg[j] = dct * gg * i * (T(1) - i);
@@ -57,7 +62,7 @@ TN_HD void gru_forward_unit(int H, int j, T* gx, const T* gh, const T* bh, const
   const T hr = (gh ? gh[j] : T(0)) + bh[j], hz = (gh ? gh[H + j] : T(0)) + bh[H + j];
   const T hn = (gh ? gh[2 * H + j] : T(0)) + bh[2 * H + j];
   const T r = sigmoid(gx[j] + hr), z = sigmoid(gx[H + j] + hz);
-  const T n = m_tanh(gx[2 * H + j] + r * hn);
+  const T n = cell_tanh(gx[2 * H + j] + r * hn);
   gx[j] = r;
   gx[H + j] = z;
   gx[2 * H + j] = n;
