@@ -121,11 +121,22 @@ class Model(nn.Module):
         return self.head(seq[:, -1])
 
 
-def train_series(X, y, epochs, batch, lr, hidden=HIDDEN, max_steps=None):
+def validation_loss(model, Xv, yv, batch):
+    """The epoch's validation MSE in batches of `batch` windows, as turbanet records it for
+    every member and epoch (/history/val_loss): the same forward work after each epoch."""
+    if len(Xv) == 0:
+        return None
+    with torch.no_grad():
+        total = sum(float(((model(Xv[k:k + batch]) - yv[k:k + batch]) ** 2).sum()) for k in range(0, len(Xv), batch))
+    return total / len(Xv)
+
+
+def train_series(X, y, epochs, batch, lr, hidden=HIDDEN, max_steps=None, val=None):
     model = Model(hidden)
     opt = torch.optim.Adam(model.parameters(), lr=lr, betas=BETAS, eps=EPS)
     loss_fn = nn.MSELoss()
     n, steps = len(X), 0
+    history = []
     for _ in range(epochs):
         perm = torch.randperm(n)
         for k in range(0, n, batch):
@@ -137,6 +148,8 @@ def train_series(X, y, epochs, batch, lr, hidden=HIDDEN, max_steps=None):
             steps += 1
             if max_steps and steps >= max_steps:
                 return model, steps
+        if val is not None:
+            history.append(validation_loss(model, val[0], val[1], batch))
     return model, steps
 
 
@@ -183,7 +196,7 @@ def main():
     models, steps = [], []
     for s in series:
         X, y = s.data["train"]
-        m, k = train_series(X, y, args.epochs, args.batch, args.lr, args.hidden)
+        m, k = train_series(X, y, args.epochs, args.batch, args.lr, args.hidden, val=s.data["val"])
         models.append(m)
         steps.append(k)
     train = time.perf_counter() - t0
