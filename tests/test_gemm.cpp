@@ -189,3 +189,29 @@ TEST_CASE("gemm_rm matches a row-major reference") {
     }
   }
 }
+
+TEST_CASE("gemm: large products from two member blocks at once give the same bits as one at a time") {
+  // Products above the small-GEMM threshold go to OpenBLAS from every worker thread at once;
+  // a BLAS build that shares its work buffer between callers returns wrong products here.
+  CpuBackend be(2);
+  const int M = 32, N = 128, K = 608, reps = 4000;
+  std::vector<float> A[2], B[2], ref[2];
+  for (int t = 0; t < 2; ++t) {
+    A[t].resize(static_cast<std::size_t>(K) * M);
+    B[t].resize(static_cast<std::size_t>(K) * N);
+    fill_random(A[t], 300 + t);
+    fill_random(B[t], 310 + t);
+    ref[t].assign(static_cast<std::size_t>(M) * N, 0.0f);
+    cpu_gemm_rowmajor(Trans::T, Trans::N, M, N, K, 1.0f, A[t].data(), M, B[t].data(), N, 0.0f, ref[t].data(), N);
+  }
+  int wrong[2] = {0, 0};
+  be.for_each_block(2, 1, [&](int b0, int, int) {
+    std::vector<float> C(static_cast<std::size_t>(M) * N);
+    for (int r = 0; r < reps; ++r) {
+      cpu_gemm_rowmajor(Trans::T, Trans::N, M, N, K, 1.0f, A[b0].data(), M, B[b0].data(), N, 0.0f, C.data(), N);
+      if (C != ref[b0]) ++wrong[b0];
+    }
+  });
+  CHECK(wrong[0] == 0);
+  CHECK(wrong[1] == 0);
+}
