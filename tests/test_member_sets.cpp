@@ -9,8 +9,10 @@
 #include "backend/cpu/cpu_backend.h"
 #include "data/member_sets.h"
 #include "train/trainer.h"
+#include "train_test_util.h"
 
 using namespace tn;
+using tn::test::member_params;
 
 namespace {
 
@@ -28,15 +30,6 @@ Config base_config(PerMember mode, double fraction, int S, bool shuffle = true) 
 }
 
 PreparedData spirals(const Config& cfg) { return prepare_data(load_dataset(cfg.data, true), cfg.data); }
-
-std::vector<float> member_params(const TrainOutput& t, int s) {
-  std::vector<float> r;
-  for (std::size_t i = 0; i < t.layout.size.size(); ++i) {
-    const float* p = t.params.data() + t.layout.at(static_cast<int>(i), s);
-    r.insert(r.end(), p, p + t.layout.size[i]);
-  }
-  return r;
-}
 
 }  // namespace
 

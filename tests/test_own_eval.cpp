@@ -18,8 +18,10 @@
 #include "io/run_file.h"
 #include "train/predict.h"
 #include "train/trainer.h"
+#include "train_test_util.h"
 
 using namespace tn;
+using tn::test::member_params;
 using namespace evaltest;
 
 namespace {
@@ -32,16 +34,6 @@ const char* const kSeriesYaml =
     "  normalize: standard\n  normalize_per_member: true\n"
     "  sequence: {window: 5, horizon: 1, stride: 1, target: close, features: [close], time: date}\n"
     "train: {epochs: 2, batch_size: 8}\n";
-
-// Member s's parameters alone (a swarm of one), tensor by tensor.
-std::vector<float> member_params(const TrainOutput& t, int s) {
-  std::vector<float> r;
-  for (std::size_t i = 0; i < t.layout.size.size(); ++i) {
-    const float* base = t.params.data() + t.layout.at(static_cast<int>(i), s);
-    r.insert(r.end(), base, base + t.layout.size[i]);
-  }
-  return r;
-}
 
 // The rows of X [n, F] whose group is g.
 std::vector<float> rows_of(const SplitData& s, int F, int g, std::vector<int>& which) {

@@ -10,8 +10,10 @@
 #include "data/prepare.h"
 #include "math/activations.h"
 #include "train/trainer.h"
+#include "train_test_util.h"
 
 using namespace tn;
+using tn::test::member_params;
 
 namespace {
 
@@ -35,16 +37,6 @@ TrainOutput run(const std::string& yaml, int threads) {
 }
 
 bool same_bits(const float* a, const float* b, std::size_t n) { return std::memcmp(a, b, n * sizeof(float)) == 0; }
-
-// Member s's values of a layout-ordered parameter array, tensor by tensor.
-std::vector<float> member_params(const TrainOutput& t, const std::vector<float>& p, int s) {
-  std::vector<float> r;
-  for (std::size_t i = 0; i < t.layout.size.size(); ++i) {
-    const float* base = p.data() + t.layout.at(static_cast<int>(i), s);
-    r.insert(r.end(), base, base + t.layout.size[i]);
-  }
-  return r;
-}
 
 }  // namespace
 

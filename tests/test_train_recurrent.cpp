@@ -9,8 +9,10 @@
 #include "backend/cpu/cpu_backend.h"
 #include "data/prepare.h"
 #include "train/trainer.h"
+#include "train_test_util.h"
 
 using namespace tn;
+using tn::test::member_params;
 
 namespace {
 
@@ -33,15 +35,6 @@ TrainOutput run(const std::string& yaml, int threads) {
   const PreparedData data = prepare_data(load_dataset(cfg.data, false), cfg.data);
   CpuBackend be(threads);
   return train_swarm(cfg, data, be, nullptr);
-}
-
-std::vector<float> member_params(const TrainOutput& t, int s) {
-  std::vector<float> r;
-  for (std::size_t i = 0; i < t.layout.size.size(); ++i) {
-    const float* base = t.params.data() + t.layout.at(static_cast<int>(i), s);
-    r.insert(r.end(), base, base + t.layout.size[i]);
-  }
-  return r;
 }
 
 bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
