@@ -171,6 +171,26 @@ def read_yaml(path):
     return root
 
 
+def repeat_peer(args, run_once, describe):
+    """Runs a peer args.repeats times (run_once() returns its result dict), logging each run with
+    describe(k, result). Returns (runs, status): status "ok", "failed" or "timeout>...", and the
+    runs before the first failure."""
+    runs = []
+    for k in range(args.repeats):
+        try:
+            load = os.getloadavg()[0]
+            r = run_once()
+            r["loadavg"] = load
+        except subprocess.TimeoutExpired:
+            return runs, f"timeout>{args.timeout:g}s"
+        except RuntimeError as e:
+            log(str(e))
+            return runs, "failed"
+        runs.append(r)
+        log(describe(k, r))
+    return runs, "ok"
+
+
 def read_w4_config(path):
     """What the W4 peer needs from the config, with the peer's defaults for missing keys."""
     c = read_yaml(path)
@@ -242,25 +262,14 @@ def run_w4(args, peers, tmp, rows, raw):
         if p not in W4_PEERS:
             log(f"W4: no {p} peer (only {', '.join(W4_PEERS)})")
             continue
-        runs, status = [], "ok"
-        for k in range(args.repeats):
-            try:
-                load = os.getloadavg()[0]
-                r = run_peer_w4(args, p, cfg, epochs, csv_path, os.path.join(tmp, "peer.json"))
-                r["loadavg"] = load
-            except subprocess.TimeoutExpired:
-                status = f"timeout>{args.timeout:g}s"
-            except RuntimeError as e:
-                status = "failed"
-                log(str(e))
-            if status != "ok":
-                log(f"W4 {p}: {status}")
-                break
-            runs.append(r)
-            log(f"W4 S={r['S']} {p} #{k + 1}: train {r['train_seconds']:.4f} s "
-                f"({r['ms_per_member_step']:.3f} ms per member-step), data prep {r['load_seconds']:.2f} s, "
-                f"warm-up {r['warmup_seconds']:.3f} s, process {r['process_seconds']:.2f} s, "
-                f"test mse {r['test_mse_mean']:.4f} (naive {r['naive_test_mse_mean']:.4f})")
+        runs, status = repeat_peer(
+            args, lambda: run_peer_w4(args, p, cfg, epochs, csv_path, os.path.join(tmp, "peer.json")),
+            lambda k, r: (f"W4 S={r['S']} {p} #{k + 1}: train {r['train_seconds']:.4f} s "
+                          f"({r['ms_per_member_step']:.3f} ms per member-step), data prep {r['load_seconds']:.2f} s, "
+                          f"warm-up {r['warmup_seconds']:.3f} s, process {r['process_seconds']:.2f} s, "
+                          f"test mse {r['test_mse_mean']:.4f} (naive {r['naive_test_mse_mean']:.4f})"))
+        if status != "ok":
+            log(f"W4 {p}: {status}")
         raw += runs
         rows.append(summarize(runs if status == "ok" else [], "W4", S, epochs, p, status, batch=cfg["batch"],
                               flops_per_step=w4_flops))
@@ -380,25 +389,14 @@ def main():
                     if p in dead:
                         rows.append(summarize([], w, S, epochs, p, f"skipped ({dead[p]} at a smaller S)"))
                         continue
-                    runs, status = [], "ok"
-                    for k in range(args.repeats):
-                        try:
-                            load = os.getloadavg()[0]
-                            r = run_peer(args, p, w, S, epochs, ref)
-                            r["loadavg"] = load
-                        except subprocess.TimeoutExpired:
-                            status = f"timeout>{args.timeout:g}s"
-                        except RuntimeError as e:
-                            status = "failed"
-                            log(str(e))
-                        if status != "ok":
-                            log(f"{w} S={S} {p}: {status}; skipped at larger sizes")
-                            dead[p] = status
-                            break
-                        runs.append(r)
-                        log(f"{w} S={S} {p} #{k + 1}: train {r['train_seconds']:.4f} s, "
-                            f"warm-up {r['warmup_seconds']:.3f} s, process {r['process_seconds']:.2f} s, "
-                            f"acc {r['final_accuracy_mean']:.4f}")
+                    runs, status = repeat_peer(
+                        args, lambda: run_peer(args, p, w, S, epochs, ref),
+                        lambda k, r: (f"{w} S={S} {p} #{k + 1}: train {r['train_seconds']:.4f} s, "
+                                      f"warm-up {r['warmup_seconds']:.3f} s, process {r['process_seconds']:.2f} s, "
+                                      f"acc {r['final_accuracy_mean']:.4f}"))
+                    if status != "ok":
+                        log(f"{w} S={S} {p}: {status}; skipped at larger sizes")
+                        dead[p] = status
                     raw += runs
                     rows.append(summarize(runs if status == "ok" else [], w, S, epochs, p, status))
     finally:
