@@ -114,7 +114,8 @@ class Loop {
       record(out_.train_loss, out_.train_acc, h, h + S_, e, [&](int s) { return sets_.size(s); });
       if (val_.n > 0)
         record(out_.val_loss, out_.val_acc, h + 2 * S_, h + 3 * S_, e, [&](int s) {
-          return vtable_ ? std::max<std::uint32_t>(1, vgroups_.count[s]) : static_cast<std::uint32_t>(val_.n);
+          // A group without validation rows has no validation loss: 0/0 records NaN.
+          return vtable_ ? vgroups_.count[s] : static_cast<std::uint32_t>(val_.n);
         });
     }
   }
@@ -318,6 +319,7 @@ EpochStats summarize(const TrainOutput& out, int S, int e, int first_member, std
   st.epoch = e + 1;
   st.epochs = out.epochs;
   double sum = 0, acc = 0, vsum = 0;
+  int vcount = 0;  // members with a validation loss (a group_by member may have no validation rows)
   int finite = 0;
   st.loss_min = std::numeric_limits<double>::infinity();
   st.loss_max = -st.loss_min;
@@ -336,13 +338,16 @@ EpochStats summarize(const TrainOutput& out, int S, int e, int first_member, std
     st.loss_min = std::min(st.loss_min, l);
     st.loss_max = std::max(st.loss_max, l);
     if (!out.train_acc.empty()) acc += out.train_acc[at];
-    if (!out.val_loss.empty()) vsum += out.val_loss[at];
+    if (!out.val_loss.empty() && std::isfinite(out.val_loss[at])) {
+      vsum += out.val_loss[at];
+      ++vcount;
+    }
   }
   st.diverged = S - finite;
   if (finite > 0) {
     st.loss_mean = sum / finite;
     if (!out.train_acc.empty()) st.acc_mean = acc / finite;
-    if (!out.val_loss.empty()) st.val_loss_mean = vsum / finite;
+    if (!out.val_loss.empty() && vcount > 0) st.val_loss_mean = vsum / vcount;
   } else {
     st.loss_mean = st.loss_min = st.loss_max = std::numeric_limits<double>::quiet_NaN();
   }
