@@ -196,6 +196,18 @@ struct FusedUpdate {
   float clip = 0.0f;                    // > 0: clip each member's global gradient norm
 };
 
+// A device array of `count` T (at least one, so the pointer is always valid), released when
+// it goes out of scope.
+template <class T>
+struct DeviceBuffer {
+  Backend& be;
+  T* p;
+  DeviceBuffer(Backend& b, std::size_t count) : be(b), p(b.alloc<T>(count > 0 ? count : 1)) {}
+  ~DeviceBuffer() { be.release(p); }
+  DeviceBuffer(const DeviceBuffer&) = delete;
+  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+};
+
 // Row-major GEMM through the column-major contract: for each p,
 // C_p [M×N] = alpha · op(A_p) · op(B_p) + beta · C_p, row-major with leading dimensions
 // lda/ldb/ldc (op(A) is M×K, op(B) is K×N). Uses (AB)ᵀ = BᵀAᵀ: a row-major matrix is its

@@ -10,28 +10,9 @@
 namespace tn {
 namespace {
 
-// A device array released when leaving scope.
-struct DeviceFloats {
-  Backend& be;
-  float* p;
-  DeviceFloats(Backend& b, std::size_t n) : be(b), p(b.alloc<float>(std::max<std::size_t>(n, 1))) {}
-  ~DeviceFloats() { be.release(p); }
-  DeviceFloats(const DeviceFloats&) = delete;
-  DeviceFloats& operator=(const DeviceFloats&) = delete;
-};
-
-struct DeviceArrayU32 {
-  Backend& be;
-  std::uint32_t* p;
-  DeviceArrayU32(Backend& b, std::size_t n) : be(b), p(b.alloc<std::uint32_t>(std::max<std::size_t>(n, 1))) {}
-  ~DeviceArrayU32() { be.release(p); }
-  DeviceArrayU32(const DeviceArrayU32&) = delete;
-  DeviceArrayU32& operator=(const DeviceArrayU32&) = delete;
-};
-
 struct Scratch {
   ModelBuffers buf;
-  DeviceFloats out;  // [members, batch, O] transformed outputs
+  DeviceBuffer<float> out;  // [members, batch, O] transformed outputs
   Scratch(Backend& be, const ModelShape& shape, int members, int batch)
       : buf(be, shape, members, batch, 1),
         out(be, static_cast<std::size_t>(members) * batch * shape.outputs()) {}
@@ -51,7 +32,7 @@ SwarmPredictions predict_swarm(Backend& be, const ModelShape& shape, LossType lo
   r.logits.assign(r.outputs.size(), 0.0f);
   if (S == 0 || N == 0) return r;
   const ParamLayout layout(shape, S);
-  DeviceFloats P(be, layout.total), Xd(be, X.size()), Yd(be, N);
+  DeviceBuffer<float> P(be, layout.total), Xd(be, X.size()), Yd(be, N);
   be.to_device(P.p, params.data(), params.size() * sizeof(float));
   be.to_device(Xd.p, X.data(), X.size() * sizeof(float));
   const int bcap = std::clamp(batch, 1, N);
@@ -97,16 +78,16 @@ OwnPredictions predict_own_swarm(Backend& be, const ModelShape& shape, LossType 
   const MemberSets own = own_sample_sets(member, S);
   const std::uint32_t stride = std::max<std::uint32_t>(1, own.max_size());
   const ParamLayout layout(shape, S);
-  DeviceFloats P(be, layout.total), Xd(be, X.size()), Yd(be, N);
+  DeviceBuffer<float> P(be, layout.total), Xd(be, X.size()), Yd(be, N);
   be.to_device(P.p, params.data(), params.size() * sizeof(float));
   be.to_device(Xd.p, X.data(), X.size() * sizeof(float));
   const int bcap = std::clamp(batch, 1, static_cast<int>(stride));
   const int block = std::clamp((S + be.workers() - 1) / be.workers(), 1, 32);
   std::vector<std::unique_ptr<Scratch>> scratch;
-  std::vector<std::unique_ptr<DeviceArrayU32>> tables;
+  std::vector<std::unique_ptr<DeviceBuffer<std::uint32_t>>> tables;
   for (int w = 0; w < be.workers(); ++w) {
     scratch.push_back(std::make_unique<Scratch>(be, shape, block, bcap));
-    tables.push_back(std::make_unique<DeviceArrayU32>(be, static_cast<std::size_t>(block) * stride));
+    tables.push_back(std::make_unique<DeviceBuffer<std::uint32_t>>(be, static_cast<std::size_t>(block) * stride));
   }
   be.for_each_block(S, block, [&](int b0, int b1, int w) {
     Scratch& sc = *scratch[w];

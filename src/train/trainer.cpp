@@ -40,7 +40,8 @@ class Loop {
       : cfg_(cfg), be_(be), out_(out), sets_(sets), shape_(out.shape), layout_(out.layout),
         S_(cfg.swarm.size), F_(data.features), T_(data.targets), O_(shape_.outputs()),
         train_(be, data.train, F_, T_), val_(be, data.val, F_, T_),
-        P_(be, layout_.total), G_(be, layout_.total), S1_(be, layout_.total), S2_(be, layout_.total) {
+        P_(be, static_cast<std::size_t>(layout_.total)), G_(be, static_cast<std::size_t>(layout_.total)),
+        S1_(be, static_cast<std::size_t>(layout_.total)), S2_(be, static_cast<std::size_t>(layout_.total)) {
     n_ = static_cast<int>(sets.max_size());  // positions of an epoch
     bcap_ = std::min(cfg.train.batch_size, n_);
     out_.steps_per_epoch = (n_ + bcap_ - 1) / bcap_;
@@ -298,7 +299,7 @@ class Loop {
   const ParamLayout& layout_;
   int S_, F_, T_, O_;
   DeviceSplit train_, val_;
-  DeviceArray P_, G_, S1_, S2_;
+  DeviceBuffer<float> P_, G_, S1_, S2_;  // swarm arrays in ParamLayout order
   int n_ = 0, bcap_ = 0, block_ = 1, max_chunk_ = kMaxChunk, fused_ = 0;
   std::vector<std::unique_ptr<Worker>> workers_;
   std::vector<long> member_spe_;   // steps per epoch of each member

@@ -43,14 +43,6 @@ struct DeviceSplit {
   DeviceSplit& operator=(const DeviceSplit&) = delete;
 };
 
-// A swarm array in ParamLayout order on the device.
-struct DeviceArray {
-  Backend& be;
-  float* p;
-  DeviceArray(Backend& b, std::int64_t n) : be(b), p(b.alloc<float>(n)) {}
-  ~DeviceArray() { be.release(p); }
-};
-
 // Scratch of one worker: activations for a block plus per-member scalars, and the per-step
 // tables of an epoch. Everything that varies from one epoch to the next is written into
 // these fixed buffers before the epoch runs, so the epoch's ops are the same every time
