@@ -7,6 +7,7 @@
 
 #include "backend/backend.h"
 #include "backend/cuda/launch_grid.h"
+#include "backend/cuda_module.h"
 #include "backend/devices.h"
 #include "backend/memory_plan.h"
 #include "cli/commands/commands.h"
@@ -186,6 +187,36 @@ TEST_CASE("device selection: make_backend on this machine") {
         false
 #endif
   );
+}
+
+TEST_CASE("cuda module: loaded on demand from beside the binary, with this build's entry points") {
+  std::string why;
+  const CudaModule* m = load_cuda_module(&why);
+#if defined(TURBANET_HAVE_CUDA)
+  // The build puts libturbanet_cuda.so beside the test binary, as beside `turbanet`.
+  REQUIRE_MESSAGE(m != nullptr, why);
+  CHECK(m->abi == kCudaModuleAbi);
+  CHECK(load_cuda_module(nullptr) == m);  // loaded once
+  // The module's own runtime listing agrees with list_gpus (which asks the driver first).
+  std::string why_runtime, why_driver;
+  const auto runtime = m->list_gpus(&why_runtime);
+  const auto listed = list_gpus(&why_driver);
+  CHECK(runtime.size() == listed.size());
+  if (listed.empty()) {
+    MESSAGE("no GPU: " << why_driver << " / runtime: " << why_runtime);
+    CHECK_FALSE(why_driver.empty());
+    std::string err;
+    try {
+      make_cuda_backend(0, false);
+    } catch (const BackendError& e) {
+      err = e.what();  // thrown inside the module, caught here
+    }
+    CHECK_HAS(err, "cuda:0 is not available");
+  }
+#else
+  CHECK(m == nullptr);
+  CHECK_HAS(why, "no CUDA backend");
+#endif
 }
 
 TEST_CASE("devices command: listing and the no-GPU line") {

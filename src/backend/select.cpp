@@ -1,19 +1,9 @@
 // Backend selection: which device a run uses, decided once and passed explicitly.
 #include "backend/cpu/cpu_backend.h"
+#include "backend/cuda_module.h"
 #include "backend/devices.h"
-#if defined(TURBANET_HAVE_CUDA)
-#include "backend/cuda/cuda_backend.h"
-#endif
 
 namespace tn {
-
-#if !defined(TURBANET_HAVE_CUDA)
-bool cuda_built() { return false; }
-std::vector<GpuInfo> list_gpus(std::string* why) {
-  if (why) *why = "this turbanet build has no CUDA backend";
-  return {};
-}
-#endif
 
 DeviceChoice choose_device(DeviceKind kind, int index, bool built_with_cuda,
                            const std::vector<GpuInfo>& gpus, const std::string& no_gpu_reason) {
@@ -57,9 +47,7 @@ std::unique_ptr<Backend> make_backend(const BackendOptions& opt, std::string* lo
   if (opt.device != DeviceKind::Cpu) gpus = list_gpus(&why);
   const DeviceChoice c = choose_device(opt.device, opt.device_index, cuda_built(), gpus, why);
   if (log_note && !c.note.empty()) *log_note = c.note;
-#if defined(TURBANET_HAVE_CUDA)
-  if (c.cuda) return std::make_unique<CudaBackend>(c.index, opt.tf32);
-#endif
+  if (c.cuda) return make_cuda_backend(c.index, opt.tf32);
   return std::make_unique<CpuBackend>(opt.threads);
 }
 

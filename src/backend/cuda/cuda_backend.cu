@@ -14,9 +14,7 @@ namespace tn {
                      std::to_string(line) + ": " + (what ? what : "unknown error"));
 }
 
-bool cuda_built() { return true; }
-
-std::vector<GpuInfo> list_gpus(std::string* why) {
+std::vector<GpuInfo> cuda_runtime_gpus(std::string* why) {
   int count = 0;
   const cudaError_t e = cudaGetDeviceCount(&count);
   if (e != cudaSuccess || count <= 0) {
@@ -57,7 +55,7 @@ constexpr std::size_t kCublasWorkspaceBytes = 32u << 20;
 
 CudaBackend::CudaBackend(int device, bool tf32) : device_(device), tf32_(tf32) {
   std::string why;
-  const std::vector<GpuInfo> gpus = list_gpus(&why);
+  const std::vector<GpuInfo> gpus = cuda_runtime_gpus(&why);
   if (device < 0 || device >= static_cast<int>(gpus.size()))
     throw BackendError("cuda:" + std::to_string(device) + " is not available: " +
                        (gpus.empty() ? why : std::to_string(gpus.size()) + " GPU(s) present"));

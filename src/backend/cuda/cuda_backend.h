@@ -12,6 +12,9 @@
 
 namespace tn {
 
+// The GPUs the CUDA runtime sees (what list_gpus returns once the driver reports a device).
+std::vector<GpuInfo> cuda_runtime_gpus(std::string* why);
+
 class CudaBackend final : public Backend {
  public:
   CudaBackend(int device, bool tf32);

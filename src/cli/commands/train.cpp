@@ -203,6 +203,10 @@ RunFile build_run_file(const Config& cfg, const PreparedData& data, const Member
   return r;
 }
 
+double seconds_between(std::chrono::steady_clock::time_point a, std::chrono::steady_clock::time_point b) {
+  return std::chrono::duration<double>(b - a).count();
+}
+
 void log_summary(const Config& cfg, const TrainOutput& t) {
   const int S = cfg.swarm.size, E = t.epochs;
   double loss = 0, acc = 0;
@@ -269,15 +273,20 @@ int run_train(const TrainOptions& opt) {
   progress.finish();
   log_summary(cfg, t);
   spdlog::debug("kernel: {}", t.kernel);
+  const auto eval_start = std::chrono::steady_clock::now();
   const FinalEval final_eval = evaluate_final(cfg, data, t);
-
-  const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
+  const auto write_start = std::chrono::steady_clock::now();
+  const double wall = seconds_between(wall_start, write_start);
   try {
     write_run_file(cfg.output.path, build_run_file(cfg, data, sets, t, *be, wall, final_eval));
   } catch (const RunFileError& e) {
     spdlog::error("{}", e.what());
     return kExitIo;
   }
+  const auto end = std::chrono::steady_clock::now();
+  spdlog::debug("phases: setup and training {:.3f} s (training loop {:.3f} s), evaluation {:.3f} s, "
+                "run file {:.3f} s", seconds_between(wall_start, eval_start), t.train_seconds,
+                seconds_between(eval_start, write_start), seconds_between(write_start, end));
   spdlog::info("wrote {}", cfg.output.path);
   std::vector<int> diverged;
   for (int s = 0; s < cfg.swarm.size; ++s)
