@@ -93,7 +93,8 @@ RunFile full_run() {
   run.normalization.std = make_array({4}, 32);
   tn::Predictions p;
   p.split = "test";
-  p.members = make_array({3, 30000, 2}, 41);  // 720 KB: chunked and compressed
+  p.members = make_array({3, 30000, 2}, 41);  // 720 KB, compressible: chunked and compressed
+  for (std::size_t i = 0; i < p.members.data.size(); ++i) p.members.data[i] = 0.125f * static_cast<float>(i % 7);
   p.ensemble_mean = make_array({30000, 2}, 42);
   p.ensemble_std = make_array({30000, 2}, 43);
   p.targets = make_array({30000}, 44);
@@ -214,6 +215,8 @@ TEST_CASE("run file: a full run round-trips exactly") {
   check_run(tn::read_run_file(path), run);
   CHECK(storage_of(path, "/predictions/test/members") == std::pair<bool, int>{true, 2});
   CHECK(storage_of(path, "/params/layer_0/W") == std::pair<bool, int>{false, 0});
+  // 240 KB of incompressible values: not worth deflating, stored contiguous.
+  CHECK(storage_of(path, "/predictions/test/ensemble_mean") == std::pair<bool, int>{false, 0});
   CHECK(hidden_files(dir.path / "nested/dirs").empty());
 
   SUBCASE("overwriting replaces the file whole") {
