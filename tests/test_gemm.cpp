@@ -184,6 +184,10 @@ TEST_CASE("gemm_rm matches a row-major reference") {
       check_rowmajor(3, 7, 2, ta, tb, 2, 3, 0.5f, 1.0f);
       check_rowmajor(6, 1, 9, ta, tb, 1, 2, -2.0f, 0.5f);
       check_rowmajor(21, 3, 6, ta, tb, 2, 2, 1.0f, 0.0f);   // narrow C
+      // Narrow C with k long enough for dot products along it (op(A) = A): odd rows, k tails.
+      check_rowmajor(33, 2, 256, ta, tb, 1, 2, 1.0f, 0.0f);
+      check_rowmajor(17, 7, 37, ta, tb, 2, 2, 0.5f, 1.0f);
+      check_rowmajor(40, 1, 16, ta, tb, 0, 1, -1.0f, 0.5f);
       check_rowmajor(9, 37, 4, ta, tb, 0, 1, 1.5f, 1.0f);
       check_rowmajor(70, 65, 90, ta, tb, 3, 2, 1.0f, 0.5f);  // OpenBLAS path
     }

@@ -7,6 +7,7 @@
 #include <cblas.h>
 
 #include <algorithm>
+#include <cstring>
 #include <vector>
 
 #include "backend/cpu/cpu_backend.h"
@@ -85,6 +86,67 @@ void small_gemm(const OpA& a, int M, int N, int K, float alpha, const float* Bn,
   if (j < N) column_strip<1>(a, M, j, K, alpha, Bn, ldb, beta, C, ldc);
 }
 
+// Narrow C whose op(A) rows are contiguous along k: each element of C is a dot product of a
+// row of A with a row of Bt (op(B)ᵀ, N×K row-major). Two rows of C at a time with all N
+// elements of each: 2N independent vector accumulators hide the multiply-add latency. Each
+// element's lanes sum every kVec-th k in order, then add up lane by lane and the tail k's:
+// a fixed order, independent of where the row lies.
+#if defined(__AVX512F__)
+constexpr int kVec = 16;
+#else
+constexpr int kVec = 8;
+#endif
+typedef float VecK __attribute__((vector_size(kVec * sizeof(float))));
+
+template <int N, int R>
+inline void row_dots_rows(int i0, int K, float alpha, const float* A, int lda, const float* Bt, int ldbt,
+                          float beta, float* C, int ldc) {
+  VecK acc[R][N] = {};
+  int k = 0;
+  for (; k + kVec <= K; k += kVec) {
+    VecK b[N];
+    for (int j = 0; j < N; ++j) std::memcpy(&b[j], Bt + static_cast<std::int64_t>(j) * ldbt + k, sizeof(VecK));
+    for (int r = 0; r < R; ++r) {
+      VecK a;
+      std::memcpy(&a, A + static_cast<std::int64_t>(i0 + r) * lda + k, sizeof a);
+      for (int j = 0; j < N; ++j) acc[r][j] += a * b[j];
+    }
+  }
+  for (int r = 0; r < R; ++r) {
+    const float* a = A + static_cast<std::int64_t>(i0 + r) * lda;
+    float* c = C + static_cast<std::int64_t>(i0 + r) * ldc;
+    for (int j = 0; j < N; ++j) {
+      const float* b = Bt + static_cast<std::int64_t>(j) * ldbt;
+      float sum = 0.0f;
+      for (int l = 0; l < kVec; ++l) sum += acc[r][j][l];
+      for (int kk = k; kk < K; ++kk) sum += a[kk] * b[kk];
+      c[j] = beta == 0.0f ? alpha * sum : alpha * sum + beta * c[j];
+    }
+  }
+}
+
+template <int N>
+void row_dots_n(int M, int K, float alpha, const float* A, int lda, const float* Bt, int ldbt, float beta,
+                float* C, int ldc) {
+  int i = 0;
+  for (; i + 2 <= M; i += 2) row_dots_rows<N, 2>(i, K, alpha, A, lda, Bt, ldbt, beta, C, ldc);
+  if (i < M) row_dots_rows<N, 1>(i, K, alpha, A, lda, Bt, ldbt, beta, C, ldc);
+}
+
+// C[M×N] = alpha·A·Btᵀ + beta·C for N < 8.
+void row_dots(int M, int N, int K, float alpha, const float* A, int lda, const float* Bt, int ldbt, float beta,
+              float* C, int ldc) {
+  switch (N) {
+    case 1: return row_dots_n<1>(M, K, alpha, A, lda, Bt, ldbt, beta, C, ldc);
+    case 2: return row_dots_n<2>(M, K, alpha, A, lda, Bt, ldbt, beta, C, ldc);
+    case 3: return row_dots_n<3>(M, K, alpha, A, lda, Bt, ldbt, beta, C, ldc);
+    case 4: return row_dots_n<4>(M, K, alpha, A, lda, Bt, ldbt, beta, C, ldc);
+    case 5: return row_dots_n<5>(M, K, alpha, A, lda, Bt, ldbt, beta, C, ldc);
+    case 6: return row_dots_n<6>(M, K, alpha, A, lda, Bt, ldbt, beta, C, ldc);
+    default: return row_dots_n<7>(M, K, alpha, A, lda, Bt, ldbt, beta, C, ldc);
+  }
+}
+
 // Row-major copy of the transpose of X (rows × cols, leading dimension ld) into `out`.
 const float* transposed(const float* X, int rows, int cols, int ld, std::vector<float>& out) {
   out.resize(static_cast<std::size_t>(rows) * cols);
@@ -111,6 +173,13 @@ void cpu_gemm_rowmajor(Trans ta, Trans tb, int M, int N, int K, float alpha, con
     const int ld = tb == Trans::N ? ldb : N;
     if (ta == Trans::T) small_gemm(OpA<true>{A, lda}, M, N, K, alpha, Bn, ld, beta, C, ldc);
     else small_gemm(OpA<false>{A, lda}, M, N, K, alpha, Bn, ld, beta, C, ldc);
+    return;
+  }
+  if (ta == Trans::N && K >= kVec) {
+    // Narrow C, A's rows contiguous along k (a layer's forward to few outputs): dot products.
+    // op(B)ᵀ is B itself when tb = T, else a copy of the small K×N matrix.
+    const float* Bt = tb == Trans::T ? B : transposed(B, K, N, ldb, pack);
+    row_dots(M, N, K, alpha, A, lda, Bt, tb == Trans::T ? ldb : K, beta, C, ldc);
     return;
   }
   // Narrow C (few columns, many rows): compute Cᵀ [N×M] = op(B)ᵀ·op(A)ᵀ, vectorized along
