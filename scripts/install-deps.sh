@@ -9,7 +9,8 @@ PACKAGES=(
   libspdlog-dev libfmt-dev           # logging and formatting
   nlohmann-json3-dev                 # eval --json output; the tests read the metric fixture
   doctest-dev                        # unit tests
-  libhdf5-dev zlib1g-dev             # run files (HDF5, deflate compression)
+  libhdf5-dev zlib1g-dev             # run files (HDF5), gzip data files
+  libdeflate-dev                     # fast deflate of run-file chunks (same format as zlib)
   libopenblas-openmp-dev             # large per-member GEMMs (one thread per call: the threads are ours)
   libcsv-dev                         # CSV parsing (RFC 4180 quoting)
   python3 python3-h5py python3-numpy # the tests check that h5py reads run files

@@ -14,6 +14,8 @@
 #include <limits>
 #include <string>
 
+#include "io/h5.h"
+#include "io/h5_file.h"
 #include "io/run_file.h"
 
 namespace fs = std::filesystem;
@@ -206,6 +208,46 @@ void edit_file(const std::string& path, Edit edit) {
 }
 
 }  // namespace
+
+TEST_CASE("h5: compressed datasets split into chunks (edge chunks padded) read back exactly") {
+  // Shapes whose chunks split the first axis unevenly, split a later axis after single rows,
+  // or cover it whole; values compressible enough to be deflated.
+  const std::vector<std::vector<std::uint64_t>> shapes = {
+      {5, 60000, 2}, {3, 400000}, {1, 600000}, {40000}, {7, 3, 9001}, {300000}};
+  TempDir dir;
+  const std::string path = dir.file("chunks.h5");
+  std::vector<std::vector<float>> values;
+  for (const auto& shape : shapes) {
+    std::uint64_t n = 1;
+    for (auto d : shape) n *= d;
+    std::vector<float> v(n);
+    std::uint32_t x = 7;
+    for (auto& f : v) {
+      x = x * 1664525u + 1013904223u;
+      f = static_cast<float>(x >> 28) * 0.25f - 1.0f;  // 16 distinct values
+    }
+    values.push_back(std::move(v));
+  }
+  tn::io::write_h5_atomically(path, "test file", [&](hid_t file) {
+    for (std::size_t i = 0; i < shapes.size(); ++i)
+      tn::h5::write_floats(file, "/d" + std::to_string(i), shapes[i], values[i].data());
+  });
+  tn::h5::Session session;
+  const hid_t f = H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
+  REQUIRE(f >= 0);
+  for (std::size_t i = 0; i < shapes.size(); ++i) {
+    std::vector<std::uint64_t> shape;
+    std::vector<float> got;
+    tn::h5::read_floats(f, "/d" + std::to_string(i), shape, got);
+    INFO("dataset ", i);
+    CHECK(shape == shapes[i]);
+    CHECK(got == values[i]);
+  }
+  H5Fclose(f);
+  CHECK(storage_of(path, "/d0") == std::pair<bool, int>{true, 2});  // 2.4 MB: 3 chunks, the last padded
+  CHECK(storage_of(path, "/d1") == std::pair<bool, int>{true, 2});  // chunks [1, 200000]
+  CHECK(storage_of(path, "/d3") == std::pair<bool, int>{true, 2});  // 160 KB: one chunk
+}
 
 TEST_CASE("run file: a full run round-trips exactly") {
   TempDir dir;

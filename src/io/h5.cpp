@@ -1,7 +1,7 @@
 // Thin RAII and error-checking layer over the HDF5 C API (see io/h5.h).
 #include "io/h5.h"
 
-#include <zlib.h>
+#include "io/h5_deflate.h"
 
 #include <algorithm>
 #include <utility>
@@ -13,9 +13,8 @@ namespace {
 
 constexpr std::uint64_t kChunkThresholdBytes = 64 * 1024;  // larger datasets may be compressed
 constexpr std::uint64_t kChunkTargetBytes = 1024 * 1024;   // fits HDF5's default chunk cache
-constexpr unsigned kDeflateLevel = 1;
-// Compression is kept where a sample of the data (its first kTrialBytes, byte-shuffled as the
-// shuffle filter does) deflates to at most kWorthRatio of its size. Trained weights are close
+// Compression (shuffle + deflate, io/h5_deflate.h) is kept where a sample of the data (its first
+// kTrialBytes) deflates to at most kWorthRatio of its size. Trained weights are close
 // to incompressible (~90%) and deflating them took most of a large run file's writing time
 // (2->256->256->2, 128 members: 59 MB in 1.7 s); loss and accuracy curves and predictions
 // shrink to 4-80%.
@@ -76,30 +75,17 @@ std::vector<hsize_t> chunk_dims(const std::vector<hsize_t>& dims, std::uint64_t 
   return chunk;
 }
 
-// Whether deflate (after the shuffle filter) shrinks the first kTrialBytes of `data` enough.
-bool worth_compressing(const void* data, std::uint64_t bytes, std::uint64_t elem_size) {
-  const std::uint64_t n = std::min(bytes, kTrialBytes) / elem_size;
-  const auto* in = static_cast<const unsigned char*>(data);
-  std::vector<unsigned char> shuffled(n * elem_size);
-  for (std::uint64_t i = 0; i < n; ++i)  // byte b of element i goes to plane b
-    for (std::uint64_t b = 0; b < elem_size; ++b) shuffled[b * n + i] = in[i * elem_size + b];
-  uLongf out_len = compressBound(static_cast<uLong>(shuffled.size()));
-  std::vector<unsigned char> out(out_len);
-  if (compress2(out.data(), &out_len, shuffled.data(), static_cast<uLong>(shuffled.size()),
-                static_cast<int>(kDeflateLevel)) != Z_OK)
-    return true;  // let HDF5's own filter decide (and report) instead
-  return static_cast<double>(out_len) <= kWorthRatio * static_cast<double>(shuffled.size());
+// Chunk shape of a dataset worth compressing: large, and a sample of it deflates to at most
+// kWorthRatio of its size. Empty: store it contiguously.
+std::vector<hsize_t> compressed_chunk(const std::vector<hsize_t>& dims, std::uint64_t elem_size, const void* data) {
+  const std::uint64_t bytes = product(dims) * elem_size;
+  if (bytes <= kChunkThresholdBytes || deflate_ratio(data, bytes, elem_size, kTrialBytes) > kWorthRatio) return {};
+  return chunk_dims(dims, elem_size);
 }
 
-// Chunked and compressed when large and compressible, else contiguous. `data` holds the
-// values in memory, `data_elem_size` bytes each.
-Handle dataset_props(const std::vector<hsize_t>& dims, std::uint64_t elem_size, const void* data,
-                     std::uint64_t data_elem_size, const std::string& name) {
+Handle dataset_props(const std::vector<hsize_t>& chunk, const std::string& name) {
   Handle dcpl = own(H5Pcreate(H5P_DATASET_CREATE), H5Pclose, "creating properties of " + name);
-  if (product(dims) * elem_size <= kChunkThresholdBytes ||
-      !worth_compressing(data, product(dims) * data_elem_size, data_elem_size))
-    return dcpl;
-  const std::vector<hsize_t> chunk = chunk_dims(dims, elem_size);
+  if (chunk.empty()) return dcpl;
   check(H5Pset_chunk(dcpl.get(), static_cast<int>(chunk.size()), chunk.data()),
         "setting the chunk shape of " + name);
   check(H5Pset_shuffle(dcpl.get()), "setting the shuffle filter of " + name);
@@ -110,14 +96,22 @@ Handle dataset_props(const std::vector<hsize_t>& dims, std::uint64_t elem_size, 
 void write_dataset(hid_t file, const std::string& name, const std::vector<hsize_t>& dims,
                    hid_t file_type, hid_t mem_type, const void* data) {
   const std::uint64_t elem_size = H5Tget_size(file_type);
+  // The chunks are filtered here when memory holds the file's representation already (no
+  // type conversion, which H5Dwrite_chunk would skip); otherwise HDF5's pipeline does it.
+  const bool same_bytes = check(H5Tequal(file_type, mem_type), "comparing types of " + name) > 0;
+  const std::vector<hsize_t> chunk = same_bytes ? compressed_chunk(dims, elem_size, data) : std::vector<hsize_t>{};
   Handle space = own(H5Screate_simple(static_cast<int>(dims.size()), dims.data(), nullptr),
                      H5Sclose, "creating the dataspace of " + name);
-  Handle dcpl = dataset_props(dims, elem_size, data, H5Tget_size(mem_type), name);
+  Handle dcpl = dataset_props(chunk, name);
   Handle lcpl = link_props(name);
   Handle dset = own(
       H5Dcreate2(file, name.c_str(), file_type, space.get(), lcpl.get(), dcpl.get(), H5P_DEFAULT),
       H5Dclose, "creating dataset " + name);
-  if (product(dims) > 0) {
+  if (!chunk.empty()) {
+    for (const FilteredChunk& c : shuffle_deflate_chunks(data, dims, chunk, elem_size))
+      check(H5Dwrite_chunk(dset.get(), H5P_DEFAULT, 0, c.offset.data(), c.bytes.size(), c.bytes.data()),
+            "writing a chunk of dataset " + name);
+  } else if (product(dims) > 0) {
     check(H5Dwrite(dset.get(), mem_type, H5S_ALL, H5S_ALL, H5P_DEFAULT, data),
           "writing dataset " + name);
   }

@@ -69,7 +69,8 @@ Handle create_memory_file(const std::string& name);
 std::vector<unsigned char> file_image(hid_t file);
 // A group at absolute `name` (intermediate groups are created as needed).
 Handle create_group(hid_t file, const std::string& name);
-// Float32 dataset; chunked + shuffle + deflate(4) when larger than 64 KiB.
+// Float32 dataset; chunked + shuffle + deflate(1) when larger than 64 KiB and compressible
+// (io/h5_deflate.h), else contiguous.
 void write_floats(hid_t file, const std::string& name, const std::vector<std::uint64_t>& shape,
                   const float* data);
 void write_ints(hid_t file, const std::string& name, const std::vector<int>& values);
