@@ -12,7 +12,9 @@ namespace tn::h5 {
 namespace {
 
 constexpr std::uint64_t kChunkThresholdBytes = 64 * 1024;  // larger datasets may be compressed
-constexpr std::uint64_t kChunkTargetBytes = 1024 * 1024;   // fits HDF5's default chunk cache
+// At most 256 KiB per chunk: fits HDF5's default chunk cache, and a curve of 128 members x 1024
+// epochs (512 KiB) is two chunks, deflated on two cores.
+constexpr std::uint64_t kChunkTargetBytes = 256 * 1024;
 // Compression (shuffle + deflate, io/h5_deflate.h) is kept where a sample of the data (its first
 // kTrialBytes) deflates to at most kWorthRatio of its size. Trained weights are close
 // to incompressible (~90%) and deflating them took most of a large run file's writing time
