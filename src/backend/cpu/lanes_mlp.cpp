@@ -210,8 +210,22 @@ TN_INLINE Vec vderiv(Vec z, Vec a, Vec slope) {
 
 // d·relu'(z) given a = relu(z), as a select: d where a > 0, else +0. Multiplying by the 0/1
 // derivative would give −0 for negative d (and NaN for non-finite d, which only a member
-// whose loss is already NaN can have); the select saves the multiply.
-TN_INLINE Vec relu_backward(Vec d, Vec a) { return select(a > Vec{}, d, Vec{}); }
+// whose loss is already NaN can have); the select saves the multiply. a = relu(z) is +0 or
+// positive (vact: max(z, 0) gives +0 for NaN and ±0), never negative or NaN, so a > 0
+// exactly when its bits are nonzero, and the select is a mask of integer ops: 0 − bits is
+// negative exactly then, its arithmetic shift by 31 all ones. On Zen 4 a compare into a
+// mask register takes a multiply-add pipe for a cycle, as much as a multiply-add, while
+// integer ops and logic run beside the multiply-adds (the shallow kernel's backward is
+// bound by multiply-adds).
+TN_INLINE Vec relu_backward(Vec d, Vec a) {
+#if defined(__AVX512F__)
+  const __m512i bits = _mm512_castps_si512(reinterpret_cast<__m512>(a));
+  const __m512i keep = _mm512_srai_epi32(_mm512_sub_epi32(_mm512_setzero_si512(), bits), 31);
+  return reinterpret_cast<Vec>(_mm512_castsi512_ps(_mm512_and_si512(_mm512_castps_si512(reinterpret_cast<__m512>(d)), keep)));
+#else
+  return select(a > Vec{}, d, Vec{});
+#endif
+}
 
 // ---- layout ----
 
@@ -319,14 +333,17 @@ TN_INLINE Vec sub_where(IVec m, Vec a, float b) { return select(m, a - b, a); }
 // special cases their arguments here cannot reach (z − max ≤ 0, sum ≥ 1). With 2 outputs
 // only the smaller logit needs exp: the larger one's term is exp(0) = 1 exactly
 // ((mx − mx) + 1, NaN where mx is not finite, as exp gives), so the results are the same.
-template <int O, int RB>
+// Masked = false where every lane's batch holds all RB rows: the 0/1 row mask is then 1 in
+// every lane, and multiplying by 1 changes nothing (not even NaN, ±0 or ±inf), so those
+// multiplies and the mask are left out.
+template <int O, int RB, bool Masked>
 TN_INLINE void xent_regs(const Vec (&z)[RB][O], Vec (&d)[RB][O], const IVec (&label)[RB], int r0, XentSums& xs) {
   Vec keep[RB], mx[RB], zlab[RB], sum[RB], inv[RB], sample[RB];
   IVec arg[RB];
   // Stage by stage over the rows, so that their exp/log chains overlap.
 #pragma GCC unroll 8
   for (int i = 0; i < RB; ++i) {
-    keep[i] = select(isplat(r0 + i) < xs.valid, splat(1.0f), Vec{});
+    keep[i] = Masked ? select(isplat(r0 + i) < xs.valid, splat(1.0f), Vec{}) : splat(1.0f);
     mx[i] = zlab[i] = z[i][0];
     arg[i] = IVec{};
 #pragma GCC unroll 8
@@ -368,12 +385,16 @@ TN_INLINE void xent_regs(const Vec (&z)[RB][O], Vec (&d)[RB][O], const IVec (&la
 #pragma GCC unroll 8
   for (int i = 0; i < RB; ++i) {
 #pragma GCC unroll 8
-    for (int o = 0; o < O; ++o) d[i][o] = sub_where(label[i] == isplat(o), d[i][o] * inv[i], 1.0f) * xs.inv_b * keep[i];
+    for (int o = 0; o < O; ++o) {
+      d[i][o] = sub_where(label[i] == isplat(o), d[i][o] * inv[i], 1.0f) * xs.inv_b;
+      if constexpr (Masked) d[i][o] *= keep[i];
+    }
     sample[i] = sample[i] + mx[i] - zlab[i];
+    if constexpr (Masked) sample[i] *= keep[i];
     xs.correct += select(arg[i] == label[i], keep[i], Vec{});
   }
 #pragma GCC unroll 8
-  for (int i = 0; i < RB; ++i) xs.loss += __builtin_convertvector(sample[i] * keep[i], DVec);
+  for (int i = 0; i < RB; ++i) xs.loss += __builtin_convertvector(sample[i], DVec);
 }
 
 // xent_regs over B rows in memory (logits a, gradients to d): labels from the lane buffer
@@ -382,7 +403,11 @@ TN_INLINE void xent_regs(const Vec (&z)[RB][O], Vec (&d)[RB][O], const IVec (&la
 template <int O>
 void xent_mem(int B, int r0, int T, const float* a, const float* y, const std::int64_t* rowidx, const float* Yd,
               float* d, XentSums& xs) {
-  auto rows = [&]<int RB>(int b) {
+  // Whether some lane's batch ends before row r0 + B (only then do rows need the mask).
+  int min_valid = B + r0;
+  for (int l = 0; l < L; ++l) min_valid = std::min(min_valid, static_cast<int>(xs.valid[l]));
+  const bool masked = min_valid < r0 + B;
+  auto rows = [&]<int RB, bool Masked>(int b) {
     Vec z[RB][O], g[RB][O];
     IVec label[RB];
 #pragma GCC unroll 8
@@ -392,15 +417,20 @@ void xent_mem(int B, int r0, int T, const float* a, const float* y, const std::i
 #pragma GCC unroll 8
       for (int o = 0; o < O; ++o) z[i][o] = load(a + (static_cast<std::int64_t>(b + i) * O + o) * L);
     }
-    xent_regs<O, RB>(z, g, label, r0 + b, xs);
+    xent_regs<O, RB, Masked>(z, g, label, r0 + b, xs);
 #pragma GCC unroll 8
     for (int i = 0; i < RB; ++i)
 #pragma GCC unroll 8
       for (int o = 0; o < O; ++o) store(d + (static_cast<std::int64_t>(b + i) * O + o) * L, g[i][o]);
   };
   int b = 0;
-  for (; b + 4 <= B; b += 4) rows.template operator()<4>(b);
-  for (; b < B; ++b) rows.template operator()<1>(b);
+  if (masked) {
+    for (; b + 4 <= B; b += 4) rows.template operator()<4, true>(b);
+    for (; b < B; ++b) rows.template operator()<1, true>(b);
+  } else {
+    for (; b + 4 <= B; b += 4) rows.template operator()<4, false>(b);
+    for (; b < B; ++b) rows.template operator()<1, false>(b);
+  }
 }
 
 // The same for any number of outputs, row by row through memory.
