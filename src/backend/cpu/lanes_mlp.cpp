@@ -397,16 +397,21 @@ TN_INLINE void xent_regs(const Vec (&z)[RB][O], Vec (&d)[RB][O], const IVec (&la
   for (int i = 0; i < RB; ++i) xs.loss += __builtin_convertvector(sample[i], DVec);
 }
 
+// Whether some lane's batch ends before row r0 + B: only then do rows [r0, r0 + B) need
+// xent_regs' row mask.
+inline bool xent_masked(const XentSums& xs, int r0, int B) {
+  bool masked = false;
+  for (int l = 0; l < L; ++l) masked |= xs.valid[l] < r0 + B;
+  return masked;
+}
+
 // xent_regs over B rows in memory (logits a, gradients to d): labels from the lane buffer
 // y (T per row), or with rowidx (the rows' sample indices, every lane the same) from the
 // training targets Yd.
 template <int O>
 void xent_mem(int B, int r0, int T, const float* a, const float* y, const std::int64_t* rowidx, const float* Yd,
               float* d, XentSums& xs) {
-  // Whether some lane's batch ends before row r0 + B (only then do rows need the mask).
-  int min_valid = B + r0;
-  for (int l = 0; l < L; ++l) min_valid = std::min(min_valid, static_cast<int>(xs.valid[l]));
-  const bool masked = min_valid < r0 + B;
+  const bool masked = xent_masked(xs, r0, B);
   auto rows = [&]<int RB, bool Masked>(int b) {
     Vec z[RB][O], g[RB][O];
     IVec label[RB];
@@ -824,7 +829,7 @@ struct Shallow {
   // activation keeps it) to the block's part of Hb, [hidden][row].
   template <int RB>
   static TN_INLINE void forward(const FusedBatch& fb, const LaneLayout& lay, float* ws, int H, int rr,
-                                const std::int64_t* rowidx, Vec slope) {
+                                const std::int64_t* rowidx, Vec slope, XentSums* xs, int r0, bool masked) {
     const float* W0 = ws + lay.P + lay.W(0);
     const float* b0 = ws + lay.P + lay.b(0);
     const float* W1 = ws + lay.P + lay.W(1);
@@ -856,6 +861,25 @@ struct Shallow {
 #pragma GCC unroll 8
         for (int o = 0; o < O; ++o) z[r][o] += a * w1[o];
       }
+    }
+    if (xs) {
+      // Cross-entropy of the block's rows on the logits in registers (xent_mem's operations
+      // on the same rows, so the same results): their gradients to dOut, no logits stored,
+      // and the block's exp/log chains overlap the next block's multiply-adds.
+      IVec label[RB];
+#pragma GCC unroll 8
+      for (int r = 0; r < RB; ++r)
+        label[r] = rowidx ? isplat(static_cast<int>(fb.Y[rowidx[rr + r] * fb.T]))
+                          : __builtin_convertvector(load(ws + lay.Y + static_cast<std::int64_t>(rr + r) * fb.T * L), IVec);
+      Vec d[RB][O];
+      if (masked) xent_regs<O, RB, true>(z, d, label, r0 + rr, *xs);
+      else xent_regs<O, RB, false>(z, d, label, r0 + rr, *xs);
+      float* D = ws + lay.dOut + static_cast<std::int64_t>(rr) * O * L;
+#pragma GCC unroll 8
+      for (int r = 0; r < RB; ++r)
+#pragma GCC unroll 8
+        for (int o = 0; o < O; ++o) store(D + (r * O + o) * L, d[r][o]);
+      return;
     }
     float* Zb = ws + lay.Zb + static_cast<std::int64_t>(rr) * O * L;
 #pragma GCC unroll 8
@@ -951,15 +975,16 @@ struct Shallow {
       } else {
         gather_rows(fb, lay, ws, g0, nm, r0, n);
       }
-      blocks(n, [&]<int RB>(int rr) { forward<RB>(fb, lay, ws, H, rr, rowidx, slope); });
       if (xe) {
         xs.correct = Vec{};
-        xent_mem<O>(n, r0, fb.T, ws + lay.Zb, ws + lay.Y, rowidx, fb.Y, ws + lay.dOut, xs);
+        const bool masked = xent_masked(xs, r0, n);
+        blocks(n, [&]<int RB>(int rr) { forward<RB>(fb, lay, ws, H, rr, rowidx, slope, &xs, r0, masked); });
         DVec c;
         std::memcpy(&c, ll.correct, sizeof c);
         c += __builtin_convertvector(xs.correct, DVec);
         std::memcpy(ll.correct, &c, sizeof c);
       } else {
+        blocks(n, [&]<int RB>(int rr) { forward<RB>(fb, lay, ws, H, rr, rowidx, slope, nullptr, r0, false); });
         loss_rows(fb, ll, n, r0, ws + lay.Zb, ws + lay.Y, ws + lay.dOut);
       }
       blocks(n, [&]<int RB>(int rr) { backward<RB>(fb, lay, ws, H, rr, rowidx, slope); });
