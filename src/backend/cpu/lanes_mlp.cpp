@@ -1049,9 +1049,15 @@ struct VecSqrt {
 // optimizer_update of one member's n parameters in place (gradients g, clipping factor k),
 // L elements at a time through update_param on lane vectors, with the branch on k outside
 // the loop as there (the compiler then contracts the same products into multiply-adds).
+//
+// The step scalars are copied first: through the reference, every store to p, s1 or s2 might
+// change them (all floats), so the compiler recomputed update_param's loop-invariant step
+// scalars (a scalar square root and two divisions, on the same unit as the vector ones)
+// for every 16 parameters. The copy makes them invariant; the values are the same.
 template <OptimizerType O, bool Scaled>
-TN_INLINE void update_member_loop(std::int64_t n, float* p, const float* g, float* s1, float* s2, const OptStep& h,
+TN_INLINE void update_member_loop(std::int64_t n, float* p, const float* g, float* s1, float* s2, const OptStep& step,
                                   float k) {
+  const OptStep h = step;
   for (std::int64_t k0 = 0; k0 < n; k0 += L) {
     const int w = static_cast<int>(std::min<std::int64_t>(L, n - k0));
     Vec pv = load_n(p + k0, w), s1v = load_n(s1 + k0, w);
