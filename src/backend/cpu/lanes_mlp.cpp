@@ -1151,8 +1151,9 @@ float* scratch(std::int64_t floats) {
 }
 
 // The layout for a call, kept per thread between calls with the same shape and batch (a
-// trainer makes thousands of identical calls; building it allocates).
-const LaneLayout& layout_for(const FusedBatch& fb, bool update, bool shallow) {
+// trainer makes thousands of identical calls, each also asking lanes_scratch_bytes first;
+// building a layout allocates).
+const LaneLayout& layout_for(const ModelShape& s, int B, int T, bool update, bool shallow) {
   struct Cached {
     std::vector<DenseLayer> layers;
     int B, T;
@@ -1160,7 +1161,6 @@ const LaneLayout& layout_for(const FusedBatch& fb, bool update, bool shallow) {
     LaneLayout lay;
   };
   thread_local std::vector<Cached> cache;
-  const ModelShape& s = *fb.shape;
   const auto same_layers = [&](const std::vector<DenseLayer>& a) {
     return a.size() == s.layers.size() &&
            std::equal(a.begin(), a.end(), s.layers.begin(), [](const DenseLayer& x, const DenseLayer& y) {
@@ -1168,15 +1168,15 @@ const LaneLayout& layout_for(const FusedBatch& fb, bool update, bool shallow) {
            });
   };
   for (const Cached& c : cache)
-    if (c.B == fb.B && c.T == fb.T && c.update == update && c.shallow == shallow && same_layers(c.layers)) return c.lay;
+    if (c.B == B && c.T == T && c.update == update && c.shallow == shallow && same_layers(c.layers)) return c.lay;
   if (cache.size() >= 8) cache.erase(cache.begin());
-  cache.push_back(Cached{s.layers, fb.B, fb.T, update, shallow, LaneLayout(s, fb.B, fb.T, update, shallow)});
+  cache.push_back(Cached{s.layers, B, T, update, shallow, LaneLayout(s, B, T, update, shallow)});
   return cache.back().lay;
 }
 
 void run_groups(const FusedBatch& fb, const FusedUpdate* up, bool allow_shallow) {
   const ModelShape& s = *fb.shape;
-  const LaneLayout& lay = layout_for(fb, up != nullptr, allow_shallow && is_shallow(s));
+  const LaneLayout& lay = layout_for(s, fb.B, fb.T, up != nullptr, allow_shallow && is_shallow(s));
   float* ws = scratch(lay.total);
   for (int g0 = 0; g0 < fb.S; g0 += L) {
     const int nm = std::min(L, fb.S - g0);
@@ -1275,7 +1275,7 @@ void from_lanes(const float* src, std::int64_t n, int nm, std::uint32_t write, f
 }
 
 std::int64_t lanes_scratch_bytes(const ModelShape& shape, int batch, int targets) {
-  return LaneLayout(shape, batch, targets, false, is_shallow(shape)).total * static_cast<std::int64_t>(sizeof(float));
+  return layout_for(shape, batch, targets, false, is_shallow(shape)).total * static_cast<std::int64_t>(sizeof(float));
 }
 
 void lanes_loss_grad(const FusedBatch& fb) { run_groups(fb, nullptr, true); }
