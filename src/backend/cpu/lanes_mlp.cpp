@@ -210,8 +210,22 @@ TN_INLINE Vec vderiv(Vec z, Vec a, Vec slope) {
 
 // d·relu'(z) given a = relu(z), as a select: d where a > 0, else +0. Multiplying by the 0/1
 // derivative would give −0 for negative d (and NaN for non-finite d, which only a member
-// whose loss is already NaN can have); the select saves the multiply.
-TN_INLINE Vec relu_backward(Vec d, Vec a) { return select(a > Vec{}, d, Vec{}); }
+// whose loss is already NaN can have); the select saves the multiply. a = relu(z) is +0 or
+// positive (vact: max(z, 0) gives +0 for NaN and ±0), never negative or NaN, so a > 0
+// exactly when its bits are nonzero, and the select is a mask of integer ops: 0 − bits is
+// negative exactly then, its arithmetic shift by 31 all ones. On Zen 4 a compare into a
+// mask register takes a multiply-add pipe for a cycle, as much as a multiply-add, while
+// integer ops and logic run beside the multiply-adds (the shallow kernel's backward is
+// bound by multiply-adds).
+TN_INLINE Vec relu_backward(Vec d, Vec a) {
+#if defined(__AVX512F__)
+  const __m512i bits = _mm512_castps_si512(reinterpret_cast<__m512>(a));
+  const __m512i keep = _mm512_srai_epi32(_mm512_sub_epi32(_mm512_setzero_si512(), bits), 31);
+  return reinterpret_cast<Vec>(_mm512_castsi512_ps(_mm512_and_si512(_mm512_castps_si512(reinterpret_cast<__m512>(d)), keep)));
+#else
+  return select(a > Vec{}, d, Vec{});
+#endif
+}
 
 // ---- layout ----
 
@@ -319,14 +333,17 @@ TN_INLINE Vec sub_where(IVec m, Vec a, float b) { return select(m, a - b, a); }
 // special cases their arguments here cannot reach (z − max ≤ 0, sum ≥ 1). With 2 outputs
 // only the smaller logit needs exp: the larger one's term is exp(0) = 1 exactly
 // ((mx − mx) + 1, NaN where mx is not finite, as exp gives), so the results are the same.
-template <int O, int RB>
+// Masked = false where every lane's batch holds all RB rows: the 0/1 row mask is then 1 in
+// every lane, and multiplying by 1 changes nothing (not even NaN, ±0 or ±inf), so those
+// multiplies and the mask are left out.
+template <int O, int RB, bool Masked>
 TN_INLINE void xent_regs(const Vec (&z)[RB][O], Vec (&d)[RB][O], const IVec (&label)[RB], int r0, XentSums& xs) {
   Vec keep[RB], mx[RB], zlab[RB], sum[RB], inv[RB], sample[RB];
   IVec arg[RB];
   // Stage by stage over the rows, so that their exp/log chains overlap.
 #pragma GCC unroll 8
   for (int i = 0; i < RB; ++i) {
-    keep[i] = select(isplat(r0 + i) < xs.valid, splat(1.0f), Vec{});
+    keep[i] = Masked ? select(isplat(r0 + i) < xs.valid, splat(1.0f), Vec{}) : splat(1.0f);
     mx[i] = zlab[i] = z[i][0];
     arg[i] = IVec{};
 #pragma GCC unroll 8
@@ -368,12 +385,24 @@ TN_INLINE void xent_regs(const Vec (&z)[RB][O], Vec (&d)[RB][O], const IVec (&la
 #pragma GCC unroll 8
   for (int i = 0; i < RB; ++i) {
 #pragma GCC unroll 8
-    for (int o = 0; o < O; ++o) d[i][o] = sub_where(label[i] == isplat(o), d[i][o] * inv[i], 1.0f) * xs.inv_b * keep[i];
+    for (int o = 0; o < O; ++o) {
+      d[i][o] = sub_where(label[i] == isplat(o), d[i][o] * inv[i], 1.0f) * xs.inv_b;
+      if constexpr (Masked) d[i][o] *= keep[i];
+    }
     sample[i] = sample[i] + mx[i] - zlab[i];
+    if constexpr (Masked) sample[i] *= keep[i];
     xs.correct += select(arg[i] == label[i], keep[i], Vec{});
   }
 #pragma GCC unroll 8
-  for (int i = 0; i < RB; ++i) xs.loss += __builtin_convertvector(sample[i] * keep[i], DVec);
+  for (int i = 0; i < RB; ++i) xs.loss += __builtin_convertvector(sample[i], DVec);
+}
+
+// Whether some lane's batch ends before row r0 + B: only then do rows [r0, r0 + B) need
+// xent_regs' row mask.
+inline bool xent_masked(const XentSums& xs, int r0, int B) {
+  bool masked = false;
+  for (int l = 0; l < L; ++l) masked |= xs.valid[l] < r0 + B;
+  return masked;
 }
 
 // xent_regs over B rows in memory (logits a, gradients to d): labels from the lane buffer
@@ -382,7 +411,8 @@ TN_INLINE void xent_regs(const Vec (&z)[RB][O], Vec (&d)[RB][O], const IVec (&la
 template <int O>
 void xent_mem(int B, int r0, int T, const float* a, const float* y, const std::int64_t* rowidx, const float* Yd,
               float* d, XentSums& xs) {
-  auto rows = [&]<int RB>(int b) {
+  const bool masked = xent_masked(xs, r0, B);
+  auto rows = [&]<int RB, bool Masked>(int b) {
     Vec z[RB][O], g[RB][O];
     IVec label[RB];
 #pragma GCC unroll 8
@@ -392,15 +422,20 @@ void xent_mem(int B, int r0, int T, const float* a, const float* y, const std::i
 #pragma GCC unroll 8
       for (int o = 0; o < O; ++o) z[i][o] = load(a + (static_cast<std::int64_t>(b + i) * O + o) * L);
     }
-    xent_regs<O, RB>(z, g, label, r0 + b, xs);
+    xent_regs<O, RB, Masked>(z, g, label, r0 + b, xs);
 #pragma GCC unroll 8
     for (int i = 0; i < RB; ++i)
 #pragma GCC unroll 8
       for (int o = 0; o < O; ++o) store(d + (static_cast<std::int64_t>(b + i) * O + o) * L, g[i][o]);
   };
   int b = 0;
-  for (; b + 4 <= B; b += 4) rows.template operator()<4>(b);
-  for (; b < B; ++b) rows.template operator()<1>(b);
+  if (masked) {
+    for (; b + 4 <= B; b += 4) rows.template operator()<4, true>(b);
+    for (; b < B; ++b) rows.template operator()<1, true>(b);
+  } else {
+    for (; b + 4 <= B; b += 4) rows.template operator()<4, false>(b);
+    for (; b < B; ++b) rows.template operator()<1, false>(b);
+  }
 }
 
 // The same for any number of outputs, row by row through memory.
@@ -794,7 +829,7 @@ struct Shallow {
   // activation keeps it) to the block's part of Hb, [hidden][row].
   template <int RB>
   static TN_INLINE void forward(const FusedBatch& fb, const LaneLayout& lay, float* ws, int H, int rr,
-                                const std::int64_t* rowidx, Vec slope) {
+                                const std::int64_t* rowidx, Vec slope, XentSums* xs, int r0, bool masked) {
     const float* W0 = ws + lay.P + lay.W(0);
     const float* b0 = ws + lay.P + lay.b(0);
     const float* W1 = ws + lay.P + lay.W(1);
@@ -826,6 +861,25 @@ struct Shallow {
 #pragma GCC unroll 8
         for (int o = 0; o < O; ++o) z[r][o] += a * w1[o];
       }
+    }
+    if (xs) {
+      // Cross-entropy of the block's rows on the logits in registers (xent_mem's operations
+      // on the same rows, so the same results): their gradients to dOut, no logits stored,
+      // and the block's exp/log chains overlap the next block's multiply-adds.
+      IVec label[RB];
+#pragma GCC unroll 8
+      for (int r = 0; r < RB; ++r)
+        label[r] = rowidx ? isplat(static_cast<int>(fb.Y[rowidx[rr + r] * fb.T]))
+                          : __builtin_convertvector(load(ws + lay.Y + static_cast<std::int64_t>(rr + r) * fb.T * L), IVec);
+      Vec d[RB][O];
+      if (masked) xent_regs<O, RB, true>(z, d, label, r0 + rr, *xs);
+      else xent_regs<O, RB, false>(z, d, label, r0 + rr, *xs);
+      float* D = ws + lay.dOut + static_cast<std::int64_t>(rr) * O * L;
+#pragma GCC unroll 8
+      for (int r = 0; r < RB; ++r)
+#pragma GCC unroll 8
+        for (int o = 0; o < O; ++o) store(D + (r * O + o) * L, d[r][o]);
+      return;
     }
     float* Zb = ws + lay.Zb + static_cast<std::int64_t>(rr) * O * L;
 #pragma GCC unroll 8
@@ -921,15 +975,16 @@ struct Shallow {
       } else {
         gather_rows(fb, lay, ws, g0, nm, r0, n);
       }
-      blocks(n, [&]<int RB>(int rr) { forward<RB>(fb, lay, ws, H, rr, rowidx, slope); });
       if (xe) {
         xs.correct = Vec{};
-        xent_mem<O>(n, r0, fb.T, ws + lay.Zb, ws + lay.Y, rowidx, fb.Y, ws + lay.dOut, xs);
+        const bool masked = xent_masked(xs, r0, n);
+        blocks(n, [&]<int RB>(int rr) { forward<RB>(fb, lay, ws, H, rr, rowidx, slope, &xs, r0, masked); });
         DVec c;
         std::memcpy(&c, ll.correct, sizeof c);
         c += __builtin_convertvector(xs.correct, DVec);
         std::memcpy(ll.correct, &c, sizeof c);
       } else {
+        blocks(n, [&]<int RB>(int rr) { forward<RB>(fb, lay, ws, H, rr, rowidx, slope, nullptr, r0, false); });
         loss_rows(fb, ll, n, r0, ws + lay.Zb, ws + lay.Y, ws + lay.dOut);
       }
       blocks(n, [&]<int RB>(int rr) { backward<RB>(fb, lay, ws, H, rr, rowidx, slope); });
@@ -994,9 +1049,15 @@ struct VecSqrt {
 // optimizer_update of one member's n parameters in place (gradients g, clipping factor k),
 // L elements at a time through update_param on lane vectors, with the branch on k outside
 // the loop as there (the compiler then contracts the same products into multiply-adds).
+//
+// The step scalars are copied first: through the reference, every store to p, s1 or s2 might
+// change them (all floats), so the compiler recomputed update_param's loop-invariant step
+// scalars (a scalar square root and two divisions, on the same unit as the vector ones)
+// for every 16 parameters. The copy makes them invariant; the values are the same.
 template <OptimizerType O, bool Scaled>
-TN_INLINE void update_member_loop(std::int64_t n, float* p, const float* g, float* s1, float* s2, const OptStep& h,
+TN_INLINE void update_member_loop(std::int64_t n, float* p, const float* g, float* s1, float* s2, const OptStep& step,
                                   float k) {
+  const OptStep h = step;
   for (std::int64_t k0 = 0; k0 < n; k0 += L) {
     const int w = static_cast<int>(std::min<std::int64_t>(L, n - k0));
     Vec pv = load_n(p + k0, w), s1v = load_n(s1 + k0, w);
@@ -1090,8 +1151,9 @@ float* scratch(std::int64_t floats) {
 }
 
 // The layout for a call, kept per thread between calls with the same shape and batch (a
-// trainer makes thousands of identical calls; building it allocates).
-const LaneLayout& layout_for(const FusedBatch& fb, bool update, bool shallow) {
+// trainer makes thousands of identical calls, each also asking lanes_scratch_bytes first;
+// building a layout allocates).
+const LaneLayout& layout_for(const ModelShape& s, int B, int T, bool update, bool shallow) {
   struct Cached {
     std::vector<DenseLayer> layers;
     int B, T;
@@ -1099,7 +1161,6 @@ const LaneLayout& layout_for(const FusedBatch& fb, bool update, bool shallow) {
     LaneLayout lay;
   };
   thread_local std::vector<Cached> cache;
-  const ModelShape& s = *fb.shape;
   const auto same_layers = [&](const std::vector<DenseLayer>& a) {
     return a.size() == s.layers.size() &&
            std::equal(a.begin(), a.end(), s.layers.begin(), [](const DenseLayer& x, const DenseLayer& y) {
@@ -1107,15 +1168,15 @@ const LaneLayout& layout_for(const FusedBatch& fb, bool update, bool shallow) {
            });
   };
   for (const Cached& c : cache)
-    if (c.B == fb.B && c.T == fb.T && c.update == update && c.shallow == shallow && same_layers(c.layers)) return c.lay;
+    if (c.B == B && c.T == T && c.update == update && c.shallow == shallow && same_layers(c.layers)) return c.lay;
   if (cache.size() >= 8) cache.erase(cache.begin());
-  cache.push_back(Cached{s.layers, fb.B, fb.T, update, shallow, LaneLayout(s, fb.B, fb.T, update, shallow)});
+  cache.push_back(Cached{s.layers, B, T, update, shallow, LaneLayout(s, B, T, update, shallow)});
   return cache.back().lay;
 }
 
 void run_groups(const FusedBatch& fb, const FusedUpdate* up, bool allow_shallow) {
   const ModelShape& s = *fb.shape;
-  const LaneLayout& lay = layout_for(fb, up != nullptr, allow_shallow && is_shallow(s));
+  const LaneLayout& lay = layout_for(s, fb.B, fb.T, up != nullptr, allow_shallow && is_shallow(s));
   float* ws = scratch(lay.total);
   for (int g0 = 0; g0 < fb.S; g0 += L) {
     const int nm = std::min(L, fb.S - g0);
@@ -1214,7 +1275,7 @@ void from_lanes(const float* src, std::int64_t n, int nm, std::uint32_t write, f
 }
 
 std::int64_t lanes_scratch_bytes(const ModelShape& shape, int batch, int targets) {
-  return LaneLayout(shape, batch, targets, false, is_shallow(shape)).total * static_cast<std::int64_t>(sizeof(float));
+  return layout_for(shape, batch, targets, false, is_shallow(shape)).total * static_cast<std::int64_t>(sizeof(float));
 }
 
 void lanes_loss_grad(const FusedBatch& fb) { run_groups(fb, nullptr, true); }
