@@ -2,6 +2,7 @@
 #include "io/h5_deflate.h"
 
 #include <libdeflate.h>
+#include <omp.h>
 
 #include <algorithm>
 #include <cstring>
@@ -68,7 +69,9 @@ std::vector<FilteredChunk> shuffle_deflate_chunks(const void* data, const std::v
   const std::uint64_t count = outer * per_axis, chunk_bytes = chunk[a] * inner;
   std::vector<FilteredChunk> out(count);
   const auto* bytes = static_cast<const unsigned char*>(data);
-#pragma omp parallel for schedule(dynamic, 1) if (count > 1)
+  // Every core, named explicitly: the default team size of the main thread is 1 once
+  // OpenBLAS's OpenMP build has been held at one thread (openblas_set_num_threads sets it).
+#pragma omp parallel for schedule(dynamic, 1) num_threads(omp_get_num_procs()) if (count > 1)
   for (std::int64_t c = 0; c < static_cast<std::int64_t>(count); ++c) {
     const std::uint64_t row = static_cast<std::uint64_t>(c) / per_axis, j = static_cast<std::uint64_t>(c) % per_axis;
     FilteredChunk& fc = out[static_cast<std::size_t>(c)];
