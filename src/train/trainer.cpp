@@ -329,42 +329,56 @@ class Loop {
   BatchSampler sampler_;
 };
 
-EpochStats summarize(const TrainOutput& out, int S, int e, int first_member, std::vector<int>& diverged) {
-  EpochStats st;
-  st.epoch = e + 1;
-  st.epochs = out.epochs;
-  double sum = 0, acc = 0, vsum = 0;
-  int vcount = 0;  // members with a validation loss (a group_by member may have no validation rows)
-  int finite = 0;
-  st.loss_min = std::numeric_limits<double>::infinity();
-  st.loss_max = -st.loss_min;
+// Summaries of epochs [e0, e1) over the members with a finite loss; a member's first
+// non-finite epoch marks it diverged. Member by member, so each member's history is read
+// contiguously (epoch by epoch, every read landed on its own page); per epoch the sums still
+// run over the members in order.
+std::vector<EpochStats> summarize(const TrainOutput& out, int S, int e0, int e1, int first_member,
+                                  std::vector<int>& diverged) {
+  const int n = e1 - e0;
+  constexpr double kInf = std::numeric_limits<double>::infinity();
+  std::vector<EpochStats> st(static_cast<std::size_t>(n));
+  std::vector<double> sum(n, 0.0), acc(n, 0.0), vsum(n, 0.0);
+  std::vector<int> finite(n, 0), vcount(n, 0);  // vcount: a group_by member may have no validation rows
+  for (EpochStats& x : st) {
+    x.loss_min = kInf;
+    x.loss_max = -kInf;
+  }
   for (int s = 0; s < S; ++s) {
-    const std::size_t at = static_cast<std::size_t>(s) * out.epochs + e;
-    const double l = out.train_loss[at];
-    if (!std::isfinite(l)) {
-      if (diverged[s] < 0) {
-        diverged[s] = e + 1;
-        st.newly_diverged.push_back(first_member + s);
+    for (int e = e0; e < e1; ++e) {
+      const int i = e - e0;
+      const std::size_t at = static_cast<std::size_t>(s) * out.epochs + e;
+      const double l = out.train_loss[at];
+      if (!std::isfinite(l)) {
+        if (diverged[s] < 0) {
+          diverged[s] = e + 1;
+          st[i].newly_diverged.push_back(first_member + s);
+        }
+        continue;
       }
-      continue;
-    }
-    ++finite;
-    sum += l;
-    st.loss_min = std::min(st.loss_min, l);
-    st.loss_max = std::max(st.loss_max, l);
-    if (!out.train_acc.empty()) acc += out.train_acc[at];
-    if (!out.val_loss.empty() && std::isfinite(out.val_loss[at])) {
-      vsum += out.val_loss[at];
-      ++vcount;
+      ++finite[i];
+      sum[i] += l;
+      st[i].loss_min = std::min(st[i].loss_min, l);
+      st[i].loss_max = std::max(st[i].loss_max, l);
+      if (!out.train_acc.empty()) acc[i] += out.train_acc[at];
+      if (!out.val_loss.empty() && std::isfinite(out.val_loss[at])) {
+        vsum[i] += out.val_loss[at];
+        ++vcount[i];
+      }
     }
   }
-  st.diverged = S - finite;
-  if (finite > 0) {
-    st.loss_mean = sum / finite;
-    if (!out.train_acc.empty()) st.acc_mean = acc / finite;
-    if (!out.val_loss.empty() && vcount > 0) st.val_loss_mean = vsum / vcount;
-  } else {
-    st.loss_mean = st.loss_min = st.loss_max = std::numeric_limits<double>::quiet_NaN();
+  for (int i = 0; i < n; ++i) {
+    EpochStats& x = st[i];
+    x.epoch = e0 + i + 1;
+    x.epochs = out.epochs;
+    x.diverged = S - finite[i];
+    if (finite[i] > 0) {
+      x.loss_mean = sum[i] / finite[i];
+      if (!out.train_acc.empty()) x.acc_mean = acc[i] / finite[i];
+      if (!out.val_loss.empty() && vcount[i] > 0) x.val_loss_mean = vsum[i] / vcount[i];
+    } else {
+      x.loss_mean = x.loss_min = x.loss_max = std::numeric_limits<double>::quiet_NaN();
+    }
   }
   return st;
 }
@@ -401,8 +415,9 @@ TrainOutput train_pass(const Config& cfg, const PreparedData& data, const Member
     const double t0 = elapsed();
     loop.run_epochs(e0, e1);
     const double t1 = elapsed(), dt = t1 - t0;
+    std::vector<EpochStats> stats = summarize(out, S, e0, e1, cfg.swarm.first_member, out.diverged_epoch);
     for (int e = e0; e < e1; ++e) {
-      EpochStats st = summarize(out, S, e, cfg.swarm.first_member, out.diverged_epoch);
+      EpochStats& st = stats[e - e0];
       st.seconds = t0 + dt * (e + 1 - e0) / (e1 - e0);
       st.member_samples_per_s = st.seconds > 0 ? static_cast<double>(S) * loop.n_train() * (e + 1) / st.seconds : 0;
       if (progress) progress(st);
