@@ -208,6 +208,22 @@ void check_fd(const ModelShape& shape, int S, int B, int Bcap, std::uint64_t see
 
 }  // namespace
 
+TEST_CASE("model shape: tensor sizes are the products of their dimensions") {
+  const ModelShape s = make_shape(5, 3, {{CellType::Gru, 7}, {CellType::Lstm, 4}}, {6, 2});
+  REQUIRE(s.tensors() == 4 + 3 + 4);
+  std::int64_t total = 0;
+  for (int t = 0; t < s.tensors(); ++t) {
+    std::int64_t n = 1;
+    for (std::int64_t d : s.tensor_dims(t)) n *= d;
+    INFO("tensor ", t, " ", s.tensor_name(t));
+    CHECK(s.tensor_size(t) == n);
+    total += n;
+  }
+  // GRU(3->7): Wx 3x21, Wh 7x21, bx 21, bh 21; LSTM(7->4): Wx 7x16, Wh 4x16, b 16; dense 4x6+6, 6x2+2.
+  CHECK(total == 63 + 147 + 21 + 21 + 112 + 64 + 16 + 24 + 6 + 12 + 2);
+  CHECK(s.params_per_member() == total);
+}
+
 TEST_CASE("recurrent gradients: lstm against finite differences (3 members, B < Bcap)") {
   check_fd(make_shape(5, 2, {{CellType::Lstm, 4}}, {3, 1}), 3, 4, 6, 11);
 }

@@ -60,10 +60,18 @@ std::string ModelShape::tensor_name(int t) const {
   return recurrent[li].cell == CellType::Lstm ? lstm[k] : gru[k];
 }
 
+// As the product of tensor_dims(t), without building the vector: the lane kernel asks for
+// sizes several times per lane group and step.
 std::int64_t ModelShape::tensor_size(int t) const {
-  std::int64_t n = 1;
-  for (std::int64_t d : tensor_dims(t)) n *= d;
-  return n;
+  const int li = layer_of(t);
+  if (li < static_cast<int>(recurrent.size())) {
+    const RecurrentLayer& r = recurrent[li];
+    const int k = t - recurrent_tensor(li);
+    const std::int64_t G = static_cast<std::int64_t>(r.gates()) * r.units;
+    return k == 0 ? r.in * G : k == 1 ? r.units * G : G;
+  }
+  const DenseLayer& l = layers[li - recurrent.size()];
+  return (t - recurrent_tensors()) % 2 == 0 ? static_cast<std::int64_t>(l.in) * l.out : l.out;
 }
 
 std::int64_t ModelShape::params_per_member() const {

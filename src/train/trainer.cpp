@@ -55,6 +55,9 @@ class Loop {
     const std::int64_t per_member = model_buffer_bytes_per_member(shape_, bcap_, T_);
     fused_ = be_.fused_block(shape_, bcap_);
     block_ = std::min(S_, fused_ > 0 ? fused_ : be_.block_members(S_, per_member));
+    for (int b0 = 0; b0 < S_; b0 += block_)
+      views_.push_back({BlockParams(P_.p, layout_, b0), BlockParams(G_.p, layout_, b0),
+                        BlockParams(S1_.p, layout_, b0), BlockParams(S2_.p, layout_, b0)});
     table_stride_ = static_cast<std::uint32_t>(out_.steps_per_epoch * bcap_);
     const std::size_t table = sets.equal_sizes() ? 0 : static_cast<std::size_t>(block_) * table_stride_;
     if (cfg.train.shuffle) {
@@ -211,7 +214,8 @@ class Loop {
 
   // The ops of one epoch of a block: every training step, then the validation loss.
   void epoch_ops(int b0, int Sb, long steps, const BatchSampler& sampler, Worker& wk) {
-    const BlockParams p(P_.p, layout_, b0), g(G_.p, layout_, b0), s1(S1_.p, layout_, b0), s2(S2_.p, layout_, b0);
+    const BlockViews& v = views_[static_cast<std::size_t>(b0 / block_)];
+    const BlockParams &p = v.p, &g = v.g, &s1 = v.s1, &s2 = v.s2;
     const std::int64_t sX = static_cast<std::int64_t>(bcap_) * F_, sY = static_cast<std::int64_t>(bcap_) * T_;
     const std::int64_t sZ = static_cast<std::int64_t>(bcap_) * O_;
     const auto clip = static_cast<float>(cfg_.optimizer.grad_clip);
@@ -313,6 +317,12 @@ class Loop {
   int S_, F_, T_, O_;
   DeviceSplit train_, val_;
   DeviceBuffer<float> P_, G_, S1_, S2_;  // swarm arrays in ParamLayout order
+  // Each block's tensors in P_, G_, S1_, S2_ (blocks start at multiples of block_), made once:
+  // epoch_ops runs per block and epoch, and each view allocates.
+  struct BlockViews {
+    BlockParams p, g, s1, s2;
+  };
+  std::vector<BlockViews> views_;
   int n_ = 0, bcap_ = 0, block_ = 1, max_chunk_ = kMaxChunk, fused_ = 0;
   std::vector<std::unique_ptr<Worker>> workers_;
   std::vector<long> member_spe_;   // steps per epoch of each member
