@@ -436,7 +436,7 @@ TrainOutput train_pass(const Config& cfg, const PreparedData& data, const Member
     chunk = std::clamp(static_cast<int>(0.05 / std::max(per_epoch, 1e-9)), 1, std::max(1, 2 * chunk));
     e0 = e1;
   }
-  out.train_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  out.train_seconds = elapsed();
   loop.download_params(out.params);
   const SplitData& split = data.test.n > 0 ? data.test : data.train;
   out.pred_split = split.name;
