@@ -458,3 +458,26 @@ TEST_CASE("run file: h5py can read it") {
         "1.5 0.125 1\n"
         "test name: tiny\n");
 }
+
+// More than 8192 strings make a dataset larger than 64 KiB: it must be stored so that HDF5
+// and h5py read the strings back (it once held the writer's string pointers).
+TEST_CASE("run file: a string dataset of 9000 entries reads back, with our reader and h5py") {
+  TempDir dir;
+  const std::string path = dir.file("run.h5");
+  RunFile r = full_run();
+  std::vector<std::string> names;
+  for (int i = 0; i < 9000; ++i) names.push_back("feature_" + std::to_string(i));
+  r.data.feature_names = names;
+  tn::write_run_file(path, r);
+  CHECK(tn::read_run_file(path).data.feature_names == names);
+  const std::string python = python_with_h5py();
+  if (python.empty()) {
+    MESSAGE("SKIPPED (h5py part): h5py is not installed");
+    return;
+  }
+  const std::string script =
+      "import sys, h5py\n"
+      "n = h5py.File(sys.argv[1], \"r\")[\"data/feature_names\"].asstr()[()]\n"
+      "print(len(n), n[0], n[-1])\n";
+  CHECK(run_command(python + " -c '" + script + "' " + path + " 2>&1") == "9000 feature_0 feature_8999\n");
+}

@@ -100,7 +100,11 @@ void write_dataset(hid_t file, const std::string& name, const std::vector<hsize_
   const std::uint64_t elem_size = H5Tget_size(file_type);
   // The chunks are filtered here when memory holds the file's representation already (no
   // type conversion, which H5Dwrite_chunk would skip); otherwise HDF5's pipeline does it.
-  const bool same_bytes = check(H5Tequal(file_type, mem_type), "comparing types of " + name) > 0;
+  // Variable-length strings never: their memory form is an array of pointers, and the file
+  // holds heap references that only HDF5's own write path makes (filtering the pointers stored
+  // the writer's addresses: unreadable files).
+  const bool same_bytes = check(H5Tequal(file_type, mem_type), "comparing types of " + name) > 0 &&
+                          check(H5Tis_variable_str(file_type), "inspecting the type of " + name) == 0;
   const std::vector<hsize_t> chunk = same_bytes ? compressed_chunk(dims, elem_size, data) : std::vector<hsize_t>{};
   Handle space = own(H5Screate_simple(static_cast<int>(dims.size()), dims.data(), nullptr),
                      H5Sclose, "creating the dataspace of " + name);
