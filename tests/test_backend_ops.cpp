@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "backend/cpu/cpu_backend.h"
-#include "data/sampler.h"
+#include "swarm/sampler.h"
 #include "math/rng.h"
 
 using namespace tn;

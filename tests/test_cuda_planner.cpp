@@ -9,7 +9,7 @@
 #include "backend/cuda/launch_grid.h"
 #include "backend/cuda_module.h"
 #include "backend/devices.h"
-#include "backend/memory_plan.h"
+#include "train/memory_plan.h"
 #include "cli/commands/commands.h"
 #include "config_test_util.h"
 #include "model/model_ops.h"

@@ -12,7 +12,7 @@
 #include "math/activations.h"
 #include "math/losses.h"
 #include "math/rng.h"
-#include "model/shape.h"
+#include "model/build.h"
 #include "model/model_ops.h"
 
 using namespace tn;

@@ -13,6 +13,7 @@
 
 #include "backend/cpu/cpu_backend.h"
 #include "backend/cpu/lanes_mlp.h"
+#include "model/build.h"
 #include "math/fastmath.h"
 #include "math/rng.h"
 #include "model/model_ops.h"

@@ -11,7 +11,7 @@
 #include <utility>
 #include <vector>
 
-#include "data/sampler.h"
+#include "swarm/sampler.h"
 #include "math/activations.h"
 #include "math/fastmath.h"
 #include "math/losses.h"

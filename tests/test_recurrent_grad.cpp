@@ -16,7 +16,7 @@
 #include "backend/cpu/cpu_backend.h"
 #include "math/rng.h"
 #include "model/model_ops.h"
-#include "model/shape.h"
+#include "swarm/shape.h"
 
 using namespace tn;
 

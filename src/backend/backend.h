@@ -9,10 +9,11 @@
 #include <memory>
 #include <string>
 
-#include "config/config.h"
+#include "backend/devices.h"
+#include "math/losses.h"
 #include "math/optimizers.h"
-#include "data/sampler.h"
-#include "model/shape.h"
+#include "swarm/sampler.h"
+#include "swarm/shape.h"
 
 namespace tn {
 

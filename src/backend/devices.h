@@ -5,9 +5,11 @@
 #include <string>
 #include <vector>
 
-#include "config/config.h"
-
 namespace tn {
+
+// The config's `device:` request.
+enum class DeviceKind { Auto, Cpu, Cuda };
+const char* to_string(DeviceKind d);
 
 struct GpuInfo {
   int index = 0;

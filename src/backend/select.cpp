@@ -5,6 +5,15 @@
 
 namespace tn {
 
+const char* to_string(DeviceKind d) {
+  switch (d) {
+    case DeviceKind::Auto: return "auto";
+    case DeviceKind::Cpu: return "cpu";
+    case DeviceKind::Cuda: return "cuda";
+  }
+  return "?";
+}
+
 DeviceChoice choose_device(DeviceKind kind, int index, bool built_with_cuda,
                            const std::vector<GpuInfo>& gpus, const std::string& no_gpu_reason) {
   DeviceChoice c;

@@ -6,9 +6,11 @@
 #include <string>
 #include <vector>
 
+#include "backend/devices.h"
 #include "math/activations.h"
 #include "math/losses.h"
 #include "math/optimizers.h"
+#include "swarm/shape.h"
 
 namespace tn {
 
@@ -18,7 +20,6 @@ struct ConfigError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-enum class DeviceKind { Auto, Cpu, Cuda };
 // GEMM precision on a GPU: fp32 (default, matches the CPU) or tf32 tensor cores (faster,
 // 10-bit mantissa products). The CPU always computes in fp32.
 enum class DevicePrecision { Fp32, Tf32 };
@@ -33,7 +34,8 @@ struct LayerConfig {
   int units = 0;
   Activation activation = Activation::Identity;  // dense only
   float leaky_slope = 0.01f;  // only for leaky_relu
-  enum class Init { Auto, He, Glorot } init = Init::Auto;  // auto: He for relu-like, else Glorot
+  using Init = InitRule;
+  Init init = Init::Auto;  // auto: He for relu-like, else Glorot
   bool return_sequences = false;  // lstm, gru: every step's state (for a following recurrent layer)
   double forget_bias = 1.0;       // lstm: initial forget-gate bias
 };
@@ -41,11 +43,6 @@ struct LayerConfig {
 struct ModelConfig {
   std::vector<LayerConfig> layers;
   double init_scale = 1.0;  // multiplies every initial weight (biases start at 0)
-};
-
-struct LossConfig {
-  LossType type = LossType::CrossEntropy;
-  float huber_delta = 1.0f;
 };
 
 struct OptimizerConfig {
@@ -225,7 +222,6 @@ Override parse_override(const std::string& arg);
 std::string to_yaml(const Config& c);
 
 // Names used in YAML, messages and run files.
-const char* to_string(DeviceKind d);
 const char* to_string(DevicePrecision p);
 const char* to_string(ScheduleType s);
 const char* to_string(PerMember p);

@@ -7,15 +7,6 @@ namespace tn {
 
 const char* to_string(DevicePrecision p) { return p == DevicePrecision::Tf32 ? "tf32" : "fp32"; }
 
-const char* to_string(DeviceKind d) {
-  switch (d) {
-    case DeviceKind::Auto: return "auto";
-    case DeviceKind::Cpu: return "cpu";
-    case DeviceKind::Cuda: return "cuda";
-  }
-  return "?";
-}
-
 const char* to_string(ScheduleType s) {
   switch (s) {
     case ScheduleType::Constant: return "constant";

@@ -7,16 +7,9 @@
 #include <vector>
 
 #include "data/dataset.h"
+#include "io/numeric_array.h"
 
 namespace tn {
-
-// One array from a file, converted to float32, row-major.
-struct NumericArray {
-  std::string origin;  // for messages: "x.npy" or "data.h5:/X"
-  std::string key;     // the config key that named it: "data.source.x_path"
-  std::vector<std::uint64_t> shape;
-  std::vector<float> values;
-};
 
 // The arrays of a file source: training X and y, and an optional test pair.
 struct SourceArrays {

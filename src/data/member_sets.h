@@ -7,7 +7,7 @@
 
 #include "config/config.h"
 #include "data/prepare.h"
-#include "data/sampler.h"
+#include "swarm/sampler.h"
 
 namespace tn {
 

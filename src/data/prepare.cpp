@@ -5,7 +5,7 @@
 #include <cmath>
 #include <numeric>
 
-#include "data/sampler.h"
+#include "swarm/sampler.h"
 #include "data/sequence.h"
 #include "math/rng.h"
 

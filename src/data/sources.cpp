@@ -29,7 +29,12 @@ Dataset load_hdf5(const SourceConfig& s, bool classification) {
     requests.push_back({s.test_x_dataset, "data.source.test_x_dataset"});
     requests.push_back({s.test_y_dataset, "data.source.test_y_dataset"});
   }
-  std::vector<NumericArray> arrays = io::read_h5_arrays(s.path, requests);
+  std::vector<NumericArray> arrays;
+  try {
+    arrays = io::read_h5_arrays(s.path, requests);
+  } catch (const io::SourceError& e) {
+    throw DataError(e.what());
+  }
   SourceArrays a;
   a.X = std::move(arrays[0]);
   a.y = std::move(arrays[1]);

@@ -12,7 +12,7 @@ constexpr std::size_t kMaxListed = 30;
 constexpr std::uint64_t kMaxElements = std::uint64_t{1} << 34;
 
 [[noreturn]] void fail(const std::string& path, const std::string& key, const std::string& problem) {
-  throw DataError(path + " (" + key + "): " + problem);
+  throw SourceError(path + " (" + key + "): " + problem);
 }
 
 // H5Lvisit callback: appends the absolute path of every dataset.

@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "data/arrays.h"
+#include "io/numeric_array.h"
 
 namespace tn::io {
 
@@ -15,7 +15,7 @@ struct H5Request {
 };
 
 // Reads each requested dataset of the HDF5 file `path` (integer or float type, any rank),
-// converted to float32, in request order. Throws DataError when the file is missing or not
+// converted to float32, in request order. Throws SourceError when the file is missing or not
 // HDF5, a dataset is missing (listing the datasets the file has), names a group, or holds
 // non-numeric values.
 std::vector<NumericArray> read_h5_arrays(const std::string& path,

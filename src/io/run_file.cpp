@@ -4,7 +4,6 @@
 #include <algorithm>
 #include <utility>
 
-#include "config/config.h"
 #include "io/h5.h"
 #include "io/h5_file.h"
 #include "io/run_file_eval.h"
@@ -445,8 +444,8 @@ class Reader {
       m.set_rows = h5::read_ints(file_, require("/members/set_rows"));
     }
     if (h5::exists(file_, "/members/group_names")) m.group_names = h5::read_strings(file_, "/members/group_names");
-    for (const std::string& key : member_value_keys())
-      if (h5::exists(file_, "/members/hparams/" + key))
+    if (h5::exists(file_, "/members/hparams"))  // in name order; the run layer orders them by key
+      for (const std::string& key : h5::list_group(file_, "/members/hparams"))
         m.hparams.emplace_back(key, h5::read_doubles(file_, "/members/hparams/" + key));
   }
 

@@ -14,6 +14,12 @@ enum class LossType { CrossEntropy, Bce, Mse, Mae, Huber };
 const char* to_string(LossType l);
 inline bool is_classification(LossType l) { return l == LossType::CrossEntropy || l == LossType::Bce; }
 
+// A loss and its parameter (the config's `loss:` section).
+struct LossConfig {
+  LossType type = LossType::CrossEntropy;
+  float huber_delta = 1.0f;
+};
+
 // Softmax cross-entropy with an integer label over `n` logits. Writes dL/dz into `grad`
 // (softmax − one-hot) and returns the loss; *argmax gets the predicted class.
 template <class T>

@@ -6,7 +6,7 @@
 
 #include "config/config.h"
 #include "math/optimizers.h"
-#include "model/shape.h"
+#include "swarm/shape.h"
 
 namespace tn {
 

@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "backend/backend.h"
-#include "model/shape.h"
+#include "swarm/shape.h"
 
 namespace tn {
 

@@ -6,7 +6,7 @@
 #include "backend/backend.h"
 #include "eval/combine.h"
 #include "eval/own.h"
-#include "model/shape.h"
+#include "swarm/shape.h"
 
 namespace tn {
 

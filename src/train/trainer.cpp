@@ -8,8 +8,8 @@
 #include <limits>
 #include <memory>
 
-#include "backend/memory_plan.h"
-#include "data/sampler.h"
+#include "train/memory_plan.h"
+#include "swarm/sampler.h"
 #include "model/model_ops.h"
 #include "train/predict.h"
 #include "train/schedule.h"

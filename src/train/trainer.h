@@ -5,11 +5,11 @@
 #include <vector>
 
 #include "backend/backend.h"
-#include "backend/memory_plan.h"
+#include "train/memory_plan.h"
 #include "config/config.h"
 #include "data/member_sets.h"
 #include "data/prepare.h"
-#include "model/shape.h"
+#include "model/build.h"
 
 namespace tn {
 

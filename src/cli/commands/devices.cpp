@@ -2,7 +2,7 @@
 #include <cstdio>
 
 #include "backend/devices.h"
-#include "backend/memory_plan.h"
+#include "train/memory_plan.h"
 #include "cli/commands/commands.h"
 
 namespace tn {

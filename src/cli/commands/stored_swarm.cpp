@@ -165,6 +165,12 @@ StoredSwarm load_swarm(const std::string& path, bool own_data) {
                              recurrent ? in0 : r.file.data.step_features);
   take_params(r);
   check_sizes(r);
+  // The file lists per-member hyperparameters by name; reports order them as the config does.
+  auto& hp = r.file.members.hparams;
+  const auto& keys = member_value_keys();
+  std::stable_sort(hp.begin(), hp.end(), [&](const auto& a, const auto& b) {
+    return std::find(keys.begin(), keys.end(), a.first) < std::find(keys.begin(), keys.end(), b.first);
+  });
   r.class_names = r.file.data.class_names;
   if (r.class_names.empty())
     for (int k = 0; k < r.K; ++k) r.class_names.push_back(std::to_string(k));

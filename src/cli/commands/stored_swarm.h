@@ -13,7 +13,7 @@
 #include "eval/combine.h"
 #include "eval/own.h"
 #include "io/run_file.h"
-#include "model/shape.h"
+#include "model/build.h"
 
 namespace tn {
 

@@ -1,5 +1,5 @@
 // Device memory planner: per-member estimates and the chunking decision.
-#include "backend/memory_plan.h"
+#include "train/memory_plan.h"
 
 #include <algorithm>
 #include <cstdio>

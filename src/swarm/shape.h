@@ -1,20 +1,24 @@
-// A swarm model's shape: optional recurrent layers (LSTM, GRU) over sequence inputs followed by
-// a dense head, the member-major parameter layout and initialization. Parameters of tensor t
-// live as one contiguous [S, tensor_size(t)] array.
+// What describes a swarm, below both the backends and the model code: a model's shape
+// (optional recurrent layers over sequence inputs, then a dense head), the member-major
+// parameter layout and a block's views of it. Parameters of tensor t live as one contiguous
+// [S, tensor_size(t)] array. Knows no configs, data or devices.
 #pragma once
 #include <cstdint>
 #include <string>
 #include <vector>
 
-#include "config/config.h"
+#include "math/activations.h"
 
 namespace tn {
+
+// How a dense layer's weights are drawn: auto is He for relu-like activations, else Glorot.
+enum class InitRule { Auto, He, Glorot };
 
 struct DenseLayer {
   int in = 0, out = 0;
   Activation act = Activation::Identity;
   float slope = 0.01f;
-  LayerConfig::Init init = LayerConfig::Init::Auto;
+  InitRule init = InitRule::Auto;
 };
 
 enum class CellType { Lstm, Gru };
@@ -53,17 +57,6 @@ struct ModelShape {
   std::int64_t params_per_member() const;
 };
 
-// Builds the shape from the config and the data: `features` per sample, or for sequence data
-// (seq_len > 0) windows of seq_len steps of step_features. Throws ConfigError when the output
-// layer does not fit the loss and data (e.g. 3 classes but 2 output units) or recurrent layers
-// get no sequence data.
-ModelShape make_model_shape(const ModelConfig& model, const LossConfig& loss, int features,
-                            int num_classes, int targets, int seq_len = 0, int step_features = 0);
-
-struct PreparedData;
-// The same from a whole config and its prepared data (what training and sweeps use).
-ModelShape make_model_shape(const Config& cfg, const PreparedData& data);
-
 // Swarm arrays laid out tensor by tensor, each [S, tensor_size]: one instance for the
 // parameters, the gradients and each optimizer state slot.
 struct ParamLayout {
@@ -83,14 +76,5 @@ struct BlockParams {
   BlockParams(float* base, const ParamLayout& layout, int m0);
   std::int64_t stride(int tensor) const { return layout->size[tensor]; }
 };
-
-// Initial parameters for members [first_member, first_member + S) in `layout` order.
-// Dense: He normal (std √(2/in)) for relu-like activations, Glorot uniform (limit
-// √(6/(in+out))) otherwise. Recurrent, per gate block: Wx Glorot uniform √(6/(in+H)), Wh
-// uniform √(6/(2H)) (= Glorot of an H×H block). Biases zero, except the LSTM forget gate's
-// (forget_bias). Member k's values depend only on (seed, k).
-// `scale` (empty: all 1) multiplies member s's weights (model.init_scale, per member).
-std::vector<float> init_params(const ModelShape& shape, const ParamLayout& layout,
-                               std::uint64_t seed, int first_member, const std::vector<float>& scale = {});
 
 }  // namespace tn

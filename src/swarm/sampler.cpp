@@ -1,5 +1,5 @@
 // Permutations shared by all members (epoch order, dataset split).
-#include "data/sampler.h"
+#include "swarm/sampler.h"
 
 namespace tn {
 

@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <string>
 
-#include "model/shape.h"
+#include "swarm/shape.h"
 
 namespace tn {
 
