@@ -8,6 +8,7 @@
 
 #include <cstring>
 #include <map>
+#include <memory>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -23,6 +24,21 @@ namespace {
 // Forwards to a one-thread CPU backend; traces the ops issued inside run_recorded and
 // compares each run of a key with its first run.
 class TracingBackend final : public Backend {
+  // A step kernel whose steps are logged (with the sampler) before they run.
+  struct TracedKernel final : StepKernel {
+    TracingBackend& be;
+    std::unique_ptr<StepKernel> inner;
+    TracedKernel(TracingBackend& b, std::unique_ptr<StepKernel> k) : be(b), inner(std::move(k)) {}
+    std::string describe() const override { return inner->describe(); }
+    int block_members() const override { return inner->block_members(); }
+    void step(const StepBatch& f, const StepUpdate& u, int w) override {
+      be.log("fused_step", f.S, f.pos0, f.B, f.X, f.Y, f.params->t[0], f.loss_sum, f.correct, f.rows,
+             static_cast<int>(u.type), u.state1->t[0], u.state2->t[0], u.opt, u.clip);
+      be.log_sampler(*f.sampler, f.member0);
+      inner->step(f, u, w);
+    }
+  };
+
  public:
   std::uint64_t budget = 0;  // memory_budget() to report (0: host memory, not planned)
   std::map<std::uint64_t, std::string> first_trace;
@@ -57,17 +73,11 @@ class TracingBackend final : public Backend {
       if (it->second != trace_.str()) violate("key " + std::to_string(key) + " issued different ops");
     }
   }
-  int fused_block(const ModelShape& shape, int batch) const override { return cpu_.fused_block(shape, batch); }
-  bool fused_loss_grad(const FusedBatch& f) override {
-    log("fused", f.S, f.pos0, f.B, f.X, f.Y, f.params->t[0], f.grads->t[0], f.loss_sum, f.correct, f.rows);
-    log_sampler(*f.sampler, f.member0);
-    return cpu_.fused_loss_grad(f);
-  }
-  bool fused_step(const FusedBatch& f, const FusedUpdate& u) override {
-    log("fused_step", f.S, f.pos0, f.B, f.X, f.Y, f.params->t[0], f.loss_sum, f.correct, f.rows, static_cast<int>(u.type),
-        u.state1->t[0], u.state2->t[0], u.h, u.clip);
-    log_sampler(*f.sampler, f.member0);
-    return cpu_.fused_step(f, u);
+  // The CPU's fused kernels, each step traced like an op.
+  std::vector<std::unique_ptr<StepKernel>> step_kernels(const ModelShape& shape, int batch, std::string* why) override {
+    std::vector<std::unique_ptr<StepKernel>> traced;
+    for (auto& k : cpu_.step_kernels(shape, batch, why)) traced.push_back(std::make_unique<TracedKernel>(*this, std::move(k)));
+    return traced;
   }
   void gemm_strided_batched(Trans ta, Trans tb, int m, int n, int k, float alpha, const float* A, int lda,
                             std::int64_t sA, const float* B, int ldb, std::int64_t sB, float beta, float* C,

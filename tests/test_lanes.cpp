@@ -62,8 +62,8 @@ void check_case(const Case& c) {
   std::vector<float> g_fused(layout.total, -1.0f);
   std::vector<double> loss_f(c.S, 0.0), corr_f(c.S, 0.0);
   const BlockParams P(params.data(), layout, 0), Gf(g_fused.data(), layout, 0);
-  const FusedBatch fb{&shape, &loss, &sampler, 40, c.S, 3, c.B, X.data(), Y.data(), T, &P, &Gf, loss_f.data(), corr_f.data()};
-  REQUIRE(be.fused_loss_grad(fb));
+  const StepBatch fb{&shape, &loss, &sampler, 40, c.S, 3, c.B, X.data(), Y.data(), T, &P, &Gf, loss_f.data(), corr_f.data()};
+  lanes_loss_grad(fb);
 
   // Separate ops.
   std::vector<float> g_ops(layout.total, -2.0f);
@@ -110,14 +110,36 @@ TEST_CASE("fused lane kernel matches the separate ops") {
   check_case({{{4, 16, A::Relu}, {16, 16, A::Relu}, {16, 3, A::Identity}}, LossType::CrossEntropy, 32, 64, 100, SampleMode::Shared});
 }
 
-TEST_CASE("the fused kernel is chosen by shape only") {
+TEST_CASE("the fused kernel is chosen by shape only, and says why not") {
   CpuBackend be(2);
-  ModelShape small, wide;
+  ModelShape small, wide, deep;
   small.layers = {{2, 16, Activation::Relu}, {16, 2, Activation::Identity}};
+  deep.layers = {{2, 16, Activation::Relu}, {16, 16, Activation::Tanh}, {16, 2, Activation::Identity}};
   wide.layers = {{2, 256, Activation::Relu}, {256, 256, Activation::Relu}, {256, 2, Activation::Identity}};
-  CHECK(be.fused_block(small, 128) == kLanes);
-  CHECK(be.fused_block(small, 1) == kLanes);
-  CHECK(be.fused_block(wide, 128) == 0);
+  for (int batch : {128, 1}) {
+    std::string why;
+    const auto k = be.step_kernels(small, batch, &why);
+    REQUIRE(k.size() == 1);
+    CHECK(k.front()->block_members() == kLanes);
+#if defined(__AVX512F__)
+    const char* want = "one-hidden-layer kernel";
+#else
+    const char* want = "layer-by-layer kernel";  // the one-hidden-layer kernel is built for AVX-512 only
+#endif
+    CHECK(k.front()->describe().find(want) != std::string::npos);
+  }
+  REQUIRE(be.step_kernels(deep, 64, nullptr).size() == 1);
+  CHECK(be.step_kernels(deep, 64, nullptr).front()->describe().find("layer-by-layer kernel") != std::string::npos);
+  std::string why;
+  CHECK(be.step_kernels(wide, 128, &why).empty());
+  CHECK(why.find("KiB, above the lane kernel's") != std::string::npos);
+  ModelShape rec = small;
+  rec.seq_len = 4;
+  rec.step_features = 2;
+  rec.recurrent = {{CellType::Lstm, 2, 8}};
+  rec.layers = {{8, 2, Activation::Identity}};
+  CHECK(be.step_kernels(rec, 16, &why).empty());
+  CHECK(why.find("recurrent layers") != std::string::npos);
 }
 
 namespace {
@@ -196,7 +218,7 @@ TEST_CASE("the shallow kernel (one hidden layer) equals the generic lane kernel,
 
 namespace {
 
-// The fused step against fused_loss_grad, sum_squares and optimizer_update on a copy.
+// The fused step kernel against lanes_loss_grad, sum_squares and optimizer_update on a copy.
 // Returns the largest relative difference of parameters and state, and whether all bits agree
 // (the fused step mirrors optimizer_update's operations and branches, so they do as long as
 // the compiler contracts the same products into multiply-adds in both).
@@ -222,14 +244,16 @@ StepResult check_step(const ModelShape& shape, LossType loss, OptimizerType type
   std::vector<float> pf = p0, s1f = s10, s2f = s20;
   std::vector<double> lf(S, 0.0), cf(S, 0.0);
   const BlockParams Pf(pf.data(), layout, 0), S1f(s1f.data(), layout, 0), S2f(s2f.data(), layout, 0);
-  const FusedBatch fbf{&shape, &lc, &d.sampler, 3, S, 1, B, d.X.data(), d.Y.data(), d.T, &Pf, nullptr, lf.data(), cf.data(), rows};
-  REQUIRE(be.fused_step(fbf, FusedUpdate{type, &S1f, &S2f, h.data(), clip}));
+  const StepBatch fbf{&shape, &lc, &d.sampler, 3, S, 1, B, d.X.data(), d.Y.data(), d.T, &Pf, nullptr, lf.data(), cf.data(), rows};
+  const auto kernels = be.step_kernels(shape, B, nullptr);
+  REQUIRE(kernels.size() == 1);
+  kernels.front()->step(fbf, StepUpdate{type, &S1f, &S2f, h.data(), clip}, 0);
 
   // The ops the trainer runs otherwise.
   std::vector<float> po = p0, s1o = s10, s2o = s20, go(layout.total);
   std::vector<double> lo(S, 0.0), co(S, 0.0), norm2(S, 0.0);
   const BlockParams Po(po.data(), layout, 0), S1o(s1o.data(), layout, 0), S2o(s2o.data(), layout, 0), Go(go.data(), layout, 0);
-  REQUIRE(be.fused_loss_grad({&shape, &lc, &d.sampler, 3, S, 1, B, d.X.data(), d.Y.data(), d.T, &Po, &Go, lo.data(), co.data(), rows}));
+  lanes_loss_grad({&shape, &lc, &d.sampler, 3, S, 1, B, d.X.data(), d.Y.data(), d.T, &Po, &Go, lo.data(), co.data(), rows});
   if (clip > 0)
     for (int t = 0; t < shape.tensors(); ++t) be.sum_squares(S, Go.stride(t), Go.t[t], Go.stride(t), norm2.data());
   for (int t = 0; t < shape.tensors(); ++t)

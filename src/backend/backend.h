@@ -8,8 +8,10 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "backend/devices.h"
+#include "backend/step_kernel.h"
 #include "math/losses.h"
 #include "math/optimizers.h"
 #include "swarm/sampler.h"
@@ -18,8 +20,7 @@
 namespace tn {
 
 enum class Trans { N, T };
-struct FusedBatch;
-struct FusedUpdate;
+class StepKernel;
 
 class Backend {
  public:
@@ -77,22 +78,16 @@ class Backend {
                                     const float* B, int ldb, std::int64_t strideB, float beta,
                                     float* C, int ldc, std::int64_t strideC, int batch) = 0;
 
-  // ---- optional fused step ----
-  // Members per block the fused kernel wants for this model and batch capacity, or 0 when
-  // the backend has no fused kernel for it. Decided by shape only, never by swarm size.
-  virtual int fused_block(const ModelShape& shape, int batch) const { return 0; }
-  // Forward, loss and backward of one batch for a block, with exactly the result of
-  // gather_batch + model_forward + loss_backward + model_backward up to float rounding: fills the
-  // gradients and adds to loss_sum/correct. Returns false when not supported (fused_block
-  // returned 0), and the trainer runs the separate ops.
-  virtual bool fused_loss_grad(const FusedBatch& fb) { return false; }
-  // A whole training step of a block: fused_loss_grad(fb), then, when up.clip > 0, the
-  // squared gradient norms (sum_squares of every tensor into zeroed norms), then
-  // optimizer_update of every tensor with up's step scalars and clip, with the result of
-  // those ops up to float rounding. The gradients are consumed, not stored: fb.grads may be
-  // null and is left unspecified. Returns false when not supported, and the trainer runs
-  // fused_loss_grad (or the separate ops) and the update ops itself.
-  virtual bool fused_step(const FusedBatch& fb, const FusedUpdate& up) { return false; }
+  // ---- fused step kernels ----
+  // The fused kernels this backend has for `shape` with batches of up to `batch` rows, best
+  // first (backend/step_kernel.h). Decided by shape only, never by swarm size. Empty when it
+  // has none for the shape; *why (when given) then says why, for the log. The trainer runs
+  // the separate ops below instead (model/step_kernel.h).
+  virtual std::vector<std::unique_ptr<StepKernel>> step_kernels(const ModelShape& shape, int batch,
+                                                                std::string* why) {
+    if (why) *why = name() + " has no fused step kernel";
+    return {};
+  }
 
   // ---- elementwise and reductions over a block of S members ----
   // Z [S, rows, cols] (member stride sZ) += b [S, cols] (stride sb); A = act(Z) (stride sA).
@@ -165,36 +160,6 @@ class Backend {
   virtual void optimizer_update(OptimizerType type, int S, std::int64_t n, float* P,
                                 const float* G, float* S1, float* S2, std::int64_t stride,
                                 const OptStep* h, float clip, const double* norm2) = 0;
-};
-
-// Everything a fused forward+loss+backward over one batch needs (see
-// Backend::fused_loss_grad). Per-member arrays are device arrays like any tensor.
-struct FusedBatch {
-  const ModelShape* shape = nullptr;
-  const LossConfig* loss = nullptr;
-  const BatchSampler* sampler = nullptr;
-  std::uint32_t member0 = 0;  // global index of the block's first member (for the sampler)
-  int S = 0;                  // members in the block
-  std::uint32_t pos0 = 0;     // first position of the batch in each member's sample order
-  int B = 0;                  // rows in the batch
-  const float* X = nullptr;   // [n, F] training inputs
-  const float* Y = nullptr;   // [n, T] training targets
-  int T = 1;
-  const BlockParams* params = nullptr;  // read
-  const BlockParams* grads = nullptr;   // written (same layout)
-  double* loss_sum = nullptr;           // [S], added to as by loss_backward
-  double* correct = nullptr;            // [S]
-  const int* rows = nullptr;            // [S] valid rows per member, as for loss_backward
-};
-
-// The optimizer half of Backend::fused_step: the arguments optimizer_update takes for every
-// tensor of the block (state arrays in the parameters' layout).
-struct FusedUpdate {
-  OptimizerType type = OptimizerType::Adam;
-  const BlockParams* state1 = nullptr;  // read and written
-  const BlockParams* state2 = nullptr;  // read and written (unused by sgd)
-  const OptStep* h = nullptr;           // [S] this step's scalars per member
-  float clip = 0.0f;                    // > 0: clip each member's global gradient norm
 };
 
 // A device array of `count` T (at least one, so the pointer is always valid), released when

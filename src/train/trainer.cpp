@@ -2,6 +2,8 @@
 // clipping and the optimizer step through backend ops.
 #include "train/trainer.h"
 
+#include <spdlog/spdlog.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -11,6 +13,7 @@
 #include "train/memory_plan.h"
 #include "swarm/sampler.h"
 #include "model/model_ops.h"
+#include "model/step_kernel.h"
 #include "train/predict.h"
 #include "train/schedule.h"
 #include "train/workspace.h"
@@ -53,8 +56,14 @@ class Loop {
     }
     be_.to_device(P_.p, out_.init_params.data(), out_.init_params.size() * sizeof(float));
     const std::int64_t per_member = model_buffer_bytes_per_member(shape_, bcap_, T_);
-    fused_ = be_.fused_block(shape_, bcap_);
-    block_ = std::min(S_, fused_ > 0 ? fused_ : be_.block_members(S_, per_member));
+    // One step kernel for the whole run; the separate-ops kernel works in the workers' buffers.
+    StepKernelChoice choice = choose_step_kernel(be_, shape_, bcap_, [this](int w) {
+      return OpsScratch{&workers_[static_cast<std::size_t>(w)]->buf, workers_[static_cast<std::size_t>(w)]->norm2};
+    });
+    kernel_ = std::move(choice.kernel);
+    spdlog::debug("{}", choice.note);
+    const int wants = kernel_->block_members();
+    block_ = std::min(S_, wants > 0 ? wants : be_.block_members(S_, per_member));
     for (int b0 = 0; b0 < S_; b0 += block_)
       views_.push_back({BlockParams(P_.p, layout_, b0), BlockParams(G_.p, layout_, b0),
                         BlockParams(S1_.p, layout_, b0), BlockParams(S2_.p, layout_, b0)});
@@ -83,9 +92,7 @@ class Loop {
     sampler_.n = static_cast<std::uint32_t>(data.train.n);
     sampler_.order = order_;
     sampler_.table_stride = table_stride_;
-    out_.kernel = be_.describe() + "; " + std::to_string(block_) + " members per block; " +
-                  (fused_ > 0 ? "fused step, members in SIMD lanes"
-                              : "per-member GEMMs (own kernels below 64^3 multiply-adds, OpenBLAS above)");
+    out_.kernel = be_.describe() + "; " + std::to_string(block_) + " members per block; " + kernel_->describe();
   }
   ~Loop() {
     workers_.clear();
@@ -202,7 +209,7 @@ class Loop {
       be_.to_device(wk.rows, wk.rows_host.data(), static_cast<std::size_t>(steps) * Sb * sizeof(int));
     }
     const std::uint64_t key = static_cast<std::uint64_t>(b0) << 16 | static_cast<std::uint64_t>(w);
-    be_.run_recorded(key, [&] { epoch_ops(b0, Sb, steps, sampler, wk); });
+    be_.run_recorded(key, [&] { epoch_ops(b0, Sb, steps, sampler, wk, w); });
     double* h = hist_ + static_cast<std::size_t>(slot) * kHistKinds * S_ + b0;
     be_.copy(h, wk.loss, Sb * sizeof(double));
     be_.copy(h + S_, wk.correct, Sb * sizeof(double));
@@ -213,7 +220,7 @@ class Loop {
   }
 
   // The ops of one epoch of a block: every training step, then the validation loss.
-  void epoch_ops(int b0, int Sb, long steps, const BatchSampler& sampler, Worker& wk) {
+  void epoch_ops(int b0, int Sb, long steps, const BatchSampler& sampler, Worker& wk, int w) {
     const BlockViews& v = views_[static_cast<std::size_t>(b0 / block_)];
     const BlockParams &p = v.p, &g = v.g, &s1 = v.s1, &s2 = v.s2;
     const std::int64_t sX = static_cast<std::int64_t>(bcap_) * F_, sY = static_cast<std::int64_t>(bcap_) * T_;
@@ -226,25 +233,9 @@ class Loop {
       const int pos0 = static_cast<int>(step * bcap_);
       const int B = std::min(bcap_, n_ - pos0);
       const int* rows = sets_.equal_sizes() ? nullptr : wk.rows + step * Sb;
-      const OptStep* h = wk.h + step * Sb;
-      const FusedBatch fb{&shape_, &cfg_.loss, &sampler, member0, Sb, static_cast<std::uint32_t>(pos0), B,
-                          train_.X, train_.Y, T_, &p, &g, wk.loss, wk.correct, rows};
-      const FusedUpdate up{cfg_.optimizer.type, &s1, &s2, h, clip};
-      if (fused_ > 0 && be_.fused_step(fb, up)) continue;  // gradients, clipping and update in one
-      if (fused_ == 0 || !be_.fused_loss_grad(fb)) {
-        be_.gather_batch(sampler, member0, Sb, static_cast<std::uint32_t>(pos0), B, train_.X, F_,
-                         train_.Y, T_, wk.buf.X, sX, wk.buf.Y, sY);
-        const float* Z = model_forward(be_, shape_, p, wk.buf, Sb, B);
-        be_.loss_backward(cfg_.loss, Sb, B, O_, Z, sZ, wk.buf.Y, sY, wk.buf.dA, wk.loss, wk.correct, rows);
-        model_backward(be_, shape_, p, g, wk.buf, Sb, B);
-      }
-      if (clip > 0.0f) {
-        be_.fill_zero(wk.norm2, Sb * sizeof(double));
-        for (int t = 0; t < shape_.tensors(); ++t) be_.sum_squares(Sb, g.stride(t), g.t[t], g.stride(t), wk.norm2);
-      }
-      for (int ti = 0; ti < shape_.tensors(); ++ti)
-        be_.optimizer_update(cfg_.optimizer.type, Sb, p.stride(ti), p.t[ti], g.t[ti], s1.t[ti], s2.t[ti],
-                             p.stride(ti), h, clip, wk.norm2);
+      const StepBatch batch{&shape_, &cfg_.loss, &sampler, member0, Sb, static_cast<std::uint32_t>(pos0), B,
+                            train_.X, train_.Y, T_, &p, &g, wk.loss, wk.correct, rows};
+      kernel_->step(batch, StepUpdate{cfg_.optimizer.type, &s1, &s2, wk.h + step * Sb, clip}, w);
     }
     if (val_.n > 0) {
       be_.fill_zero(wk.vloss, Sb * sizeof(double));
@@ -323,8 +314,9 @@ class Loop {
     BlockParams p, g, s1, s2;
   };
   std::vector<BlockViews> views_;
-  int n_ = 0, bcap_ = 0, block_ = 1, max_chunk_ = kMaxChunk, fused_ = 0;
+  int n_ = 0, bcap_ = 0, block_ = 1, max_chunk_ = kMaxChunk;
   std::vector<std::unique_ptr<Worker>> workers_;
+  std::unique_ptr<StepKernel> kernel_;  // runs every training step (model/step_kernel.h)
   std::vector<long> member_spe_;   // steps per epoch of each member
   std::vector<OptimizerConfig> opt_;  // each member's optimizer settings (per-member values applied)
   std::vector<LrSchedule> sched_;     // each member's schedule

@@ -33,7 +33,8 @@ CpuBackend::CpuBackend(int threads) : threads_(threads > 0 ? threads : std::max(
 }
 
 std::string CpuBackend::describe() const {
-  return "cpu: member blocks on " + std::to_string(threads_) + " OpenMP threads";
+  return "cpu: member blocks on " + std::to_string(threads_) +
+         " OpenMP threads, GEMMs by own kernels below 64^3 multiply-adds and OpenBLAS above";
 }
 
 // Small models run fused with members in SIMD lanes; the rest member by member with
@@ -41,22 +42,11 @@ std::string CpuBackend::describe() const {
 // MiB (L2 plus part of L3); wider models are GEMM-bound and better served by OpenBLAS.
 constexpr std::int64_t kLaneScratchBudget = 4 << 20;
 
-int CpuBackend::fused_block(const ModelShape& shape, int batch) const {
-  if (!shape.recurrent.empty()) return 0;  // the lane kernel is for dense stacks
-  const int targets = shape.outputs();  // upper bound on targets per sample
-  return lanes_scratch_bytes(shape, batch, targets) <= kLaneScratchBudget ? kLanes : 0;
-}
-
-bool CpuBackend::fused_loss_grad(const FusedBatch& fb) {
-  if (fused_block(*fb.shape, fb.B) == 0) return false;
-  lanes_loss_grad(fb);
-  return true;
-}
-
-bool CpuBackend::fused_step(const FusedBatch& fb, const FusedUpdate& up) {
-  if (fused_block(*fb.shape, fb.B) == 0) return false;
-  lanes_step(fb, up);
-  return true;
+std::vector<std::unique_ptr<StepKernel>> CpuBackend::step_kernels(const ModelShape& shape, int batch,
+                                                                    std::string* why) {
+  std::vector<std::unique_ptr<StepKernel>> kernels;
+  if (auto lanes = make_lane_step_kernel(shape, batch, kLaneScratchBudget, why)) kernels.push_back(std::move(lanes));
+  return kernels;
 }
 
 void* CpuBackend::alloc_bytes(std::size_t bytes) {

@@ -23,9 +23,8 @@ class CpuBackend final : public Backend {
   int block_members(int S, std::int64_t bytes_per_member) const override;
   void for_each_block(int S, int max_block, const std::function<void(int, int, int)>& fn) override;
 
-  int fused_block(const ModelShape& shape, int batch) const override;
-  bool fused_loss_grad(const FusedBatch& fb) override;
-  bool fused_step(const FusedBatch& fb, const FusedUpdate& up) override;
+  std::vector<std::unique_ptr<StepKernel>> step_kernels(const ModelShape& shape, int batch,
+                                                        std::string* why) override;
 
   void gemm_strided_batched(Trans ta, Trans tb, int m, int n, int k, float alpha, const float* A,
                             int lda, std::int64_t strideA, const float* B, int ldb,

@@ -8,8 +8,8 @@
 // A lane group's step: its parameters are transposed into the lane layout, the batch runs in
 // chunks of rows (forward, loss, backward) while the parameters and gradients stay in the
 // core's L1/L2 cache, and then the gradients are transposed back: to the gradient arrays
-// (fused_loss_grad), or to scratch still in cache, from which each member's optimizer step
-// updates its parameters and state in place (fused_step): no pass over swarm-sized gradient
+// (lanes_loss_grad), or to scratch still in cache, from which each member's optimizer step
+// updates its parameters and state in place (lanes_step, the step kernel): no pass over swarm-sized gradient
 // arrays, and the parameters and state are never transposed.
 //
 // Two kernels compute the rows: networks with one hidden layer and at most 4 inputs and
@@ -520,17 +520,17 @@ void lanes_loss(const LossConfig& cfg, int B, int r0, LossLanes& ll, int O, int 
   }
 }
 
-void loss_rows(const FusedBatch& fb, LossLanes& ll, int rows, int r0, const float* a, const float* y, float* d) {
+void loss_rows(const StepBatch& fb, LossLanes& ll, int rows, int r0, const float* a, const float* y, float* d) {
   dispatch_loss(fb.loss->type, [&]<LossType LT>() {
-    lanes_loss<LT>(*fb.loss, rows, r0, ll, fb.shape->outputs(), fb.T, a, y, d);
+    lanes_loss<LT>(*fb.loss, rows, r0, ll, fb.shape->outputs(), fb.targets, a, y, d);
   });
 }
 
 // Inputs and targets of batch rows [r0, r0 + rows) for the group's lanes. Unused lanes get
 // lane 0's sample (finite data; their results are discarded). With a shared sample order
 // every lane's row is the same: one broadcast per value.
-void gather_rows(const FusedBatch& fb, const LaneLayout& lay, float* ws, int g0, int nm, int r0, int rows) {
-  const int F = fb.shape->inputs(), T = fb.T;
+void gather_rows(const StepBatch& fb, const LaneLayout& lay, float* ws, int g0, int nm, int r0, int rows) {
+  const int F = fb.shape->inputs(), T = fb.targets;
   float* x = ws + lay.X;
   float* y = ws + lay.Y;
   const bool shared = fb.sampler->mode == SampleMode::Shared;
@@ -785,7 +785,7 @@ void backward(const ModelShape& s, const LaneLayout& lay, float* ws, int rows) {
   }
 }
 
-void generic_group(const FusedBatch& fb, const LaneLayout& lay, float* ws, int g0, int nm, LossLanes& ll) {
+void generic_group(const StepBatch& fb, const LaneLayout& lay, float* ws, int g0, int nm, LossLanes& ll) {
   const ModelShape& s = *fb.shape;
   for (int r0 = 0; r0 < fb.B; r0 += lay.R) {
     const int rows = std::min(lay.R, fb.B - r0);
@@ -809,7 +809,7 @@ struct Shallow {
   // Inputs of rows [rr, rr + RB) of the chunk: from the lane buffer X, or with a shared
   // sample order (rowidx: their sample rows) straight from the data.
   template <int RB>
-  static TN_INLINE void inputs(const FusedBatch& fb, const LaneLayout& lay, const float* ws, int rr,
+  static TN_INLINE void inputs(const StepBatch& fb, const LaneLayout& lay, const float* ws, int rr,
                                const std::int64_t* rowidx, Vec (&x)[RB][F]) {
     if (rowidx) {
 #pragma GCC unroll 8
@@ -828,7 +828,7 @@ struct Shallow {
   // Forward of rows [rr, rr + RB): logits to Zb, the hidden activations (or z, where the
   // activation keeps it) to the block's part of Hb, [hidden][row].
   template <int RB>
-  static TN_INLINE void forward(const FusedBatch& fb, const LaneLayout& lay, float* ws, int H, int rr,
+  static TN_INLINE void forward(const StepBatch& fb, const LaneLayout& lay, float* ws, int H, int rr,
                                 const std::int64_t* rowidx, Vec slope, XentSums* xs, int r0, bool masked) {
     const float* W0 = ws + lay.P + lay.W(0);
     const float* b0 = ws + lay.P + lay.b(0);
@@ -869,8 +869,8 @@ struct Shallow {
       IVec label[RB];
 #pragma GCC unroll 8
       for (int r = 0; r < RB; ++r)
-        label[r] = rowidx ? isplat(static_cast<int>(fb.Y[rowidx[rr + r] * fb.T]))
-                          : __builtin_convertvector(load(ws + lay.Y + static_cast<std::int64_t>(rr + r) * fb.T * L), IVec);
+        label[r] = rowidx ? isplat(static_cast<int>(fb.Y[rowidx[rr + r] * fb.targets]))
+                          : __builtin_convertvector(load(ws + lay.Y + static_cast<std::int64_t>(rr + r) * fb.targets * L), IVec);
       Vec d[RB][O];
       if (masked) xent_regs<O, RB, true>(z, d, label, r0 + rr, *xs);
       else xent_regs<O, RB, false>(z, d, label, r0 + rr, *xs);
@@ -890,7 +890,7 @@ struct Shallow {
 
   // Backward of rows [rr, rr + RB) from dL/dz in dOut: gradients added to G.
   template <int RB>
-  static TN_INLINE void backward(const FusedBatch& fb, const LaneLayout& lay, float* ws, int H, int rr,
+  static TN_INLINE void backward(const StepBatch& fb, const LaneLayout& lay, float* ws, int H, int rr,
                                  const std::int64_t* rowidx, Vec slope) {
     const float* W1 = ws + lay.P + lay.W(1);
     float* dW0 = ws + lay.G + lay.W(0);
@@ -955,7 +955,7 @@ struct Shallow {
 
   // The batch in chunks of rows: forward of the chunk, its loss (cross-entropy on lane
   // vectors here, other losses by lanes_loss), its backward.
-  static void group(const FusedBatch& fb, const LaneLayout& lay, float* ws, int g0, int nm, LossLanes& ll) {
+  static void group(const StepBatch& fb, const LaneLayout& lay, float* ws, int g0, int nm, LossLanes& ll) {
     const int H = fb.shape->layers[0].out;
     const Vec slope = splat(fb.shape->layers[0].slope);
     const bool xe = fb.loss->type == LossType::CrossEntropy;
@@ -994,14 +994,14 @@ struct Shallow {
 };
 
 template <int F, int O>
-void shallow_group_fo(const FusedBatch& fb, const LaneLayout& lay, float* ws, int g0, int nm, LossLanes& ll) {
+void shallow_group_fo(const StepBatch& fb, const LaneLayout& lay, float* ws, int g0, int nm, LossLanes& ll) {
   dispatch_activation(fb.shape->layers[0].act, [&]<Activation A>() {
     if constexpr (shallow_activation(A)) Shallow<F, O, A>::group(fb, lay, ws, g0, nm, ll);
   });
 }
 
 template <int F>
-void shallow_group_f(const FusedBatch& fb, const LaneLayout& lay, float* ws, int g0, int nm, LossLanes& ll) {
+void shallow_group_f(const StepBatch& fb, const LaneLayout& lay, float* ws, int g0, int nm, LossLanes& ll) {
   switch (fb.shape->outputs()) {
     case 1: return shallow_group_fo<F, 1>(fb, lay, ws, g0, nm, ll);
     case 2: return shallow_group_fo<F, 2>(fb, lay, ws, g0, nm, ll);
@@ -1011,7 +1011,7 @@ void shallow_group_f(const FusedBatch& fb, const LaneLayout& lay, float* ws, int
 }
 static_assert(kShallowMaxIn == 4 && kShallowMaxOut == 4, "shallow_group dispatches widths 1..4");
 
-void shallow_group(const FusedBatch& fb, const LaneLayout& lay, float* ws, int g0, int nm, LossLanes& ll) {
+void shallow_group(const StepBatch& fb, const LaneLayout& lay, float* ws, int g0, int nm, LossLanes& ll) {
   if constexpr (!kShallowKernel) return;  // never called (is_shallow is false)
   switch (fb.shape->inputs()) {
     case 1: return shallow_group_f<1>(fb, lay, ws, g0, nm, ll);
@@ -1090,7 +1090,7 @@ bool same_step(const OptStep& a, const OptStep& b) {
 // go back to member rows in scratch (Gm), then each member's parameters and state are
 // updated in place in the swarm arrays. The parameters were only read since they were put
 // into lanes, so they need no copy back.
-void update_group(const FusedBatch& fb, const FusedUpdate& up, const LaneLayout& lay, float* ws, int g0, int nm) {
+void update_group(const StepBatch& fb, const StepUpdate& up, const LaneLayout& lay, float* ws, int g0, int nm) {
   const ModelShape& s = *fb.shape;
   const float* G = ws + lay.G;
   float* Gm = ws + lay.Gm;
@@ -1115,7 +1115,7 @@ void update_group(const FusedBatch& fb, const FusedUpdate& up, const LaneLayout&
   // no row tails and no masked stores and loads overlapping between neighbouring members'
   // short rows (which serialize the updates of biases).
   bool uniform = true;
-  for (int l = 1; l < nm; ++l) uniform &= same_step(up.h[g0 + l], up.h[g0]) && k[l] == k[0];
+  for (int l = 1; l < nm; ++l) uniform &= same_step(up.opt[g0 + l], up.opt[g0]) && k[l] == k[0];
   const bool two = optimizer_state_slots(up.type) == 2;
   dispatch_optimizer(up.type, [&]<OptimizerType O>() {
     for (int t = 0; t < s.tensors(); ++t) {
@@ -1125,12 +1125,12 @@ void update_group(const FusedBatch& fb, const FusedUpdate& up, const LaneLayout&
       const std::int64_t at = g0 * n;
       float* s2 = two ? up.state2->t[t] + at : nullptr;
       if (uniform) {
-        if (!up.h[g0].skip)
-          update_member<O>(nm * n, fb.params->t[t] + at, gm, up.state1->t[t] + at, s2, up.h[g0], k[0]);
+        if (!up.opt[g0].skip)
+          update_member<O>(nm * n, fb.params->t[t] + at, gm, up.state1->t[t] + at, s2, up.opt[g0], k[0]);
         continue;
       }
       for (int l = 0; l < nm; ++l) {
-        const OptStep& h = up.h[g0 + l];
+        const OptStep& h = up.opt[g0 + l];
         if (h.skip) continue;
         update_member<O>(n, fb.params->t[t] + at + l * n, gm + l * n, up.state1->t[t] + at + l * n,
                          s2 ? s2 + l * n : nullptr, h, k[l]);
@@ -1174,9 +1174,9 @@ const LaneLayout& layout_for(const ModelShape& s, int B, int T, bool update, boo
   return cache.back().lay;
 }
 
-void run_groups(const FusedBatch& fb, const FusedUpdate* up, bool allow_shallow) {
+void run_groups(const StepBatch& fb, const StepUpdate* up, bool allow_shallow) {
   const ModelShape& s = *fb.shape;
-  const LaneLayout& lay = layout_for(s, fb.B, fb.T, up != nullptr, allow_shallow && is_shallow(s));
+  const LaneLayout& lay = layout_for(s, fb.B, fb.targets, up != nullptr, allow_shallow && is_shallow(s));
   float* ws = scratch(lay.total);
   for (int g0 = 0; g0 < fb.S; g0 += L) {
     const int nm = std::min(L, fb.S - g0);
@@ -1278,11 +1278,46 @@ std::int64_t lanes_scratch_bytes(const ModelShape& shape, int batch, int targets
   return layout_for(shape, batch, targets, false, is_shallow(shape)).total * static_cast<std::int64_t>(sizeof(float));
 }
 
-void lanes_loss_grad(const FusedBatch& fb) { run_groups(fb, nullptr, true); }
+namespace {
 
-void lanes_step(const FusedBatch& fb, const FusedUpdate& up) { run_groups(fb, &up, true); }
+class LaneStepKernel final : public StepKernel {
+ public:
+  explicit LaneStepKernel(bool shallow) : shallow_(shallow) {}
+  std::string describe() const override {
+    return std::string("fused step, members in SIMD lanes (") + std::to_string(L) + " per lane group, " +
+           (shallow_ ? "one-hidden-layer kernel" : "layer-by-layer kernel") + ")";
+  }
+  int block_members() const override { return L; }
+  void step(const StepBatch& b, const StepUpdate& up, int) override { run_groups(b, &up, true); }
 
-void lanes_loss_grad_generic(const FusedBatch& fb) { run_groups(fb, nullptr, false); }
+ private:
+  bool shallow_;
+};
+
+}  // namespace
+
+std::unique_ptr<StepKernel> make_lane_step_kernel(const ModelShape& shape, int batch, std::int64_t scratch_budget,
+                                                  std::string* why) {
+  if (!shape.recurrent.empty()) {
+    if (why) *why = "the lane kernel takes dense stacks only (the model has recurrent layers)";
+    return nullptr;
+  }
+  const int targets = shape.outputs();  // upper bound on targets per sample
+  const std::int64_t bytes = lanes_scratch_bytes(shape, batch, targets);
+  if (bytes > scratch_budget) {
+    if (why)
+      *why = "a lane group's scratch would take " + std::to_string(bytes >> 10) + " KiB, above the lane kernel's " +
+             std::to_string(scratch_budget >> 10) + " KiB (wide layers are faster with per-member GEMMs)";
+    return nullptr;
+  }
+  return std::make_unique<LaneStepKernel>(is_shallow(shape));
+}
+
+void lanes_loss_grad(const StepBatch& fb) { run_groups(fb, nullptr, true); }
+
+void lanes_step(const StepBatch& fb, const StepUpdate& up) { run_groups(fb, &up, true); }
+
+void lanes_loss_grad_generic(const StepBatch& fb) { run_groups(fb, nullptr, false); }
 
 void lanes_exp_log(const float* x, std::int64_t n, float* exp_all, float* exp_nonpos, float* log_all, float* log_ge1) {
   for (std::int64_t k = 0; k + L <= n; k += L) {

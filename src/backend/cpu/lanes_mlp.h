@@ -3,7 +3,10 @@
 #pragma once
 #include <cstdint>
 
+#include <memory>
+
 #include "backend/backend.h"
+#include "backend/step_kernel.h"
 
 namespace tn {
 
@@ -20,16 +23,22 @@ inline constexpr int kLanes = 8;
 // activations of a row chunk); decides whether a shape takes the lane kernel.
 std::int64_t lanes_scratch_bytes(const ModelShape& shape, int batch, int targets);
 
-// Backend::fused_loss_grad on the calling thread, lane group by lane group.
-void lanes_loss_grad(const FusedBatch& fb);
+// The lane kernel as a step kernel (kLanes members per block) for a shape it takes: a dense
+// stack whose lane-group scratch fits `scratch_budget` bytes. Null otherwise, with *why.
+std::unique_ptr<StepKernel> make_lane_step_kernel(const ModelShape& shape, int batch,
+                                                  std::int64_t scratch_budget, std::string* why);
 
-// Backend::fused_step on the calling thread: lanes_loss_grad followed by the optimizer
-// update of every tensor, without storing the gradients.
-void lanes_step(const FusedBatch& fb, const FusedUpdate& up);
+// Forward, loss and backward of a batch on the calling thread, lane group by lane group:
+// fills fb.grads and adds to the loss sums (the step kernel's first half, for tests).
+void lanes_loss_grad(const StepBatch& fb);
+
+// A whole step on the calling thread: lanes_loss_grad followed by the optimizer update of
+// every tensor, without storing the gradients (what the step kernel runs).
+void lanes_step(const StepBatch& fb, const StepUpdate& up);
 
 // lanes_loss_grad always by the generic layer-by-layer kernel, also for shapes the
 // shallow (one hidden layer) kernel takes. For tests.
-void lanes_loss_grad_generic(const FusedBatch& fb);
+void lanes_loss_grad_generic(const StepBatch& fb);
 
 // The kernel's exp and log on lane vectors, for tests (n a multiple of kLanes): exp for any
 // x and for x ≤ 0 (or NaN), log for any x and for finite x ≥ 1 (or NaN). Each equals fast_exp /
