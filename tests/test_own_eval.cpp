@@ -9,7 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "backend/cpu/cpu_backend.h"
-#include "cli/commands/eval_record.h"
+#include "run/eval_record.h"
 #include "data/member_sets.h"
 #include "data/prepare.h"
 #include "data/sequence.h"

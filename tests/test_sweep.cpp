@@ -6,7 +6,7 @@
 #include <sstream>
 
 #include "cli/commands/commands.h"
-#include "cli/commands/stored_swarm.h"
+#include "run/stored_swarm.h"
 #include "eval_test_util.h"
 #include "io/h5.h"
 #include "io/h5_file.h"

@@ -4,8 +4,10 @@
 
 #include <filesystem>
 
+#include "cli/commands/cli_util.h"
 #include "cli/commands/commands.h"
-#include "cli/commands/stored_swarm.h"
+#include "io/text_file.h"
+#include "run/stored_swarm.h"
 #include "data/sources.h"
 
 namespace tn {

@@ -5,10 +5,12 @@
 #include <cstdio>
 #include <filesystem>
 
+#include "cli/commands/cli_util.h"
 #include "cli/commands/commands.h"
-#include "cli/commands/eval_record.h"
+#include "io/text_file.h"
+#include "run/eval_record.h"
 #include "cli/commands/eval_report.h"
-#include "cli/commands/stored_swarm.h"
+#include "run/stored_swarm.h"
 
 namespace tn {
 namespace {

@@ -6,8 +6,10 @@
 #include <cstdio>
 #include <filesystem>
 
+#include "cli/commands/cli_util.h"
 #include "cli/commands/commands.h"
-#include "cli/commands/stored_swarm.h"
+#include "io/text_file.h"
+#include "run/stored_swarm.h"
 #include "eval/ensemble.h"
 #include "eval/metrics.h"
 #include "io/prediction_file.h"

@@ -10,8 +10,10 @@
 #include <sstream>
 
 #include "backend/peak.h"
+#include "cli/commands/cli_util.h"
 #include "cli/commands/commands.h"
-#include "cli/commands/stored_swarm.h"
+#include "io/text_file.h"
+#include "run/stored_swarm.h"
 #include "data/member_sets.h"
 #include "data/prepare.h"
 #include "io/h5.h"

@@ -1,5 +1,5 @@
 // Building the run file's prediction and evaluation records.
-#include "cli/commands/eval_record.h"
+#include "run/eval_record.h"
 
 #include <algorithm>
 #include <limits>

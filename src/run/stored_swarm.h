@@ -1,10 +1,9 @@
 // A trained swarm loaded back from its run file for eval and predict: the configuration,
-// model shape and parameters, checked against each other, and the inputs it can be run on
-// (its own splits, rebuilt, or new data preprocessed with the stored statistics).
+// model shape and parameters, checked against each other (run/swarm_file.h), and the inputs
+// it can be run on (its own splits, rebuilt, or new data preprocessed with the stored
+// statistics).
 #pragma once
-#include <functional>
 #include <optional>
-#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -14,13 +13,9 @@
 #include "eval/own.h"
 #include "io/run_file.h"
 #include "model/build.h"
+#include "run/errors.h"
 
 namespace tn {
-
-// A bad command line or a request the run cannot serve (exit 2).
-struct UsageError : std::runtime_error {
-  using std::runtime_error::runtime_error;
-};
 
 struct StoredSwarm {
   std::string path;
@@ -65,25 +60,16 @@ Inputs own_split(const StoredSwarm& run, const std::optional<std::string>& split
 // by name. Throws DataError, ConfigError, UsageError.
 Inputs new_data(const StoredSwarm& run, const std::string& file, bool labeled);
 
-// Every member's outputs and logits on `in`, on the CPU backend with `threads` threads.
+// Every member's outputs and logits on `in`, on the device `device: auto` picks (a GPU when
+// the build has the CUDA backend and one is present, else the CPU with `threads` threads).
 SwarmPredictions run_swarm(const StoredSwarm& run, const Inputs& in, int threads);
 
 // Whether the run has one member per group (data.per_member group_by), so that its members
 // are run and scored on their own group's samples only.
 bool one_member_per_group(const StoredSwarm& run);
 
-// group_by runs: each member's outputs on the samples of its own group (in.group).
+// group_by runs: each member's outputs on the samples of its own group (in.group), on the
+// device run_swarm picks.
 OwnPredictions run_own(const StoredSwarm& run, const Inputs& in, int threads);
-
-// Runs fn() and returns its exit code; a user error it throws (UsageError, RunFileError,
-// ConfigError, DataError, BackendError) is logged and gives kExitUsage.
-int with_user_errors(const std::function<int()>& fn);
-
-// Writes `text` to a temporary file beside `path`, then renames it over `path`. Throws
-// RunFileError (exit 1) naming the file.
-void write_text_atomically(const std::string& path, const std::string& text);
-
-// "mean_prob" | "vote" | "mean_logit" → Combine; vote needs a classification run.
-Combine parse_combine(const std::string& name, bool classification);
 
 }  // namespace tn

@@ -1,20 +1,17 @@
 // Loading a trained swarm from its run file and preparing the inputs it runs on.
-#include "cli/commands/stored_swarm.h"
+#include "run/stored_swarm.h"
 
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
-#include <cerrno>
 #include <cmath>
-#include <cstring>
 #include <filesystem>
-#include <fstream>
 
 #include "backend/backend.h"
-#include "cli/commands/commands.h"
 #include "data/arrays.h"
 #include "data/prepare.h"
 #include "data/sequence.h"
+#include "run/swarm_file.h"
 #include "train/predict.h"
 
 namespace tn {
@@ -26,34 +23,6 @@ std::string joined(const std::vector<std::string>& names) {
   std::string text;
   for (const std::string& n : names) text += (text.empty() ? "'" : ", '") + n + "'";
   return text;
-}
-
-// Checks the stored parameters against the configured model and flattens them.
-void take_params(StoredSwarm& r) {
-  const std::uint64_t S = static_cast<std::uint64_t>(r.S);
-  const std::vector<LayerParams>& layers = r.file.params;
-  if (static_cast<int>(layers.size()) != r.shape.num_layers())
-    throw RunFileError("run file '" + r.path + "' has " + std::to_string(layers.size()) +
-                       " layers under /params, but its /config describes " + std::to_string(r.shape.num_layers()));
-  std::vector<std::size_t> next(layers.size(), 0);  // per layer: its next tensor in parameter order
-  for (int k = 0; k < r.shape.tensors(); ++k) {
-    const int li = r.shape.layer_of(k);
-    const std::string name = "/params/layer_" + std::to_string(li) + "/" + r.shape.tensor_name(k);
-    Shape want = {S};
-    for (std::int64_t d : r.shape.tensor_dims(k)) want.push_back(static_cast<std::uint64_t>(d));
-    const auto& tensors = layers[li].tensors;
-    if (next[li] >= tensors.size() || tensors[next[li]].first != r.shape.tensor_name(k))
-      throw RunFileError("run file '" + r.path + "' has no " + name + ", which its /config describes");
-    const Array& a = tensors[next[li]++].second;
-    if (a.shape != want)
-      throw RunFileError("run file '" + r.path + "': " + name + " has shape " + shape_text(a.shape) +
-                         ", but its /config describes " + shape_text(want));
-    r.params.insert(r.params.end(), a.data.begin(), a.data.end());  // ParamLayout order: [S, size] per tensor
-  }
-  for (std::size_t li = 0; li < layers.size(); ++li)
-    if (next[li] != layers[li].tensors.size())
-      throw RunFileError("run file '" + r.path + "': /params/layer_" + std::to_string(li) +
-                         " holds tensors its /config does not describe");
 }
 
 void check_sizes(const StoredSwarm& r) {
@@ -147,23 +116,11 @@ StoredSwarm load_swarm(const std::string& path, bool own_data) {
   r.cfg = parse_config(r.file.config_yaml, path + ":/config", ov);
   r.S = r.file.meta.swarm_size;
   r.first_member = r.file.meta.first_member;
-  if (r.file.params.empty() || r.file.params.front().tensors.empty())
-    throw RunFileError("run file '" + path + "' has no /params/layer_0");
-  const Array& W0 = r.file.params.front().tensors.front().second;
-  if (W0.shape.size() != 3 || W0.shape[0] != static_cast<std::uint64_t>(r.S))
-    throw RunFileError("run file '" + path + "': /params/layer_0/" + r.file.params.front().tensors.front().first + " has shape " + shape_text(W0.shape) +
-                       ", expected [" + std::to_string(r.S) + ", inputs, units] (swarm_size " +
-                       std::to_string(r.S) + ")");
-  const LossType loss = r.cfg.loss.type;
-  const int units = r.cfg.model.layers.back().units;
-  r.classification = is_classification(loss);
-  r.K = num_classes(loss, units);
-  // A recurrent first layer's Wx is [S, step features, gates·H]; a dense one's W [S, inputs, units].
-  const int seq = r.file.data.seq_len, in0 = static_cast<int>(W0.shape[1]);
-  const bool recurrent = r.cfg.model.layers.front().type != "dense";
-  r.shape = make_model_shape(r.cfg.model, r.cfg.loss, recurrent ? seq * in0 : in0, r.K, units, seq,
-                             recurrent ? in0 : r.file.data.step_features);
-  take_params(r);
+  FileModel m = model_from_run_file(r.file, r.cfg, path);
+  r.shape = std::move(m.shape);
+  r.params = std::move(m.params);
+  r.classification = m.classification;
+  r.K = m.K;
   check_sizes(r);
   // The file lists per-member hyperparameters by name; reports order them as the config does.
   auto& hp = r.file.members.hparams;
@@ -283,54 +240,6 @@ OwnPredictions run_own(const StoredSwarm& run, const Inputs& in, int threads) {
   std::vector<int> member(in.group);
   for (int& m : member) m -= run.first_member;
   return predict_own_swarm(*be, run.shape, run.cfg.loss.type, run.params, run.S, in.X, in.n, in.batch, member);
-}
-
-int with_user_errors(const std::function<int()>& fn) {
-  try {
-    return fn();
-  } catch (const UsageError& e) {
-    spdlog::error("{}", e.what());
-  } catch (const RunFileError& e) {
-    spdlog::error("{}", e.what());
-  } catch (const ConfigError& e) {
-    spdlog::error("{}", e.what());
-  } catch (const DataError& e) {
-    spdlog::error("{}", e.what());
-  } catch (const BackendError& e) {
-    spdlog::error("{}", e.what());
-  }
-  return kExitUsage;
-}
-
-void write_text_atomically(const std::string& path, const std::string& text) {
-  namespace fs = std::filesystem;
-  const fs::path target(path), tmp = target.string() + ".tmp";
-  std::error_code ec;
-  {
-    std::ofstream out(tmp, std::ios::binary);
-    out << text;
-    out.flush();
-    if (!out) {
-      fs::remove(tmp, ec);
-      throw RunFileError("cannot write '" + path + "': " + std::strerror(errno));
-    }
-  }
-  fs::rename(tmp, target, ec);
-  if (ec) {
-    const std::string why = ec.message();
-    fs::remove(tmp, ec);
-    throw RunFileError("cannot write '" + path + "': " + why);
-  }
-}
-
-Combine parse_combine(const std::string& name, bool classification) {
-  for (Combine c : {Combine::MeanProb, Combine::Vote, Combine::MeanLogit}) {
-    if (name != to_string(c)) continue;
-    if (c == Combine::Vote && !classification)
-      throw UsageError("--combine vote needs a classification run; a regression ensemble is the mean");
-    return c;
-  }
-  throw UsageError("--combine: unknown rule '" + name + "'; allowed: mean_prob, vote, mean_logit");
 }
 
 }  // namespace tn

@@ -1,0 +1,169 @@
+// The one mapping between a trained swarm and its run file, both ways: training results to
+// the RunFile that io/run_file.cpp writes, and a read RunFile back to the model and its
+// parameters in ParamLayout order.
+#include "run/swarm_file.h"
+
+#include <chrono>
+#include <ctime>
+
+#include "data/arrays.h"
+#include "eval/combine.h"
+#include "turbanet_version.h"
+
+namespace tn {
+namespace {
+
+std::string utc_now() {
+  const std::time_t t = std::time(nullptr);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&t));
+  return buf;
+}
+
+Array make_array(std::vector<std::uint64_t> shape, std::vector<float> data) {
+  return Array{std::move(shape), std::move(data)};
+}
+
+MemberData member_data(const Config& cfg, const MemberSets& sets) {
+  MemberData m;
+  m.per_member = to_string(cfg.data.per_member);
+  m.fraction = cfg.data.member_fraction;
+  for (int s = 0; s < cfg.swarm.size; ++s) m.sample_count.push_back(static_cast<int>(sets.size(s)));
+  m.set_offset.assign(sets.offset.begin(), sets.offset.end());
+  m.set_rows.assign(sets.rows.begin(), sets.rows.end());
+  m.group_names = sets.names;
+  if (cfg.data.per_member == PerMember::GroupBy) m.group_by = cfg.data.group_by;
+  for (const MemberValues& v : cfg.member_values) {
+    std::vector<double> per(cfg.swarm.size);
+    for (int s = 0; s < cfg.swarm.size; ++s) per[s] = v.at(cfg.swarm.first_member + s);
+    m.hparams.emplace_back(v.key, per);
+  }
+  return m;
+}
+
+// Each non-empty split's source rows, and its data when small enough to carry along.
+std::vector<DataSplit> data_splits(const PreparedData& data) {
+  constexpr std::size_t kMaxValues = 1 << 20;
+  std::vector<DataSplit> out;
+  for (const SplitData* s : {&data.train, &data.val, &data.test}) {
+    if (s->n == 0) continue;
+    DataSplit d{s->name, s->rows, {}, {}, {}};
+    if (s->X.size() <= kMaxValues) {
+      const std::uint64_t n = s->n;
+      d.X = data.seq_len > 0 ? make_array({n, static_cast<std::uint64_t>(data.seq_len),
+                                           static_cast<std::uint64_t>(data.step_features)}, s->X)
+                             : make_array({n, static_cast<std::uint64_t>(data.features)}, s->X);
+      d.time = s->time;
+      d.y = data.num_classes > 0 ? make_array({n}, s->y) : make_array({n, static_cast<std::uint64_t>(data.targets)}, s->y);
+    }
+    out.push_back(std::move(d));
+  }
+  return out;
+}
+
+}  // namespace
+
+std::vector<LayerParams> params_to_layers(const ModelShape& shape, const ParamLayout& layout, const std::vector<float>& p) {
+  std::vector<LayerParams> layers(shape.num_layers());
+  const std::uint64_t S = layout.S;
+  for (int k = 0; k < shape.tensors(); ++k) {
+    std::vector<std::uint64_t> dims = {S};
+    for (std::int64_t d : shape.tensor_dims(k)) dims.push_back(static_cast<std::uint64_t>(d));
+    const auto begin = p.begin() + layout.offset[k];
+    layers[shape.layer_of(k)].tensors.emplace_back(
+        shape.tensor_name(k), make_array(std::move(dims), std::vector<float>(begin, begin + S * layout.size[k])));
+  }
+  return layers;
+}
+
+
+std::vector<float> params_from_layers(const std::vector<LayerParams>& layers, const ModelShape& shape, int members,
+                                      const std::string& path) {
+  const std::uint64_t S = static_cast<std::uint64_t>(members);
+  std::vector<float> params;
+  if (static_cast<int>(layers.size()) != shape.num_layers())
+    throw RunFileError("run file '" + path + "' has " + std::to_string(layers.size()) +
+                       " layers under /params, but its /config describes " + std::to_string(shape.num_layers()));
+  std::vector<std::size_t> next(layers.size(), 0);  // per layer: its next tensor in parameter order
+  for (int k = 0; k < shape.tensors(); ++k) {
+    const int li = shape.layer_of(k);
+    const std::string name = "/params/layer_" + std::to_string(li) + "/" + shape.tensor_name(k);
+    std::vector<std::uint64_t> want = {S};
+    for (std::int64_t d : shape.tensor_dims(k)) want.push_back(static_cast<std::uint64_t>(d));
+    const auto& tensors = layers[li].tensors;
+    if (next[li] >= tensors.size() || tensors[next[li]].first != shape.tensor_name(k))
+      throw RunFileError("run file '" + path + "' has no " + name + ", which its /config describes");
+    const Array& a = tensors[next[li]++].second;
+    if (a.shape != want)
+      throw RunFileError("run file '" + path + "': " + name + " has shape " + shape_text(a.shape) +
+                         ", but its /config describes " + shape_text(want));
+    params.insert(params.end(), a.data.begin(), a.data.end());  // ParamLayout order: [S, size] per tensor
+  }
+  for (std::size_t li = 0; li < layers.size(); ++li)
+    if (next[li] != layers[li].tensors.size())
+      throw RunFileError("run file '" + path + "': /params/layer_" + std::to_string(li) +
+                         " holds tensors its /config does not describe");
+  return params;
+}
+
+FileModel model_from_run_file(const RunFile& file, const Config& cfg, const std::string& path) {
+  const int S = file.meta.swarm_size;
+  if (file.params.empty() || file.params.front().tensors.empty())
+    throw RunFileError("run file '" + path + "' has no /params/layer_0");
+  const Array& W0 = file.params.front().tensors.front().second;
+  if (W0.shape.size() != 3 || W0.shape[0] != static_cast<std::uint64_t>(S))
+    throw RunFileError("run file '" + path + "': /params/layer_0/" + file.params.front().tensors.front().first + " has shape " + shape_text(W0.shape) +
+                       ", expected [" + std::to_string(S) + ", inputs, units] (swarm_size " +
+                       std::to_string(S) + ")");
+  const LossType loss = cfg.loss.type;
+  const int units = cfg.model.layers.back().units;
+  FileModel m;
+  m.classification = is_classification(loss);
+  m.K = num_classes(loss, units);
+  // A recurrent first layer's Wx is [S, step features, gates·H]; a dense one's W [S, inputs, units].
+  const int seq = file.data.seq_len, in0 = static_cast<int>(W0.shape[1]);
+  const bool recurrent = cfg.model.layers.front().type != "dense";
+  m.shape = make_model_shape(cfg.model, cfg.loss, recurrent ? seq * in0 : in0, m.K, units, seq,
+                             recurrent ? in0 : file.data.step_features);
+  m.params = params_from_layers(file.params, m.shape, S, path);
+  return m;
+}
+
+RunFile make_run_file(const Config& cfg, const PreparedData& data, const MemberSets& sets, const TrainOutput& t,
+                      const Backend& be, double wall, const Predictions& predictions, const EvalRecord& record) {
+  RunFile r;
+  const std::uint64_t S = cfg.swarm.size, E = t.epochs;
+  r.config_yaml = to_yaml(cfg);
+  r.meta = {TURBANET_VERSION, cfg.name, be.name(), t.kernel, be.workers(), cfg.swarm.size,
+            cfg.swarm.first_member, t.epochs, t.steps_per_epoch * t.epochs, wall, t.train_seconds,
+            utc_now()};
+  r.params = params_to_layers(t.shape, t.layout, t.params);
+  r.init_params = params_to_layers(t.shape, t.layout, t.init_params);
+  auto hist = [&](const std::vector<float>& h) { return h.empty() ? Array{} : make_array({S, E}, h); };
+  r.train_loss = hist(t.train_loss);
+  r.val_loss = hist(t.val_loss);
+  r.train_accuracy = hist(t.train_acc);
+  r.val_accuracy = hist(t.val_acc);
+  r.diverged_epoch = t.diverged_epoch;
+  r.members = member_data(cfg, sets);
+  r.splits = data_splits(data);
+  if (!data.mean.empty()) {  // per feature, or per step feature for sequence data
+    const std::uint64_t F = data.seq_len > 0 ? data.step_features : data.features, G = data.mean.size() / F;
+    const std::vector<std::uint64_t> shape = G > 1 ? std::vector<std::uint64_t>{G, F} : std::vector<std::uint64_t>{F};
+    r.normalization.method = to_string(cfg.data.normalize);
+    r.normalization.mean = make_array(shape, data.mean);
+    r.normalization.std = make_array(shape, data.std);
+  }
+  if (!data.target_mean.empty()) {
+    r.normalization.target_mean = make_array({data.target_mean.size()}, data.target_mean);
+    r.normalization.target_std = make_array({data.target_std.size()}, data.target_std);
+  }
+  const std::string target = cfg.data.sequence.enabled() ? cfg.data.sequence.target
+                             : cfg.data.source.type == "csv" ? cfg.data.source.target : "";
+  r.data = {data.feature_names, data.class_names, target, data.seq_len, data.step_features};
+  r.put(predictions);
+  r.put(record);
+  return r;
+}
+
+}  // namespace tn

@@ -1,0 +1,107 @@
+// The training service: checks, training, final evaluation, run file.
+#include "run/train_run.h"
+
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+
+#include "data/sequence.h"
+#include "eval/own.h"
+#include "model/build.h"
+#include "run/eval_record.h"
+#include "run/swarm_file.h"
+
+namespace tn {
+namespace {
+
+// Fails early (before training) when the run file could not be written: a directory that
+// cannot be created or written to, or a directory where the file should be.
+void check_output_path(const std::string& path, bool force) {
+  namespace fs = std::filesystem;
+  const fs::path out(path);
+  std::error_code ec;
+  if (fs::is_directory(out, ec))
+    throw ConfigError("output.path: '" + path + "' is a directory; give a file name such as " + path + "/run.h5");
+  if (fs::exists(out, ec) && !force)
+    throw ConfigError("output.path: " + path + " already exists; pass --force to replace it, or --out PATH to write elsewhere");
+  const fs::path dir = out.has_parent_path() ? out.parent_path() : fs::path(".");
+  fs::create_directories(dir, ec);
+  if (ec) throw ConfigError("output.path: cannot create directory '" + dir.string() + "': " + ec.message());
+  const fs::path probe = dir / (".turbanet-probe-" + std::to_string(::getpid()));
+  std::FILE* f = std::fopen(probe.c_str(), "wb");
+  if (!f) throw ConfigError("output.path: cannot write to directory '" + dir.string() + "': " + std::strerror(errno));
+  std::fclose(f);
+  fs::remove(probe, ec);
+}
+
+// group_by: each member on its own group's samples, with the persistence baseline and the
+// original units for sequence data.
+FinalEval evaluate_final_own(const Config& cfg, const PreparedData& data, const TrainOutput& t) {
+  FinalEval f;
+  f.split = t.pred_split == "test" ? &data.test : &data.train;
+  OwnPredictions p;
+  p.S = cfg.swarm.size;
+  p.N = t.pred_n;
+  p.O = t.shape.outputs();
+  p.member = t.pred_member;
+  for (int& m : p.member) m -= cfg.swarm.first_member;
+  p.outputs = t.pred_own;
+  const OwnTargets targets{f.split->y, persistence_forecast(data, *f.split), data.target_mean, data.target_std};
+  const OwnEvaluation e = evaluate_own(p, cfg.loss.type, targets);
+  f.record = make_own_eval_record(e, f.split->name, f.split->name + " split of " + data.origin,
+                                  cfg.swarm.first_member, t.pred_n);
+  f.predictions = make_own_predictions(t.pred_split, p, targets, cfg.swarm.first_member, is_classification(cfg.loss.type));
+  return f;
+}
+
+FinalEval evaluate_final(const Config& cfg, const PreparedData& data, const TrainOutput& t) {
+  if (!t.pred_member.empty()) return evaluate_final_own(cfg, data, t);
+  FinalEval f;
+  f.split = t.pred_split == "test" ? &data.test : &data.train;
+  f.preds = {cfg.swarm.size, t.pred_n, t.shape.outputs(), t.pred_members, {}};
+  f.eval = evaluate(f.preds, cfg.loss.type, f.split->y, Combine::MeanProb);
+  f.record = make_eval_record(f.eval, f.split->name, f.split->name + " split of " + data.origin,
+                              Combine::MeanProb, cfg.swarm.first_member, t.pred_n);
+  f.predictions = make_predictions(t.pred_split, f.preds, f.split->y, is_classification(cfg.loss.type));
+  return f;
+}
+
+double seconds_between(std::chrono::steady_clock::time_point a, std::chrono::steady_clock::time_point b) {
+  return std::chrono::duration<double>(b - a).count();
+}
+
+}  // namespace
+
+TrainingRun::TrainingRun(Config cfg, int threads, bool force, std::chrono::steady_clock::time_point started)
+    : cfg_(std::move(cfg)), started_(started) {
+  check_output_path(cfg_.output.path, force);
+  be_ = make_backend({cfg_.device, threads, cfg_.device_index, cfg_.device_precision == DevicePrecision::Tf32},
+                     &device_note_);
+  data_ = prepare_data(load_dataset(cfg_.data, is_classification(cfg_.loss.type)), cfg_.data);
+  make_model_shape(cfg_, data_);  // validates
+  sets_ = make_member_sets(cfg_, data_);
+  plan_ = plan_training(cfg_, data_, sets_, *be_);
+}
+
+TrainResult TrainingRun::run(const TrainCallbacks& report) {
+  TrainResult r;
+  r.out = train_swarm_in_chunks(cfg_, data_, sets_, *be_, report.progress, plan_.chunk);
+  if (report.trained) report.trained(r.out);
+  const auto eval_start = std::chrono::steady_clock::now();
+  r.final_eval = evaluate_final(cfg_, data_, r.out);
+  if (report.evaluated) report.evaluated(r.final_eval);
+  const auto write_start = std::chrono::steady_clock::now();
+  write_run_file(cfg_.output.path, make_run_file(cfg_, data_, sets_, r.out, *be_, seconds_between(started_, write_start),
+                                                 r.final_eval.predictions, r.final_eval.record));
+  r.setup_and_train_seconds = seconds_between(started_, eval_start);
+  r.eval_seconds = seconds_between(eval_start, write_start);
+  r.write_seconds = seconds_between(write_start, std::chrono::steady_clock::now());
+  for (int s = 0; s < cfg_.swarm.size; ++s)
+    if (r.out.diverged_epoch[s] > 0) r.diverged.push_back(cfg_.swarm.first_member + s);
+  return r;
+}
+
+}  // namespace tn

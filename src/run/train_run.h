@@ -1,0 +1,71 @@
+// The training service behind `turbanet train`: a resolved config checked before any work
+// (output path, device, data, model, member sets, memory plan), then training, the final
+// evaluation and the run file. The command-line layer parses options and prints.
+#pragma once
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "backend/backend.h"
+#include "config/config.h"
+#include "data/member_sets.h"
+#include "data/prepare.h"
+#include "eval/evaluate.h"
+#include "io/run_file.h"
+#include "train/trainer.h"
+
+namespace tn {
+
+// What training evaluates at the end: the test split, or the training split without one.
+struct FinalEval {
+  SwarmPredictions preds;  // not group_by: every member on every sample
+  const SplitData* split = nullptr;
+  Evaluation eval;          // not group_by
+  EvalRecord record;        // what /eval/<split> stores
+  Predictions predictions;  // what /predictions/<split> stores
+};
+
+// Where a run reports while it works; each callback may be empty.
+struct TrainCallbacks {
+  ProgressFn progress;                               // after every epoch
+  std::function<void(const TrainOutput&)> trained;   // training done, before the evaluation
+  std::function<void(const FinalEval&)> evaluated;   // evaluation done, before the file is written
+};
+
+struct TrainResult {
+  TrainOutput out;
+  FinalEval final_eval;
+  std::vector<int> diverged;  // global indices of members whose loss became non-finite
+  double setup_and_train_seconds = 0, eval_seconds = 0, write_seconds = 0;
+};
+
+class TrainingRun {
+ public:
+  // Checks everything before any work: the output path (which must not exist unless
+  // `force`), the device, the data, the model against the data, the member sets and the
+  // memory plan. `started` is when the command began (the run file's wall time counts from
+  // it). Throws ConfigError, DataError or BackendError.
+  TrainingRun(Config cfg, int threads, bool force, std::chrono::steady_clock::time_point started);
+  const Config& config() const { return cfg_; }
+  const PreparedData& data() const { return data_; }
+  const Backend& backend() const { return *be_; }
+  const ChunkPlan& plan() const { return plan_; }
+  const std::string& device_note() const { return device_note_; }  // "" or why auto chose the CPU
+
+  // Trains, evaluates and writes the run file to config().output.path. Throws RunFileError
+  // when the file cannot be written (an existing file is left as it was).
+  TrainResult run(const TrainCallbacks& report);
+
+ private:
+  Config cfg_;
+  std::chrono::steady_clock::time_point started_;
+  std::unique_ptr<Backend> be_;
+  std::string device_note_;
+  PreparedData data_;
+  MemberSets sets_;
+  ChunkPlan plan_;
+};
+
+}  // namespace tn
