@@ -231,6 +231,11 @@ SwarmPredictions run_swarm(const StoredSwarm& run, const Inputs& in, int threads
   return predict_swarm(*be, run.shape, run.cfg.loss.type, run.params, run.S, in.X, in.n, in.batch);
 }
 
+void check_combine(const StoredSwarm& run, Combine how) {
+  if (how == Combine::Vote && !run.classification)
+    throw UsageError("--combine vote needs a classification run; a regression ensemble is the mean");
+}
+
 bool one_member_per_group(const StoredSwarm& run) { return run.file.members.per_member == "group_by"; }
 
 OwnPredictions run_own(const StoredSwarm& run, const Inputs& in, int threads) {

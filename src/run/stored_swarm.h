@@ -64,6 +64,9 @@ Inputs new_data(const StoredSwarm& run, const std::string& file, bool labeled);
 // the build has the CUDA backend and one is present, else the CPU with `threads` threads).
 SwarmPredictions run_swarm(const StoredSwarm& run, const Inputs& in, int threads);
 
+// Throws UsageError when `how` does not apply to the run (vote needs a classification run).
+void check_combine(const StoredSwarm& run, Combine how);
+
 // Whether the run has one member per group (data.per_member group_by), so that its members
 // are run and scored on their own group's samples only.
 bool one_member_per_group(const StoredSwarm& run);

@@ -29,13 +29,9 @@ int with_user_errors(const std::function<int()>& fn) {
   return kExitUsage;
 }
 
-Combine parse_combine(const std::string& name, bool classification) {
-  for (Combine c : {Combine::MeanProb, Combine::Vote, Combine::MeanLogit}) {
-    if (name != to_string(c)) continue;
-    if (c == Combine::Vote && !classification)
-      throw UsageError("--combine vote needs a classification run; a regression ensemble is the mean");
-    return c;
-  }
+Combine parse_combine(const std::string& name) {
+  for (Combine c : {Combine::MeanProb, Combine::Vote, Combine::MeanLogit})
+    if (name == to_string(c)) return c;
   throw UsageError("--combine: unknown rule '" + name + "'; allowed: mean_prob, vote, mean_logit");
 }
 

@@ -11,8 +11,8 @@ namespace tn {
 // ConfigError, DataError, BackendError) is logged and gives kExitUsage.
 int with_user_errors(const std::function<int()>& fn);
 
-// "mean_prob" | "vote" | "mean_logit" → Combine; vote needs a classification run. Throws
-// UsageError.
-Combine parse_combine(const std::string& name, bool classification);
+// "mean_prob" | "vote" | "mean_logit" → Combine. Throws UsageError naming the allowed rules
+// (whether a rule fits the run is the run services' check, run/stored_swarm.h).
+Combine parse_combine(const std::string& name);
 
 }  // namespace tn

@@ -1,5 +1,5 @@
-// `turbanet predict`: run file + new inputs → ensemble and member predictions with
-// per-sample uncertainty, as CSV (stdout or FILE.csv) or HDF5 (FILE.h5).
+// `turbanet predict`: options → the prediction service (run/predict_run.h) → ensemble and
+// member predictions with per-sample uncertainty, as CSV (stdout or FILE.csv) or HDF5 (FILE.h5).
 #include <spdlog/spdlog.h>
 
 #include <cmath>
@@ -8,11 +8,9 @@
 
 #include "cli/commands/cli_util.h"
 #include "cli/commands/commands.h"
-#include "io/text_file.h"
-#include "run/stored_swarm.h"
-#include "eval/ensemble.h"
 #include "eval/metrics.h"
-#include "io/prediction_file.h"
+#include "io/text_file.h"
+#include "run/predict_run.h"
 
 namespace tn {
 namespace {
@@ -37,13 +35,6 @@ std::string csv_field(const std::string& s) {
 
 std::string csv_number(float v) { return std::isfinite(v) ? fmt::format("{:.9g}", v) : std::string(); }
 
-struct Result {
-  const StoredSwarm& run;
-  const SwarmPredictions& p;
-  const Combined& c;
-  const EnsembleStats& stats;
-};
-
 // Appends ",value" to a CSV line.
 void cell(std::string& line, const std::string& value) {
   line += ',';
@@ -52,7 +43,7 @@ void cell(std::string& line, const std::string& value) {
 
 // classification: row, prediction, p_<class>..., entropy, mutual_information, disagreement,
 // member_<k> (its class); regression: row, prediction[_j], std[_j], member_<k>[_j].
-std::string to_csv(const Result& r) {
+std::string to_csv(const PredictOutcome& r) {
   const int S = r.p.S, N = r.p.N, O = r.p.O, W = r.c.width;
   const auto suffix = [&](int j) { return O == 1 ? std::string() : std::string("_") + std::to_string(j); };
   const auto member = [&](int s) { return std::string("member_") + std::to_string(r.run.first_member + s); };
@@ -102,46 +93,13 @@ std::string to_csv(const Result& r) {
   return text;
 }
 
-PredictionFile to_file(const Result& r, const PredictOptions& opt, Combine how) {
-  using U = std::uint64_t;
-  const U S = static_cast<U>(r.p.S), N = static_cast<U>(r.p.N), O = static_cast<U>(r.p.O);
-  PredictionFile f;
-  f.run = opt.run_path;
-  f.input = opt.input;
-  f.task = r.run.classification ? "classification" : "regression";
-  f.combine = r.run.classification ? to_string(how) : "mean";
-  f.feature_names = r.run.file.data.feature_names;
-  if (r.run.classification) f.class_names = r.run.class_names;
-  for (int s = 0; s < r.p.S; ++s) f.member.push_back(r.run.first_member + s);
-  for (int s : r.c.excluded) f.excluded.push_back(r.run.first_member + s);
-  f.members = {{S, N, O}, r.p.outputs};
-  f.ensemble = {{N, static_cast<U>(r.c.width)}, r.c.prediction};
-  f.ensemble_std = {{N, O}, r.stats.std};
-  if (!r.run.classification) return f;
-  f.label = r.c.label;
-  f.entropy = {{N}, r.c.entropy};
-  f.mutual_information = {{N}, r.c.mutual_information};
-  f.disagreement = {{N}, r.c.disagreement};
-  return f;
-}
-
 int predict(const PredictOptions& opt) {
   const OutKind kind = out_kind(opt);
-  const StoredSwarm run = load_swarm(opt.run_path, false);
-  const Combine how = parse_combine(opt.combine, run.classification);
-  const Inputs in = new_data(run, opt.input, false);
-  spdlog::info("predicting {} samples of {} with {} members of {}", in.n, opt.input, run.S, opt.run_path);
-  const SwarmPredictions p = run_swarm(run, in, opt.threads);
-  const Combined c = combine(p, run.cfg.loss.type, how);
-  const EnsembleStats stats = ensemble_mean_std(p.outputs, p.S, p.N, p.O);
-  if (!c.excluded.empty())
-    spdlog::warn("{} members have non-finite predictions (diverged) and are left out of the ensemble",
-                 c.excluded.size());
-  const Result r{run, p, c, stats};
+  const PredictOutcome o = predict_stored(opt.run_path, opt.input, parse_combine(opt.combine), opt.threads);
   try {
-    if (kind == OutKind::H5) write_prediction_file(*opt.out, to_file(r, opt, how));
-    else if (kind == OutKind::Csv) write_text_atomically(*opt.out, to_csv(r));
-    else std::fputs(to_csv(r).c_str(), stdout);
+    if (kind == OutKind::H5) write_prediction_file(*opt.out, prediction_file(o, opt.run_path, opt.input));
+    else if (kind == OutKind::Csv) write_text_atomically(*opt.out, to_csv(o));
+    else std::fputs(to_csv(o).c_str(), stdout);
   } catch (const RunFileError& e) {
     spdlog::error("{}", e.what());
     return kExitIo;

@@ -1,0 +1,55 @@
+// The evaluation service: load, inputs, predictions, metrics, records.
+#include "run/evaluate_run.h"
+
+#include <spdlog/spdlog.h>
+
+#include <utility>
+
+#include "eval/own.h"
+#include "run/eval_record.h"
+
+namespace tn {
+
+EvalOutcome evaluate_stored(const EvalRequest& req) {
+  EvalOutcome o{load_swarm(req.run_path, !req.data)};
+  const StoredSwarm& run = o.run;
+  check_combine(run, req.combine);
+  const Inputs in = req.data ? new_data(run, *req.data, true) : own_split(run, req.split);
+  if (in.n == 0) throw UsageError(in.source + " has no samples");
+  o.source = in.source;
+  o.n = in.n;
+  o.own = !req.data && one_member_per_group(run);
+  if (o.own) {
+    if (req.combine != Combine::MeanProb)
+      spdlog::warn("--combine {} is not used: a run with one member per group has no ensemble", to_string(req.combine));
+    spdlog::info("evaluating {} members of {} on {} ({} samples), each on its own group's samples", run.S,
+                 req.run_path, in.source, in.n);
+    const OwnPredictions preds = run_own(run, in, req.threads);
+    const OwnTargets targets{in.y, in.persistence, run.file.normalization.target_mean.data,
+                             run.file.normalization.target_std.data};
+    const OwnEvaluation e = evaluate_own(preds, run.cfg.loss.type, targets);
+    o.record = make_own_eval_record(e, in.split, in.source, run.first_member, in.n);
+    if (!o.record.excluded.empty())
+      spdlog::warn("members {} have non-finite predictions (diverged): left out", fmt::join(o.record.excluded, ", "));
+    o.predictions = make_own_predictions(in.split, preds, targets, run.first_member, run.classification);
+    return o;
+  }
+  spdlog::info("evaluating {} members of {} on {} ({} samples)", run.S, req.run_path, in.source, in.n);
+  const SwarmPredictions preds = run_swarm(run, in, req.threads);
+  o.eval = evaluate(preds, run.cfg.loss.type, in.y, req.combine);
+  o.record = make_eval_record(o.eval, in.split, in.source, req.combine, run.first_member, in.n);
+  if (!o.record.excluded.empty())
+    spdlog::warn("members {} have non-finite predictions (diverged): left out of the ensemble and "
+                 "the member mean", fmt::join(o.record.excluded, ", "));
+  o.hparams = hparam_report(o.eval, run.file.members.hparams);
+  o.predictions = make_predictions(in.split, preds, in.y, run.classification);
+  return o;
+}
+
+void save_evaluation(EvalOutcome& o, const std::string& path) {
+  o.run.file.put(std::move(o.predictions));
+  o.run.file.put(std::move(o.record));
+  write_run_file(path, o.run.file);
+}
+
+}  // namespace tn

@@ -1,0 +1,153 @@
+// Sweep measurements: timed training at each swarm size and mode.
+#include "run/sweep.h"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+
+#include "data/member_sets.h"
+#include "data/prepare.h"
+#include "model/build.h"
+#include "train/trainer.h"
+#include "turbanet_version.h"
+
+namespace tn {
+namespace {
+
+
+// Peak resident memory since the last reset, in MiB (Linux: VmHWM, reset by clear_refs 5).
+void reset_peak_rss() {
+  std::ofstream("/proc/self/clear_refs") << "5";
+}
+double peak_rss_mb() {
+  std::ifstream in("/proc/self/status");
+  for (std::string line; std::getline(in, line);)
+    if (line.rfind("VmHWM:", 0) == 0) return std::stod(line.substr(6)) / 1024.0;
+  return -1;
+}
+
+double median_of(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const std::size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+// The config at swarm size S: --set and --epochs are overrides like any other, so they are
+// validated (and per-member values resolved) for each size.
+Config config_for(const SweepRequest& opt, int S) {
+  std::vector<Override> ov;
+  for (const auto& s : opt.set) ov.push_back(parse_override(s));
+  if (opt.epochs) ov.push_back({"train.epochs", std::to_string(*opt.epochs)});
+  ov.push_back({"swarm.size", std::to_string(S)});
+  ov.push_back({"swarm.first_member", "0"});
+  return load_config(opt.config_path, ov);
+}
+
+class Sweep {
+ public:
+  Sweep(const SweepRequest& opt, Backend& be) : opt_(opt), be_(be) {}
+
+  SweepPoint run(const Config& cfg, const PreparedData& data, const std::string& mode) {
+    SweepPoint p;
+    p.mode = mode;
+    p.S = cfg.swarm.size;
+    const MemberSets sets = make_member_sets(cfg, data);
+    const ModelShape shape = make_model_shape(cfg, data);
+    std::vector<std::uint32_t> samples;
+    std::vector<OptimizerConfig> opt;
+    for (int s = 0; s < p.S; ++s) {
+      samples.push_back(sets.size(s));
+      opt.push_back(member_optimizer(cfg, s));
+    }
+    const int batch = std::min<int>(cfg.train.batch_size, static_cast<int>(sets.max_size()));
+    p.work = training_work(shape, opt, samples, batch, cfg.train.epochs, data.val.n);
+    reset_peak_rss();
+    const bool sequential = mode == "sequential";
+    const auto once = [&](bool warm_up) {
+      if (!sequential) {
+        const TrainOutput t = train_swarm(cfg, data, sets, be_, nullptr);
+        p.kernel = t.kernel;
+        return t.train_seconds;
+      }
+      double total = 0;
+      for (int k = 0; k < (warm_up ? 1 : p.S); ++k) {
+        Config one = cfg;
+        one.swarm = {1, k};
+        const TrainOutput t = train_swarm(one, data, slice_member_sets(sets, k, k + 1), be_, nullptr);
+        p.kernel = t.kernel;
+        total += t.train_seconds;
+      }
+      return total;
+    };
+    once(true);
+    for (int r = 0; r < opt_.repeats; ++r) p.seconds.push_back(once(false));
+    p.median = median_of(p.seconds);
+    p.min = *std::min_element(p.seconds.begin(), p.seconds.end());
+    p.max = *std::max_element(p.seconds.begin(), p.seconds.end());
+    p.peak_rss_mb = peak_rss_mb();
+    return p;
+  }
+
+ private:
+  const SweepRequest& opt_;
+  Backend& be_;
+};
+
+SweepRow make_row(const Config& cfg, const SweepPoint& p, int repeats, const PeakRate& peak, const Backend& be) {
+  const double gflops = p.work.flops / p.median * 1e-9;
+  const std::vector<double> num = {
+      NAN, NAN, static_cast<double>(p.S), static_cast<double>(cfg.train.epochs), static_cast<double>(repeats),
+      p.median, p.min, p.max, p.median / p.S, p.work.member_samples / p.median, p.work.flops * 1e-9, gflops,
+      peak.gflops > 0 ? gflops / peak.gflops : NAN, peak.gflops, p.peak_rss_mb, NAN,
+      static_cast<double>(be.workers()), NAN};
+  SweepRow r;
+  r.num = num;
+  for (std::size_t i = 0; i < num.size(); ++i) r.text.push_back(fmt::format("{:.6g}", num[i]));
+  r.text[0] = cfg.name;
+  r.text[1] = p.mode;
+  r.text[15] = be.name();
+  r.text[17] = p.kernel;
+  return r;
+}
+
+}  // namespace
+
+const std::vector<std::string>& sweep_columns() {
+  static const std::vector<std::string> c = {
+      "config", "mode", "swarm", "epochs", "repeats", "seconds_median", "seconds_min", "seconds_max",
+      "seconds_per_member", "member_samples_per_s", "gflop", "gflops", "peak_fraction", "peak_gflops",
+      "peak_rss_mb", "device", "threads", "kernel"};
+  return c;
+}
+
+SweepResult run_sweep_measurements(const SweepRequest& req) {
+  const std::vector<int>& sizes = req.sizes;
+  // Data and backend once, from the config at the largest size (which validates it).
+  const Config probe = config_for(req, *std::max_element(sizes.begin(), sizes.end()));
+  std::string note;
+  const std::unique_ptr<Backend> be = make_backend({probe.device, req.threads, probe.device_index, probe.device_precision == DevicePrecision::Tf32}, &note);
+  if (!note.empty()) spdlog::info("{}", note);
+  const PreparedData data = prepare_data(load_dataset(probe.data, is_classification(probe.loss.type)), probe.data);
+  make_model_shape(probe, data);  // validates
+  spdlog::info("turbanet {} sweep | config {} | device {} | threads {} | sizes {}", TURBANET_VERSION,
+               req.config_path, be->name(), be->workers(), fmt::join(sizes, ","));
+  SweepResult res;
+  res.device = be->name();
+  res.peak = measure_peak(*be, req.peak_n);
+  spdlog::info("peak: {:.1f} GFLOP/s ({} concurrent {}^3 sgemm)", res.peak.gflops, res.peak.products, res.peak.n);
+  Sweep sw(req, *be);
+  for (int S : sizes) {
+    const Config cfg = config_for(req, S);
+    for (const std::string& mode : req.modes) {
+      const SweepPoint p = sw.run(cfg, data, mode);
+      res.rows.push_back(make_row(cfg, p, req.repeats, res.peak, *be));
+      spdlog::info("{} S={}: median {:.4f} s [{:.4f}, {:.4f}], {:.2f} GFLOP/s", mode, S, p.median, p.min, p.max,
+                   res.rows.back().num[11]);
+    }
+  }
+  return res;
+}
+
+}  // namespace tn

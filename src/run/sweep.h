@@ -1,0 +1,54 @@
+// The measurement behind `turbanet sweep`: training time against swarm size, for the swarm
+// trained at once and the same members trained one after another with the same code, with
+// achieved GFLOP/s against the backend's measured peak. Times are the training loop only
+// (TrainOutput::train_seconds).
+#pragma once
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "backend/peak.h"
+#include "model/flops.h"
+
+namespace tn {
+
+struct SweepRequest {
+  std::string config_path;
+  std::vector<int> sizes;          // swarm sizes, in order
+  std::vector<std::string> modes;  // "swarm" and/or "sequential", per size in this order
+  int repeats = 3;                 // timed runs per point, after one warm-up
+  std::optional<int> epochs;       // train.epochs override
+  std::vector<std::string> set;    // "key.path=value" overrides
+  int threads = 0;
+  int peak_n = 2048;               // size of the peak-rate sgemm
+};
+
+struct SweepPoint {
+  std::string mode;
+  int S = 0;
+  std::vector<double> seconds;  // per repeat
+  double median = 0, min = 0, max = 0;
+  TrainingWork work;
+  double peak_rss_mb = -1;  // -1: not measurable here
+  std::string kernel;
+};
+
+// The output columns, in order (CSV header, /sweep/<column> datasets).
+const std::vector<std::string>& sweep_columns();
+
+struct SweepRow {
+  std::vector<std::string> text;  // per column, as written to CSV
+  std::vector<double> num;        // per column, NaN for text columns
+};
+
+struct SweepResult {
+  PeakRate peak;
+  std::string device;
+  std::vector<SweepRow> rows;  // per size and mode
+};
+
+// Loads the config once per size (validating overrides), trains every point `repeats` times
+// after a warm-up and measures. Throws ConfigError, DataError, BackendError.
+SweepResult run_sweep_measurements(const SweepRequest& req);
+
+}  // namespace tn
