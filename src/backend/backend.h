@@ -101,9 +101,9 @@ class Backend {
   // db [S, cols] = sum over rows of dZ [S, rows, cols].
   virtual void bias_grad(int S, int rows, int cols, const float* dZ, std::int64_t sZ, float* db,
                          std::int64_t sb) = 0;
-  // Per-member scalars (loss_sum, correct, norm2, h) are device arrays like any tensor.
-  // Loss of outputs Z [S, B, O] (member stride sZ) against targets Y [S, B, T] (stride sY;
-  // T = 1 class labels for cross_entropy, else T = O values). Writes dZ (stride sZ) = dL/dZ
+  // Per-member scalars (loss_sum, correct, norm2, opt) are device arrays like any tensor.
+  // Loss of outputs Z [S, B, O] (member stride sZ) against targets Y [S, B, Ty] (stride sY;
+  // Ty = 1 class labels for cross_entropy, else Ty = O values). Writes dZ (stride sZ) = dL/dZ
   // with L the per-member mean over the batch (and outputs, for regression), and *adds*
   // per-member sums over samples to loss_sum[S] and correct[S] (correct: argmax == label for
   // cross_entropy; for bce the fraction of outputs with (z > 0) == (y > 0.5)).
@@ -119,12 +119,13 @@ class Backend {
   // P [S, B, O] (stride sP) = what users see: softmax (cross_entropy), sigmoid (bce), or Z.
   virtual void output_transform(LossType loss, int S, int B, int O, const float* Z,
                                 std::int64_t sZ, float* P, std::int64_t sP) = 0;
-  // Xb [S, B, F] (stride sXb) and Yb [S, B, T] (stride sYb): member s's rows at positions
-  // pos0..pos0+B of its sample order, gathered from X [n, F] and Y [n, T].
+  // Xb [S, B, F] (stride sXb) and Yb [S, B, Ty] (stride sYb): member s's rows at positions
+  // pos0..pos0+B of its sample order, gathered from X [n, F] and Y [n, Ty] (Ty: values per
+  // target row).
   virtual void gather_batch(const BatchSampler& sampler, std::uint32_t member0, int S,
                             std::uint32_t pos0, int B, const float* X, int F, const float* Y,
-                            int T, float* Xb, std::int64_t sXb, float* Yb, std::int64_t sYb) = 0;
-  // ---- recurrent layers (equations in math/recurrent.h) ----
+                            int Ty, float* Xb, std::int64_t sXb, float* Yb, std::int64_t sYb) = 0;
+  // ---- recurrent layers (equations in math/recurrent.h; T is time steps, h hidden states) ----
   // Time-major copy of sequence inputs: dst [S, T, B, F] (stride sd) from src [S, B, T, F]
   // (stride ss).
   virtual void to_time_major(int S, int B, int T, int F, const float* src, std::int64_t ss, float* dst,
@@ -153,13 +154,13 @@ class Backend {
   virtual void sum_squares(int S, std::int64_t n, const float* x, std::int64_t sx,
                            double* norm2) = 0;
   // One optimizer step on parameters P [S, n] (member stride `stride`) with gradients G and
-  // state S1, S2 of the same layout, using member s's step scalars h[s]. When clip > 0 the
+  // state S1, S2 of the same layout, using member s's step scalars opt[s]. When clip > 0 the
   // gradient of member s is first scaled by min(1, clip / (√norm2[s] + 1e-6)), where
   // norm2[s] is the squared global norm of all its gradients (PyTorch's clip_grad_norm_).
-  // Members with h[s].skip are left unchanged.
+  // Members with opt[s].skip are left unchanged.
   virtual void optimizer_update(OptimizerType type, int S, std::int64_t n, float* P,
                                 const float* G, float* S1, float* S2, std::int64_t stride,
-                                const OptStep* h, float clip, const double* norm2) = 0;
+                                const OptStep* opt, float clip, const double* norm2) = 0;
 };
 
 // A device array of `count` T (at least one, so the pointer is always valid), released when

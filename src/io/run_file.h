@@ -1,6 +1,7 @@
 // The run file: one HDF5 file per training run, readable with h5py. This header is the
-// in-memory form; io/run_file.cpp is the only code that knows HDF5. The layout is
-// documented in docs/run-file.md.
+// in-memory form; io/run_file.cpp lays it out in HDF5 (through the wrapper io/h5.*; only
+// src/io/ knows HDF5). The layout is documented in docs/run-file.md; what a trained swarm
+// puts here and reads back is run/swarm_file.h.
 #pragma once
 #include <cstdint>
 #include <stdexcept>

@@ -18,6 +18,16 @@ struct Scratch {
         out(be, static_cast<std::size_t>(members) * batch * shape.outputs()) {}
 };
 
+// Members per block: the swarm spread evenly over the workers, at most 32 at once.
+int predict_block(const Backend& be, int S) { return std::clamp((S + be.workers() - 1) / be.workers(), 1, 32); }
+
+// One Scratch per worker for blocks of `block` members and `batch` rows.
+std::vector<std::unique_ptr<Scratch>> worker_scratch(Backend& be, const ModelShape& shape, int block, int batch) {
+  std::vector<std::unique_ptr<Scratch>> scratch;
+  for (int w = 0; w < be.workers(); ++w) scratch.push_back(std::make_unique<Scratch>(be, shape, block, batch));
+  return scratch;
+}
+
 }  // namespace
 
 SwarmPredictions predict_swarm(Backend& be, const ModelShape& shape, LossType loss,
@@ -36,9 +46,8 @@ SwarmPredictions predict_swarm(Backend& be, const ModelShape& shape, LossType lo
   be.to_device(P.p, params.data(), params.size() * sizeof(float));
   be.to_device(Xd.p, X.data(), X.size() * sizeof(float));
   const int bcap = std::clamp(batch, 1, N);
-  const int block = std::clamp((S + be.workers() - 1) / be.workers(), 1, 32);
-  std::vector<std::unique_ptr<Scratch>> scratch;
-  for (int w = 0; w < be.workers(); ++w) scratch.push_back(std::make_unique<Scratch>(be, shape, block, bcap));
+  const int block = predict_block(be, S);
+  const std::vector<std::unique_ptr<Scratch>> scratch = worker_scratch(be, shape, block, bcap);
   BatchSampler in_order;
   in_order.n = static_cast<std::uint32_t>(N);
   be.for_each_block(S, block, [&](int b0, int b1, int w) {
@@ -82,13 +91,11 @@ OwnPredictions predict_own_swarm(Backend& be, const ModelShape& shape, LossType 
   be.to_device(P.p, params.data(), params.size() * sizeof(float));
   be.to_device(Xd.p, X.data(), X.size() * sizeof(float));
   const int bcap = std::clamp(batch, 1, static_cast<int>(stride));
-  const int block = std::clamp((S + be.workers() - 1) / be.workers(), 1, 32);
-  std::vector<std::unique_ptr<Scratch>> scratch;
+  const int block = predict_block(be, S);
+  const std::vector<std::unique_ptr<Scratch>> scratch = worker_scratch(be, shape, block, bcap);
   std::vector<std::unique_ptr<DeviceBuffer<std::uint32_t>>> tables;
-  for (int w = 0; w < be.workers(); ++w) {
-    scratch.push_back(std::make_unique<Scratch>(be, shape, block, bcap));
+  for (int w = 0; w < be.workers(); ++w)
     tables.push_back(std::make_unique<DeviceBuffer<std::uint32_t>>(be, static_cast<std::size_t>(block) * stride));
-  }
   be.for_each_block(S, block, [&](int b0, int b1, int w) {
     Scratch& sc = *scratch[w];
     const int Sb = b1 - b0;

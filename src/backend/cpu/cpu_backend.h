@@ -46,7 +46,7 @@ class CpuBackend final : public Backend {
   void output_transform(LossType loss, int S, int B, int O, const float* Z, std::int64_t sZ,
                         float* P, std::int64_t sP) override;
   void gather_batch(const BatchSampler& sampler, std::uint32_t member0, int S, std::uint32_t pos0,
-                    int B, const float* X, int F, const float* Y, int T, float* Xb,
+                    int B, const float* X, int F, const float* Y, int Ty, float* Xb,
                     std::int64_t sXb, float* Yb, std::int64_t sYb) override;
   void to_time_major(int S, int B, int T, int F, const float* src, std::int64_t ss, float* dst,
                      std::int64_t sd) override;
@@ -60,7 +60,7 @@ class CpuBackend final : public Backend {
                     const float* dh, std::int64_t sH, float* dGx, float* dGh, float* dh_prev) override;
   void sum_squares(int S, std::int64_t n, const float* x, std::int64_t sx, double* norm2) override;
   void optimizer_update(OptimizerType type, int S, std::int64_t n, float* P, const float* G,
-                        float* S1, float* S2, std::int64_t stride, const OptStep* h,
+                        float* S1, float* S2, std::int64_t stride, const OptStep* opt,
                         float clip, const double* norm2) override;
 
  private:
