@@ -1,0 +1,102 @@
+// Every op case of the table (tests/op_table.cpp) on every backend row: the reference itself
+// (deterministic, finite, with the case's properties), the CPU backend against the reference,
+// and the CUDA backend against the reference and against the CPU backend. Each case prints
+// its largest error, passing or not; a failure names the case and the first elements outside
+// |got − expected| ≤ atol + rtol·|expected| (tests/op_cases.h). Without a GPU the CUDA row
+// prints one "SKIPPED: no CUDA device (why)" line and passes.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <exception>
+#include <iomanip>
+#include <set>
+#include <sstream>
+#include <string>
+
+#include "backend/cpu/cpu_backend.h"
+#if defined(TURBANET_HAVE_CUDA)
+#include "backend/cuda/cuda_backend.h"
+#endif
+#include "cuda_test_util.h"
+#include "op_cases.h"
+
+using namespace tn;
+using namespace tn::op_test;
+
+namespace {
+
+// A backend row: every case on `be` against the reference; with `cpu`, also against the CPU
+// backend's result (parity tolerances).
+void run_row(const std::string& row, Backend& be, Backend* cpu) {
+  for (const OpCase& c : op_cases()) {
+    const HostArrays ref = reference_case(c);
+    try {
+      const HostArrays got = run_case(c, be);
+      const Diff d = compare(c, got, ref, ref, false);
+      std::ostringstream line;
+      line << std::setprecision(3) << row << " " << c.name << ": max |got - ref| " << d.max_err << " ("
+           << d.worst << " of the tolerance) over " << d.values << " values";
+      CHECK_MESSAGE(d.bad == 0, row << " " << c.name << ": " << d.bad << " values off the reference:" << d.first_bad);
+      if (c.property) {
+        const std::string p = c.property(got);
+        CHECK_MESSAGE(p.empty(), row << " " << c.name << ": " << p);
+      }
+      if (cpu) {
+        const HostArrays base = run_case(c, *cpu);
+        const Diff pd = compare(c, got, base, ref, true);
+        line << "; max |got - cpu| " << pd.max_err << " (" << pd.worst << " of the tolerance)";
+        CHECK_MESSAGE(pd.bad == 0, row << " " << c.name << ": " << pd.bad << " values off the CPU backend:" << pd.first_bad);
+      }
+      MESSAGE(line.str());
+    } catch (const std::exception& e) {
+      CHECK_MESSAGE(false, row << " " << c.name << " threw: " << e.what());
+    }
+  }
+}
+
+}  // namespace
+
+TEST_CASE("ops: the reference row: every op case's reference is deterministic, finite and has its properties") {
+  std::set<std::string> names;
+  for (const OpCase& c : op_cases()) {
+    CHECK_MESSAGE(names.insert(c.name).second, "two cases named " << c.name);
+    const HostArrays a = reference_case(c), b = reference_case(c);
+    std::size_t outputs = 0, written = 0, not_finite = 0, differs = 0;
+    double max_abs = 0.0;
+    for (const Array& arr : c.arrays) {
+      if (!arr.output) continue;
+      ++outputs;
+      const std::vector<double>&va = a[arr.name], &vb = b[arr.name];
+      for (std::size_t i = 0; i < va.size(); ++i) {
+        if (!(va[i] == vb[i] || (std::isnan(va[i]) && std::isnan(vb[i])))) ++differs;
+        if (va[i] == arr.values[i] || (std::isnan(va[i]) && std::isnan(arr.values[i]))) continue;  // untouched
+        ++written;
+        if (!std::isfinite(va[i])) ++not_finite;
+        else max_abs = std::max(max_abs, std::fabs(va[i]));
+      }
+    }
+    CHECK_MESSAGE(outputs > 0, c.name << " has no output to compare");
+    CHECK_MESSAGE(differs == 0, c.name << ": the reference gave different results twice");
+    CHECK_MESSAGE(not_finite == 0, c.name << ": the reference wrote " << not_finite << " values that are not finite");
+    if (c.property) {
+      const std::string p = c.property(a);
+      CHECK_MESSAGE(p.empty(), "reference " << c.name << ": " << p);
+    }
+    MESSAGE("reference " << c.name << ": " << written << " values written, max |ref| " << max_abs);
+  }
+  MESSAGE(op_cases().size() << " op cases");
+}
+
+TEST_CASE("ops: the CPU row: every op case on the CPU backend matches the reference") {
+  CpuBackend cpu(1);
+  run_row("cpu", cpu, nullptr);
+}
+
+TEST_CASE("cuda ops: the CUDA row: every op case on the CUDA backend matches the reference and the CPU backend") {
+  if (skip_without_gpu()) return;
+#if defined(TURBANET_HAVE_CUDA)
+  CpuBackend cpu(1);
+  CudaBackend gpu(0, false);
+  run_row("cuda", gpu, &cpu);
+#endif
+}
