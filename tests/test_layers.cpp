@@ -1,0 +1,37 @@
+// The source tree's layers point one way: a file under src/<layer>/ includes only its own
+// layer and layers below it (README "Architecture"). Reads the includes of every source file.
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <regex>
+#include <string>
+
+namespace fs = std::filesystem;
+
+TEST_CASE("layers: no source file includes a layer above its own") {
+  // Bottom to top; layers of the same rank (eval, io) do not include each other either.
+  const std::map<std::string, int> rank = {{"math", 0}, {"util", 0}, {"swarm", 1}, {"backend", 2}, {"eval", 3},
+                                           {"io", 3},   {"config", 4}, {"data", 5}, {"model", 6}, {"train", 7},
+                                           {"run", 8},  {"cli", 9}};
+  const fs::path src = fs::path(TURBANET_SOURCE_DIR) / "src";
+  const std::regex include(R"(#include\s+"([a-z_]+)/)");
+  int files = 0, includes = 0;
+  for (const auto& e : fs::recursive_directory_iterator(src)) {
+    if (!e.is_regular_file()) continue;
+    const std::string layer = fs::relative(e.path(), src).begin()->string();
+    REQUIRE_MESSAGE(rank.count(layer), "src/" << layer << "/ is not a known layer: add it to this test and the README");
+    ++files;
+    std::ifstream in(e.path());
+    for (std::string line; std::getline(in, line);) {
+      std::smatch m;
+      if (!std::regex_search(line, m, include) || m[1] == layer || !rank.count(m[1])) continue;
+      ++includes;
+      CHECK_MESSAGE(rank.at(m[1]) < rank.at(layer),
+                    fs::relative(e.path(), src).string() << " (" << layer << ") includes " << m[1] << "/: a layer at or above its own");
+    }
+  }
+  MESSAGE(files << " files, " << includes << " includes across layers checked");
+  CHECK(files > 100);
+}
