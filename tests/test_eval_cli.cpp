@@ -13,6 +13,7 @@
 #include "data/prepare.h"
 #include "eval_test_util.h"
 #include "io/run_file.h"
+#include "seal_test_util.h"
 
 using namespace tn;
 using namespace evaltest;
@@ -219,6 +220,7 @@ TEST_CASE("eval: bad input exits 2 with a clear message and changes nothing") {
     H5Awrite(a, H5T_NATIVE_INT, &v);
     H5Aclose(a);
     H5Fclose(f);
+    tn::test::reseal(other.string());
     o.run_path = other.string();
     want = "has format_version 99, but this turbanet reads only format_version 1";
   }
@@ -228,6 +230,7 @@ TEST_CASE("eval: bad input exits 2 with a clear message and changes nothing") {
     const hid_t f = H5Fopen(other.c_str(), H5F_ACC_RDWR, H5P_DEFAULT);
     H5Ldelete(f, "/params", H5P_DEFAULT);
     H5Fclose(f);
+    tn::test::reseal(other.string());
     o.run_path = other.string();
     want = "has no /params";
   }

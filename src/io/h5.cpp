@@ -4,6 +4,7 @@
 #include "io/h5_deflate.h"
 
 #include <algorithm>
+#include <limits>
 #include <utility>
 #include <vector>
 
@@ -23,6 +24,7 @@ constexpr std::uint64_t kChunkTargetBytes = 256 * 1024;
 constexpr std::uint64_t kTrialBytes = 64 * 1024;
 constexpr double kWorthRatio = 0.85;
 constexpr std::size_t kCoreIncrement = 1024 * 1024;  // growth step of in-memory files
+constexpr hsize_t kUserBlockBytes = 512;             // io/file_seal.h kSealBytes
 
 herr_t innermost_error(unsigned n, const H5E_error2_t* err, void* out) {
   if (n == 0 && err->desc) *static_cast<std::string*>(out) = err->desc;
@@ -45,6 +47,28 @@ std::vector<hsize_t> to_dims(const std::vector<std::uint64_t>& shape) {
 std::uint64_t product(const std::vector<hsize_t>& dims) {
   std::uint64_t n = 1;
   for (hsize_t d : dims) n *= d;
+  return n;
+}
+
+// Elements of a dataset about to be read into memory, checked against what its file can hold:
+// the product of its dimensions without overflow, and its bytes at most what deflate can expand
+// the whole file to (about 1032 : 1) plus 1 MiB. A damaged shape fails here, not in the allocator.
+std::uint64_t checked_elements(hid_t dset, const std::vector<hsize_t>& dims, std::uint64_t elem_size,
+                               const std::string& name) {
+  std::uint64_t n = 1;
+  for (hsize_t d : dims)
+    if (d != 0 && n > std::numeric_limits<std::uint64_t>::max() / d) throw Error("dataset " + name + " has an impossible shape");
+    else n *= d;
+  hsize_t file_bytes = 0;
+  const hid_t f = H5Iget_file_id(dset);
+  if (f >= 0) {
+    H5Fget_filesize(f, &file_bytes);
+    H5Fclose(f);
+  }
+  const std::uint64_t limit = 1100 * static_cast<std::uint64_t>(file_bytes) + (1u << 20);
+  if (elem_size != 0 && n > limit / elem_size)
+    throw Error("dataset " + name + " claims " + std::to_string(n) + " values, more than its file of " +
+                std::to_string(file_bytes) + " bytes can hold");
   return n;
 }
 
@@ -158,7 +182,7 @@ std::vector<T> read_vector(hid_t file, const std::string& name, H5T_class_t want
   Handle dset = open_dataset(file, name);
   Handle type = own(H5Dget_type(dset.get()), H5Tclose, "getting the type of " + name);
   expect_class(type.get(), want, want_name, "dataset " + name);
-  std::vector<T> values(one_dimensional(dset.get(), name));
+  std::vector<T> values(checked_elements(dset.get(), {one_dimensional(dset.get(), name)}, sizeof(T), name));
   if (values.empty()) return values;
   check(H5Dread(dset.get(), mem_type, H5S_ALL, H5S_ALL, H5P_DEFAULT, values.data()),
         "reading dataset " + name);
@@ -269,7 +293,10 @@ Handle own(hid_t id, Handle::Closer closer, const std::string& what) {
 Handle create_memory_file(const std::string& name) {
   Handle fapl = own(H5Pcreate(H5P_FILE_ACCESS), H5Pclose, "creating file access properties");
   check(H5Pset_fapl_core(fapl.get(), kCoreIncrement, 0), "selecting the in-memory driver");
-  return own(H5Fcreate(name.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl.get()), H5Fclose,
+  // The user block holds the file's seal (io/file_seal.h).
+  Handle fcpl = own(H5Pcreate(H5P_FILE_CREATE), H5Pclose, "creating file creation properties");
+  check(H5Pset_userblock(fcpl.get(), kUserBlockBytes), "reserving the user block");
+  return own(H5Fcreate(name.c_str(), H5F_ACC_TRUNC, fcpl.get(), fapl.get()), H5Fclose,
              "creating the in-memory HDF5 file");
 }
 
@@ -370,7 +397,7 @@ void read_floats(hid_t file, const std::string& name, std::vector<std::uint64_t>
   expect_class(type.get(), H5T_FLOAT, "floating-point", "dataset " + name);
   const std::vector<hsize_t> dims = dataset_dims(dset.get(), name);
   shape.assign(dims.begin(), dims.end());
-  data.assign(product(dims), 0.0f);
+  data.assign(checked_elements(dset.get(), dims, sizeof(float), name), 0.0f);
   if (data.empty()) return;
   check(H5Dread(dset.get(), H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, data.data()),
         "reading dataset " + name);
@@ -390,7 +417,7 @@ std::vector<std::string> read_strings(hid_t file, const std::string& name) {
   expect_class(type.get(), H5T_STRING, "string", "dataset " + name);
   if (check(H5Tis_variable_str(type.get()), "inspecting the string type of " + name) == 0)
     throw Error("dataset " + name + " holds fixed-length strings, expected variable-length");
-  std::vector<char*> ptrs(one_dimensional(dset.get(), name), nullptr);
+  std::vector<char*> ptrs(checked_elements(dset.get(), {one_dimensional(dset.get(), name)}, sizeof(char*), name), nullptr);
   if (ptrs.empty()) return {};
   Handle mem = string_type(name);
   check(H5Dread(dset.get(), mem.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, ptrs.data()),

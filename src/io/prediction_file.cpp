@@ -67,13 +67,7 @@ void write_prediction_file(const std::string& path, const PredictionFile& p) {
 }
 
 PredictionFile read_prediction_file(const std::string& path) {
-  h5::Session session;
-  h5::Handle file = io::open_h5_for_reading(path, kKind);
-  try {
-    return read_objects(file.get(), path);
-  } catch (const h5::Error& e) {
-    throw RunFileError("cannot read " + std::string(kKind) + " '" + path + "': " + e.what());
-  }
+  return io::read_h5_checked<PredictionFile>(path, kKind, [&](hid_t file) { return read_objects(file, path); });
 }
 
 }  // namespace tn

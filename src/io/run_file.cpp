@@ -2,6 +2,7 @@
 #include "io/run_file.h"
 
 #include <algorithm>
+#include <limits>
 #include <utility>
 
 #include "io/h5.h"
@@ -333,6 +334,9 @@ class Reader {
     throw RunFileError("run file '" + path_ + "' has no " + what +
                        ": it was not written by turbanet or is damaged");
   }
+  [[noreturn]] void damaged(const std::string& what) const {
+    throw RunFileError("run file '" + path_ + "' is damaged: " + what + "; restore it from a copy or train again");
+  }
 
   // Returns `name` when it exists, else throws the "has no <name>" error.
   const std::string& require(const std::string& name) const {
@@ -362,8 +366,13 @@ class Reader {
   std::string text_attr(hid_t meta, const char* attr) const {
     return meta_attr(meta, attr, h5::get_string_attr);
   }
-  int int_attr(hid_t meta, const char* attr) const {
-    return static_cast<int>(meta_attr(meta, attr, h5::get_int_attr));
+  // A /meta count: a whole number in [lo, INT_MAX].
+  int int_attr(hid_t meta, const char* attr, int lo = 0) const {
+    const std::int64_t v = meta_attr(meta, attr, h5::get_int_attr);
+    if (v < lo || v > std::numeric_limits<int>::max())
+      damaged("/meta@" + std::string(attr) + " is " + std::to_string(v) + ", outside [" + std::to_string(lo) + ", " +
+              std::to_string(std::numeric_limits<int>::max()) + "]");
+    return static_cast<int>(v);
   }
 
   void read_meta(RunMeta& m) const {
@@ -375,10 +384,14 @@ class Reader {
     m.kernel = text_attr(g, "kernel");
     m.created = text_attr(g, "created");
     m.threads = int_attr(g, "threads");
-    m.swarm_size = int_attr(g, "swarm_size");
+    m.swarm_size = int_attr(g, "swarm_size", 1);
     m.first_member = int_attr(g, "first_member");
+    if (m.first_member > std::numeric_limits<int>::max() - m.swarm_size)
+      damaged("members [" + std::to_string(m.first_member) + ", " + std::to_string(m.first_member) + " + " +
+              std::to_string(m.swarm_size) + ") (/meta@first_member, @swarm_size) exceed the largest member index");
     m.epochs = int_attr(g, "epochs");
     m.steps = meta_attr(g, "steps", h5::get_int_attr);
+    if (m.steps < 0) damaged("/meta@steps is " + std::to_string(m.steps));
     m.wall_seconds = meta_attr(g, "wall_seconds", h5::get_double_attr);
     m.train_seconds = meta_attr(g, "train_seconds", h5::get_double_attr);
   }
@@ -495,13 +508,7 @@ void write_run_file(const std::string& path, const RunFile& run) {
 }
 
 RunFile read_run_file(const std::string& path) {
-  h5::Session session;
-  h5::Handle file = io::open_h5_for_reading(path, "run file");
-  try {
-    return Reader(file.get(), path).read();
-  } catch (const h5::Error& e) {
-    throw RunFileError("cannot read run file '" + path + "': " + e.what());
-  }
+  return io::read_h5_checked<RunFile>(path, "run file", [&](hid_t file) { return Reader(file, path).read(); });
 }
 
 }  // namespace tn
