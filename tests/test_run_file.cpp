@@ -233,7 +233,7 @@ TEST_CASE("h5: compressed datasets split into chunks (edge chunks padded) read b
   tn::io::write_h5_atomically(path, "test file", [&](hid_t file) {
     for (std::size_t i = 0; i < shapes.size(); ++i)
       tn::h5::write_floats(file, "/d" + std::to_string(i), shapes[i], values[i].data());
-  });
+  }, tn::io::Replace::Yes);
   tn::h5::Session session;
   const hid_t f = H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
   REQUIRE(f >= 0);

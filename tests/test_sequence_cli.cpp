@@ -72,7 +72,7 @@ TEST_CASE("data generate: random_walk CSV reads back to exactly the same prepare
   const std::string text = read_text(csv);
   CHECK(text.rfind("date,ticker,close\n2020-01-01,S000,", 0) == 0);
   CHECK(std::count(text.begin(), text.end(), '\n') == 361);
-  CHECK(!fs::exists(dir / "walk.csv.tmp"));
+  for (const auto& e : fs::directory_iterator(dir)) CHECK(e.path().filename().string().find(".tmp") == std::string::npos);
 
   const Config a = load_config(gen.string());
   const Config b = parse_config(
@@ -113,7 +113,11 @@ TEST_CASE("data generate: other generators, atomic replacement and errors") {
   const fs::path cfg = dir / "spirals.yaml", out = dir / "spirals.csv";
   std::ofstream(cfg) << "model: {layers: [{units: 2}]}\ndata: {source: {type: spirals, n: 40, seed: 3}}\n";
   std::ofstream(out) << "old contents\n";
-  REQUIRE(run_data_generate(generate_options(cfg, out)) == kExitOk);
+  CHECK(run_data_generate(generate_options(cfg, out)) == kExitUsage);  // exists: needs --force
+  CHECK(read_text(out) == "old contents\n");
+  DataGenerateOptions replace = generate_options(cfg, out);
+  replace.force = true;
+  REQUIRE(run_data_generate(replace) == kExitOk);
   CHECK(read_text(out).rfind("x,y,label\n", 0) == 0);
   SourceConfig s;
   s.type = "spirals";
@@ -137,7 +141,9 @@ TEST_CASE("data generate: other generators, atomic replacement and errors") {
   CHECK(read_text(out) == before);
   CHECK(run_data_generate(generate_options(cfg, dir / "x.txt")) == kExitUsage);
   CHECK(run_data_generate(generate_options(dir / "missing.yaml", out)) == kExitUsage);
-  CHECK(run_data_generate(generate_options(cfg, dir / "no-such-dir" / "x.csv")) == kExitIo);
+  CHECK(run_data_generate(generate_options(cfg, dir / "new-dir" / "x.csv")) == kExitOk);  // directories are made
+  std::ofstream(dir / "plain") << "a file, not a directory";
+  CHECK(run_data_generate(generate_options(cfg, dir / "plain" / "x.csv")) == kExitIo);
   fs::remove_all(dir);
 }
 

@@ -65,6 +65,7 @@ int main(int argc, char** argv) {
   e->add_flag("--json", eval.json, "Print one JSON object on stdout instead of the table");
   e->add_option("--out", eval_out, "Write the results to FILE.json, or to FILE.h5 (a copy of the run "
                                    "file) instead of updating the run file");
+  e->add_flag("--force", eval.force, "Replace an existing --out file");
   e->add_option("--threads", eval.threads, "CPU threads (default: all cores)")->check(CLI::NonNegativeNumber);
   add_verbosity(e, &quiet, &verbose);
   e->footer("Example: turbanet eval runs/spirals.h5 --split all --combine vote");
@@ -78,6 +79,7 @@ int main(int argc, char** argv) {
   p->add_option("--out", predict_out, "FILE.csv or FILE.h5 (default: CSV on stdout)");
   p->add_option("--combine", predict.combine, "Ensemble rule: mean_prob (default), vote, mean_logit")
       ->check(CLI::IsMember({"mean_prob", "vote", "mean_logit"}));
+  p->add_flag("--force", predict.force, "Replace an existing --out file");
   p->add_option("--threads", predict.threads, "CPU threads (default: all cores)")->check(CLI::NonNegativeNumber);
   add_verbosity(p, &quiet, &verbose);
   p->footer("Example: turbanet predict runs/iris.h5 --input data/iris.csv --out runs/iris-predictions.h5");
@@ -94,6 +96,7 @@ int main(int argc, char** argv) {
   w->add_option("--mode", sweep.mode, "swarm (default), sequential (members one after another, same code) or both")
       ->check(CLI::IsMember({"swarm", "sequential", "both"}));
   w->add_option("--out", sweep_out, "Write the table as FILE.csv or FILE.h5");
+  w->add_flag("--force", sweep.force, "Replace an existing --out file");
   w->add_option("--threads", sweep.threads, "CPU threads (default: all cores)")->check(CLI::NonNegativeNumber);
   add_verbosity(w, &quiet, &verbose);
   w->footer("Example: turbanet sweep configs/spirals-small.yaml --swarm 1..128 --mode both --out sweep.csv");
@@ -103,7 +106,8 @@ int main(int argc, char** argv) {
   dt->require_subcommand(1);
   CLI::App* dg = dt->add_subcommand("generate", "Write a config's built-in generated data (random_walk, spirals, moons, sine) as CSV");
   dg->add_option("config", generate.config_path, "YAML configuration file (its data section)")->required();
-  dg->add_option("--out", generate.out, "CSV file to write (replaced atomically)")->required();
+  dg->add_option("--out", generate.out, "CSV file to write")->required();
+  dg->add_flag("--force", generate.force, "Replace an existing --out file");
   dg->add_option("--set", generate.set, "Override a config key, e.g. --set data.source.series=10 (repeatable)")
       ->allow_extra_args(false);
   add_verbosity(dg, &quiet, &verbose);

@@ -1,20 +1,17 @@
 // Atomic whole-file writes of in-memory HDF5 images, and checked opening (see io/h5_file.h).
 #include "io/h5_file.h"
 
-#include <fcntl.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <atomic>
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
-#include <thread>
-#include <cerrno>
-#include <cstring>
 #include <filesystem>
+#include <string_view>
 #include <system_error>
-#include <utility>
+#include <thread>
 #include <vector>
 
 #include "io/file_seal.h"
@@ -23,74 +20,6 @@ namespace tn::io {
 namespace {
 
 namespace fs = std::filesystem;
-
-// Removes the temporary file unless the write succeeded.
-struct TempFile {
-  fs::path path;
-  bool keep = false;
-  ~TempFile() {
-    std::error_code ec;
-    if (!keep) fs::remove(path, ec);
-  }
-};
-
-// Closes a POSIX file descriptor when leaving scope (unless already closed).
-struct Fd {
-  int fd;
-  ~Fd() {
-    if (fd >= 0) ::close(fd);
-  }
-};
-
-// Prefix of every write error: "cannot write run file 'x.h5': ".
-struct Failure {
-  std::string prefix;
-  [[noreturn]] void fail(const std::string& why) const { throw RunFileError(prefix + why); }
-  [[noreturn]] void io(const std::string& what, int err) const {
-    fail(what + ": " + std::strerror(err));
-  }
-};
-
-// Writes `bytes` to `tmp` and fsyncs it; a full disk fails here with ENOSPC.
-void write_synced(const fs::path& tmp, const std::vector<unsigned char>& bytes, const Failure& f) {
-  std::string where = tmp.string();  // (not "'" + tmp.string(): GCC 12's -Wrestrict misfires)
-  where = "'" + where + "'";
-  Fd file{::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666)};
-  if (file.fd < 0) f.io("creating " + where, errno);
-  for (std::size_t done = 0; done < bytes.size();) {
-    const ssize_t n = ::write(file.fd, bytes.data() + done, bytes.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) f.io("writing " + where, errno);
-    done += static_cast<std::size_t>(n);
-  }
-  if (::fsync(file.fd) != 0) f.io("fsync of " + where, errno);
-  if (::close(std::exchange(file.fd, -1)) != 0) f.io("closing " + where, errno);
-}
-
-// Best effort: makes the rename itself durable.
-void fsync_dir(const fs::path& dir) {
-  Fd d{::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC)};
-  if (d.fd >= 0) ::fsync(d.fd);
-}
-
-fs::path parent_dir(const fs::path& target) {
-  return target.has_parent_path() ? target.parent_path() : fs::path(".");
-}
-
-void create_parent_dirs(const fs::path& target, const Failure& f) {
-  if (!target.has_parent_path()) return;
-  std::error_code ec;
-  fs::create_directories(target.parent_path(), ec);
-  if (ec) f.fail("cannot create directory '" + target.parent_path().string() + "': " + ec.message());
-}
-
-// ".<name>.tmp-<pid>-<n>" beside `target`: unique per process and call.
-fs::path temp_path_for(const fs::path& target) {
-  static std::atomic<unsigned> counter{0};
-  std::string name = target.filename().string();
-  name = "." + name + ".tmp-" + std::to_string(::getpid()) + "-" + std::to_string(counter++);
-  return parent_dir(target) / name;
-}
 
 // Builds the whole file in memory (see h5::create_memory_file) and returns its bytes.
 std::vector<unsigned char> build_image(const fs::path& name, const std::function<void(hid_t)>& build) {
@@ -104,26 +33,16 @@ std::vector<unsigned char> build_image(const fs::path& name, const std::function
 
 }  // namespace
 
-void write_h5_atomically(const std::string& path, const std::string& kind,
-                         const std::function<void(hid_t)>& build) {
-  const Failure f{"cannot write " + kind + " '" + path + "': "};
-  const fs::path target(path);
-  if (!target.has_filename()) throw RunFileError(kind + " path '" + path + "' names no file");
-  create_parent_dirs(target, f);
-  TempFile tmp{temp_path_for(target)};
+void write_h5_atomically(const std::string& path, const std::string& kind, const std::function<void(hid_t)>& build,
+                         Replace replace) {
   std::vector<unsigned char> image;
   try {
     h5::Session session;
-    image = build_image(tmp.path, build);
+    image = build_image(fs::path(path).filename(), build);
   } catch (const h5::Error& e) {
-    f.fail(e.what());
+    throw RunFileError("cannot write " + kind + " '" + path + "': " + e.what());
   }
-  write_synced(tmp.path, image, f);
-  std::error_code ec;
-  fs::rename(tmp.path, target, ec);
-  if (ec) f.fail("renaming '" + tmp.path.string() + "' over it failed: " + ec.message());
-  tmp.keep = true;
-  fsync_dir(parent_dir(target));
+  write_file_atomically(path, kind, std::string_view(reinterpret_cast<const char*>(image.data()), image.size()), replace);
 }
 
 namespace detail {

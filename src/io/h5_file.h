@@ -5,18 +5,17 @@
 #include <string>
 #include <utility>
 
+#include "io/atomic_file.h"
 #include "io/h5.h"
 #include "io/run_file.h"
 
 namespace tn::io {
 
-// Builds an HDF5 file in memory with build(file) and writes it to `path` atomically: the
-// bytes go to ".<name>.tmp-<pid>-<n>" beside `path`, are fsynced and renamed over `path`,
-// so an existing file is either kept intact or replaced whole. Creates missing parent
-// directories. The file is sealed (io/file_seal.h). Throws RunFileError("cannot write <kind>
-// '<path>': ...") on any failure, after removing the temporary file.
-void write_h5_atomically(const std::string& path, const std::string& kind,
-                         const std::function<void(hid_t)>& build);
+// Builds an HDF5 file in memory with build(file), seals it (io/file_seal.h) and writes it to
+// `path` with write_file_atomically (io/atomic_file.h). Throws RunFileError("cannot write
+// <kind> '<path>': ...") on any failure.
+void write_h5_atomically(const std::string& path, const std::string& kind, const std::function<void(hid_t)>& build,
+                         Replace replace);
 
 // Reads the HDF5 file `path` with read(file) and returns what it returns. Every byte is
 // checked first: a sealed file (io/file_seal.h) against its seal; a file without one (older

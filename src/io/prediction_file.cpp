@@ -62,8 +62,9 @@ PredictionFile read_objects(hid_t file, const std::string& path) {
 
 }  // namespace
 
-void write_prediction_file(const std::string& path, const PredictionFile& p) {
-  io::write_h5_atomically(path, kKind, [&](hid_t file) { write_objects(file, p); });
+void write_prediction_file(const std::string& path, const PredictionFile& p, bool replace) {
+  io::write_h5_atomically(path, kKind, [&](hid_t file) { write_objects(file, p); },
+                          replace ? io::Replace::Yes : io::Replace::No);
 }
 
 PredictionFile read_prediction_file(const std::string& path) {

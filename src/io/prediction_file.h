@@ -24,8 +24,8 @@ struct PredictionFile {
   Array entropy, mutual_information, disagreement;  // [N] (classification)
 };
 
-// Writes atomically, like write_run_file. Throws RunFileError.
-void write_prediction_file(const std::string& path, const PredictionFile& p);
+// Writes atomically, like write_run_file (replace: as there). Throws RunFileError.
+void write_prediction_file(const std::string& path, const PredictionFile& p, bool replace = true);
 // Reads a file written by write_prediction_file. Throws RunFileError.
 PredictionFile read_prediction_file(const std::string& path);
 

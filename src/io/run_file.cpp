@@ -502,9 +502,10 @@ class Reader {
 
 }  // namespace
 
-void write_run_file(const std::string& path, const RunFile& run) {
+void write_run_file(const std::string& path, const RunFile& run, bool replace) {
   Validator{path}.run(run);
-  io::write_h5_atomically(path, "run file", [&](hid_t file) { write_objects(file, run); });
+  io::write_h5_atomically(path, "run file", [&](hid_t file) { write_objects(file, run); },
+                          replace ? io::Replace::Yes : io::Replace::No);
 }
 
 RunFile read_run_file(const std::string& path) {

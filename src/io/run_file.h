@@ -180,7 +180,9 @@ struct RunFile {
 // Writes `run` to `path` atomically: the data goes to a temporary file beside `path`, which
 // is flushed and renamed over `path` only when complete, so an existing file is either kept
 // intact or replaced whole. Throws RunFileError (the temporary file is removed).
-void write_run_file(const std::string& path, const RunFile& run);
+// With replace false an existing file is never replaced, not even one created while this
+// process worked (the result is then kept beside it, see io/atomic_file.h).
+void write_run_file(const std::string& path, const RunFile& run, bool replace = true);
 
 // Reads a file written by write_run_file. Throws RunFileError naming what is missing.
 RunFile read_run_file(const std::string& path);

@@ -6,7 +6,7 @@
 
 namespace tn {
 
-void write_sweep_file(const std::string& path, const SweepTable& t) {
+void write_sweep_file(const std::string& path, const SweepTable& t, bool replace) {
   io::write_h5_atomically(path, "sweep file", [&](hid_t file) {
     h5::Handle g = h5::create_group(file, "/sweep");
     h5::set_string_attr(g.get(), "/sweep", "version", t.version);
@@ -17,7 +17,7 @@ void write_sweep_file(const std::string& path, const SweepTable& t) {
       if (!t.text[c].empty()) h5::write_strings(file, "/sweep/" + t.columns[c], t.text[c]);
       else h5::write_doubles(file, "/sweep/" + t.columns[c], t.num[c]);
     }
-  });
+  }, replace ? io::Replace::Yes : io::Replace::No);
 }
 
 }  // namespace tn

@@ -16,7 +16,7 @@ struct SweepTable {
   std::vector<std::vector<double>> num;
 };
 
-// Writes atomically, like write_run_file. Throws RunFileError.
-void write_sweep_file(const std::string& path, const SweepTable& t);
+// Writes atomically, like write_run_file (replace: as there). Throws RunFileError.
+void write_sweep_file(const std::string& path, const SweepTable& t, bool replace = true);
 
 }  // namespace tn

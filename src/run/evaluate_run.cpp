@@ -46,10 +46,10 @@ EvalOutcome evaluate_stored(const EvalRequest& req) {
   return o;
 }
 
-void save_evaluation(EvalOutcome& o, const std::string& path) {
+void save_evaluation(EvalOutcome& o, const std::string& path, bool replace) {
   o.run.file.put(std::move(o.predictions));
   o.run.file.put(std::move(o.record));
-  write_run_file(path, o.run.file);
+  write_run_file(path, o.run.file, replace);
 }
 
 }  // namespace tn

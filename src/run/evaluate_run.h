@@ -36,7 +36,7 @@ struct EvalOutcome {
 EvalOutcome evaluate_stored(const EvalRequest& req);
 
 // Puts the outcome's records into its run file's contents and writes them to `path` (the run
-// file itself, or a copy). Throws RunFileError.
-void save_evaluation(EvalOutcome& outcome, const std::string& path);
+// file itself, or a copy; an existing copy is replaced only when `replace`). Throws RunFileError.
+void save_evaluation(EvalOutcome& outcome, const std::string& path, bool replace);
 
 }  // namespace tn

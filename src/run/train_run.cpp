@@ -76,7 +76,7 @@ double seconds_between(std::chrono::steady_clock::time_point a, std::chrono::ste
 }  // namespace
 
 TrainingRun::TrainingRun(Config cfg, int threads, bool force, std::chrono::steady_clock::time_point started)
-    : cfg_(std::move(cfg)), started_(started) {
+    : cfg_(std::move(cfg)), force_(force), started_(started) {
   check_output_path(cfg_.output.path, force);
   be_ = make_backend({cfg_.device, threads, cfg_.device_index, cfg_.device_precision == DevicePrecision::Tf32},
                      &device_note_);
@@ -94,8 +94,12 @@ TrainResult TrainingRun::run(const TrainCallbacks& report) {
   r.final_eval = evaluate_final(cfg_, data_, r.out);
   if (report.evaluated) report.evaluated(r.final_eval);
   const auto write_start = std::chrono::steady_clock::now();
-  write_run_file(cfg_.output.path, make_run_file(cfg_, data_, sets_, r.out, *be_, seconds_between(started_, write_start),
-                                                 r.final_eval.predictions, r.final_eval.record));
+  // Without --force the file is linked into place only if nothing is there now: one created
+  // while this run trained is kept, and this result is written beside it.
+  write_run_file(cfg_.output.path,
+                 make_run_file(cfg_, data_, sets_, r.out, *be_, seconds_between(started_, write_start),
+                               r.final_eval.predictions, r.final_eval.record),
+                 force_);
   r.setup_and_train_seconds = seconds_between(started_, eval_start);
   r.eval_seconds = seconds_between(eval_start, write_start);
   r.write_seconds = seconds_between(write_start, std::chrono::steady_clock::now());

@@ -60,6 +60,7 @@ class TrainingRun {
 
  private:
   Config cfg_;
+  bool force_ = false;  // the run file may replace an existing file
   std::chrono::steady_clock::time_point started_;
   std::unique_ptr<Backend> be_;
   std::string device_note_;

@@ -3,6 +3,11 @@
 
 #include <spdlog/spdlog.h>
 
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+
 #include "backend/backend.h"
 #include "cli/commands/commands.h"
 #include "config/config.h"
@@ -33,6 +38,23 @@ Combine parse_combine(const std::string& name) {
   for (Combine c : {Combine::MeanProb, Combine::Vote, Combine::MeanLogit})
     if (name == to_string(c)) return c;
   throw UsageError("--combine: unknown rule '" + name + "'; allowed: mean_prob, vote, mean_logit");
+}
+
+void check_out_file(const std::string& out, bool force, const std::vector<std::string>& inputs) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  for (const std::string& in : inputs)
+    if (!in.empty() && fs::equivalent(out, in, ec))
+      throw UsageError("--out: '" + out + "' is the command's own input '" + in + "'; write the output elsewhere");
+  if (fs::exists(fs::symlink_status(out, ec)) && !force)
+    throw UsageError("--out: '" + out + "' already exists; pass --force to replace it, or write elsewhere");
+}
+
+bool print_stdout(const std::string& text) {
+  errno = 0;
+  const bool ok = std::fputs(text.c_str(), stdout) >= 0 && std::fflush(stdout) == 0 && !std::ferror(stdout);
+  if (!ok) spdlog::error("writing to standard output failed: {}", errno ? std::strerror(errno) : "write error");
+  return ok;
 }
 
 }  // namespace tn

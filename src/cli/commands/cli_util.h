@@ -2,6 +2,7 @@
 #pragma once
 #include <functional>
 #include <string>
+#include <vector>
 
 #include "eval/combine.h"
 
@@ -14,5 +15,13 @@ int with_user_errors(const std::function<int()>& fn);
 // "mean_prob" | "vote" | "mean_logit" → Combine. Throws UsageError naming the allowed rules
 // (whether a rule fits the run is the run services' check, run/stored_swarm.h).
 Combine parse_combine(const std::string& name);
+
+// Checks a command's output file before any work: refused (UsageError, exit 2) when it is one
+// of the command's `inputs` (even with --force), or exists and `force` is false.
+void check_out_file(const std::string& out, bool force, const std::vector<std::string>& inputs);
+
+// Prints `text` on standard output and flushes it. False (with the error logged) when the
+// write fails, e.g. a full disk behind a redirection: the command then exits 1.
+bool print_stdout(const std::string& text);
 
 }  // namespace tn

@@ -33,6 +33,7 @@ struct EvalOptions {
   std::string combine = "mean_prob";  // mean_prob | vote | mean_logit
   bool json = false;                  // one JSON object on stdout instead of the table
   std::optional<std::string> out;     // FILE.json, or FILE.h5 (a copy of the run with the results)
+  bool force = false;                 // replace an existing --out file
   int threads = 0;
   Verbosity verbosity = Verbosity::Normal;
 };
@@ -44,6 +45,7 @@ struct PredictOptions {
   std::string run_path;
   std::string input;               // CSV with the feature columns, or a config (its data)
   std::optional<std::string> out;  // FILE.csv or FILE.h5; default: CSV on stdout
+  bool force = false;              // replace an existing --out file
   std::string combine = "mean_prob";
   int threads = 0;
   Verbosity verbosity = Verbosity::Normal;
@@ -60,6 +62,7 @@ struct SweepOptions {
   std::vector<std::string> set;       // "key.path=value" overrides
   std::string mode = "swarm";         // swarm | sequential | both
   std::optional<std::string> out;     // FILE.csv or FILE.h5
+  bool force = false;                 // replace an existing --out file
   int threads = 0;
   Verbosity verbosity = Verbosity::Normal;
   int peak_n = 2048;                  // size of the peak-rate sgemm (tests use a small one)
@@ -74,6 +77,7 @@ std::vector<int> parse_swarm_sizes(const std::string& spec);
 struct DataGenerateOptions {
   std::string config_path;
   std::string out;               // FILE.csv, written atomically
+  bool force = false;            // replace an existing --out file
   std::vector<std::string> set;  // "key.path=value" overrides
   Verbosity verbosity = Verbosity::Normal;
 };

@@ -16,6 +16,7 @@ namespace {
 int generate(const DataGenerateOptions& opt) {
   if (std::filesystem::path(opt.out).extension() != ".csv")
     throw UsageError("--out: '" + opt.out + "' must end in .csv");
+  check_out_file(opt.out, opt.force, {opt.config_path});
   // Only the data section matters: a placeholder model and loss let the file leave them out.
   std::vector<Override> ov = {{"model", "{layers: [{units: 1}]}"}, {"loss", "mse"}};
   for (const std::string& s : opt.set) ov.push_back(parse_override(s));
@@ -28,7 +29,7 @@ int generate(const DataGenerateOptions& opt) {
   const Dataset d = generate_source(s);
   const std::string target = d.num_classes > 0 ? "label" : s.type == "sine" ? "y" : "";
   try {
-    write_text_atomically(opt.out, dataset_to_csv(d, target));
+    write_text_atomically(opt.out, dataset_to_csv(d, target), opt.force);
   } catch (const RunFileError& e) {
     spdlog::error("{}", e.what());
     return kExitIo;

@@ -24,7 +24,11 @@ OutKind check_options(const EvalOptions& opt) {
                      "the given data, so use one or the other");
   if (opt.split && *opt.split != "test" && *opt.split != "val" && *opt.split != "train" && *opt.split != "all")
     throw UsageError("--split: unknown split '" + *opt.split + "'; allowed: test, val, train, all");
-  if (!opt.out) return OutKind::RunFile;
+  // The results go into the run file itself unless --out names another file (an --out that is
+  // the run file is the same as none).
+  std::error_code ec;
+  if (!opt.out || fs::equivalent(*opt.out, opt.run_path, ec)) return OutKind::RunFile;
+  check_out_file(*opt.out, opt.force, {opt.data.value_or("")});
   const std::string ext = fs::path(*opt.out).extension().string();
   if (ext == ".json") return OutKind::Json;
   if (ext == ".h5" || ext == ".hdf5") return OutKind::RunFile;
@@ -41,11 +45,12 @@ int evaluate_run(const EvalOptions& opt, OutKind out_kind) {
   const std::string text = opt.json ? json
                            : o.own  ? own_eval_table(o.record, opt.run_path, groups)
                                     : eval_table(o.eval, o.record, opt.run_path, run.class_names, &o.hparams);
-  std::fputs(text.c_str(), stdout);
-  std::fflush(stdout);
+  if (!print_stdout(text)) return kExitIo;
+  std::error_code ec;
+  const bool into_run = !opt.out || (out_kind == OutKind::RunFile && fs::equivalent(*opt.out, opt.run_path, ec));
   try {
-    if (out_kind == OutKind::Json) write_text_atomically(*opt.out, json);
-    else save_evaluation(o, opt.out.value_or(opt.run_path));
+    if (out_kind == OutKind::Json) write_text_atomically(*opt.out, json, opt.force);
+    else save_evaluation(o, into_run ? opt.run_path : *opt.out, into_run || opt.force);
   } catch (const RunFileError& err) {
     spdlog::error("{}", err.what());
     return kExitIo;

@@ -95,11 +95,12 @@ std::string to_csv(const PredictOutcome& r) {
 
 int predict(const PredictOptions& opt) {
   const OutKind kind = out_kind(opt);
+  if (opt.out) check_out_file(*opt.out, opt.force, {opt.run_path, opt.input});
   const PredictOutcome o = predict_stored(opt.run_path, opt.input, parse_combine(opt.combine), opt.threads);
   try {
-    if (kind == OutKind::H5) write_prediction_file(*opt.out, prediction_file(o, opt.run_path, opt.input));
-    else if (kind == OutKind::Csv) write_text_atomically(*opt.out, to_csv(o));
-    else std::fputs(to_csv(o).c_str(), stdout);
+    if (kind == OutKind::H5) write_prediction_file(*opt.out, prediction_file(o, opt.run_path, opt.input), opt.force);
+    else if (kind == OutKind::Csv) write_text_atomically(*opt.out, to_csv(o), opt.force);
+    else if (!print_stdout(to_csv(o))) return kExitIo;
   } catch (const RunFileError& e) {
     spdlog::error("{}", e.what());
     return kExitIo;

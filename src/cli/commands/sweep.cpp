@@ -65,7 +65,7 @@ std::string csv_field(const std::string& s) {
   return q;
 }
 
-void write_csv(const std::string& path, const std::vector<SweepRow>& rows) {
+void write_csv(const std::string& path, const std::vector<SweepRow>& rows, bool replace) {
   std::string text;
   const auto line = [&](const std::vector<std::string>& cells) {
     for (std::size_t i = 0; i < cells.size(); ++i) {
@@ -76,11 +76,11 @@ void write_csv(const std::string& path, const std::vector<SweepRow>& rows) {
   };
   line(sweep_columns());
   for (const SweepRow& r : rows) line(r.text);
-  write_text_atomically(path, text);
+  write_text_atomically(path, text, replace);
 }
 
 // The rows as the sweep file's columns: text columns are those whose values are not numbers.
-void write_h5(const std::string& path, const SweepResult& res) {
+void write_h5(const std::string& path, const SweepResult& res, bool replace) {
   SweepTable t{TURBANET_VERSION, res.peak.gflops, res.peak.n, sweep_columns(), {}, {}};
   for (std::size_t c = 0; c < t.columns.size(); ++c) {
     std::vector<std::string> text;
@@ -93,7 +93,7 @@ void write_h5(const std::string& path, const SweepResult& res) {
     t.text.push_back(std::move(text));
     t.num.push_back(std::move(num));
   }
-  write_sweep_file(path, t);
+  write_sweep_file(path, t, replace);
 }
 
 std::string table(const std::vector<SweepRow>& rows, const PeakRate& peak, const std::string& device) {
@@ -130,15 +130,15 @@ int sweep(const SweepOptions& opt) {
     throw UsageError("--mode: unknown mode '" + opt.mode + "'; allowed: swarm, sequential, both");
   if (opt.repeats < 1) throw UsageError("--repeats must be at least 1");
   const OutKind kind = out_kind(opt);
+  if (opt.out) check_out_file(*opt.out, opt.force, {opt.config_path});
   SweepRequest req{opt.config_path, parse_swarm_sizes(opt.swarm), {}, opt.repeats, opt.epochs, opt.set,
                    opt.threads, opt.peak_n};
   req.modes = opt.mode == "both" ? std::vector<std::string>{"swarm", "sequential"} : std::vector<std::string>{opt.mode};
   const SweepResult res = run_sweep_measurements(req);
-  std::fputs(table(res.rows, res.peak, res.device).c_str(), stdout);
-  std::fflush(stdout);
+  if (!print_stdout(table(res.rows, res.peak, res.device))) return kExitIo;
   try {
-    if (kind == OutKind::Csv) write_csv(*opt.out, res.rows);
-    if (kind == OutKind::H5) write_h5(*opt.out, res);
+    if (kind == OutKind::Csv) write_csv(*opt.out, res.rows, opt.force);
+    if (kind == OutKind::H5) write_h5(*opt.out, res, opt.force);
   } catch (const RunFileError& e) {
     spdlog::error("{}", e.what());
     return kExitIo;
