@@ -1,0 +1,115 @@
+// Every file we write reads back whole with h5py, not only with our own reader: the run file
+// of every shipped config (with fewer epochs and members), and of a source with 9000 features
+// (string datasets of more than 8192 entries once held the writer's pointers).
+#include <doctest/doctest.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "eval_test_util.h"
+
+using namespace evaltest;
+
+namespace {
+
+// A Python with h5py, or "".
+std::string python_with_h5py() {
+  for (const char* py : {"/usr/bin/python3", "python3"})
+    if (std::system((std::string(py) + " -c 'import h5py' >/dev/null 2>&1").c_str()) == 0) return py;
+  return "";
+}
+
+// Reads every dataset and every attribute of each file with h5py; prints "<datasets> <path>"
+// per file, or the Python error.
+std::string read_all_with_h5py(const std::string& python, const std::vector<std::string>& files) {
+  const fs::path script = write_file("read_all.py",
+                                     "import sys, h5py\n"
+                                     "for path in sys.argv[1:]:\n"
+                                     "    n = 0\n"
+                                     "    with h5py.File(path, 'r') as f:\n"
+                                     "        def visit(name, obj):\n"
+                                     "            global n\n"
+                                     "            for k in obj.attrs: obj.attrs[k]\n"
+                                     "            if isinstance(obj, h5py.Dataset):\n"
+                                     "                obj[()]\n"
+                                     "                n += 1\n"
+                                     "        for k in f.attrs: f.attrs[k]\n"
+                                     "        f.visititems(visit)\n"
+                                     "    print(n, path)\n");
+  std::string cmd = python + " " + script.string();
+  for (const std::string& f : files) cmd += " '" + f + "'";
+  cmd += " 2>&1";
+  std::string out;
+  FILE* pipe = popen(cmd.c_str(), "r");
+  char buf[512];
+  while (pipe && std::fgets(buf, sizeof buf, pipe)) out += buf;
+  if (pipe) pclose(pipe);
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("h5py reads every dataset of the run file of every shipped config and of a 9000-feature source") {
+  const std::string python = python_with_h5py();
+  if (python.empty()) {
+    MESSAGE("SKIPPED: no python3 with h5py (scripts/install-deps.sh installs python3-h5py)");
+    return;
+  }
+  // Fewer epochs and members; the sequence configs keep more than 13 series (over 8192 split times).
+  const std::map<std::string, std::vector<std::string>> reduced = {
+      {"fashion-mnist-ensemble", {"swarm.size=2", "train.epochs=1", "train.batch_size=128"}},
+      {"fashion-mnist-quick", {"swarm.size=2", "train.batch_size=128"}},
+      {"iris", {"train.epochs=3"}},
+      {"random-walk", {"train.epochs=1"}},
+      {"spirals", {"train.epochs=3"}},
+      {"spirals-large", {"swarm.size=4", "train.epochs=1"}},
+      {"spirals-small", {"swarm.size=4", "train.epochs=2"}},
+      {"stocks-lstm", {"swarm.size=20", "data.source.series=20", "train.epochs=1"}}};
+  const fs::path configs = fs::path(TURBANET_SOURCE_DIR) / "configs";
+  std::vector<std::string> files;
+  for (const auto& e : fs::directory_iterator(configs)) {
+    if (e.path().extension() != ".yaml") continue;
+    const std::string name = e.path().stem().string();
+    REQUIRE_MESSAGE(reduced.count(name), "configs/" << name << ".yaml is new: add its reduced settings to this test");
+    if (name.rfind("fashion", 0) == 0 && !fs::exists("/usr/share/datasets/fashion-mnist")) {
+      MESSAGE("SKIPPED " << name << ": dataset-fashion-mnist is not installed");
+      continue;
+    }
+    tn::TrainOptions o;
+    o.config_path = e.path().string();
+    o.set = reduced.at(name);
+    o.out = scratch("every-" + name + ".h5").string();
+    o.force = true;
+    o.verbosity = tn::Verbosity::Quiet;
+    REQUIRE_MESSAGE(tn::run_train(o) == tn::kExitOk, name);
+    files.push_back(*o.out);
+  }
+  // A CSV source with 9000 feature columns.
+  std::string csv = "label";
+  for (int j = 0; j < 9000; ++j) {
+    csv += ",f";
+    csv += std::to_string(j);
+  }
+  csv += "\n";
+  for (int i = 0; i < 12; ++i) {
+    const char label = i % 2 ? '1' : '0';
+    csv += label;
+    for (int j = 0; j < 9000; ++j) {
+      csv += ',';
+      csv += j == 0 ? label : '0';
+    }
+    csv += "\n";
+  }
+  const fs::path wide = write_file("wide.csv", csv);
+  files.push_back(train_run("wide", "name: wide\nswarm: {size: 2}\nmodel:\n  layers:\n    - {type: dense, units: 2}\n"
+                                    "loss: cross_entropy\ndata:\n  source: {type: csv, path: " + wide.string() +
+                                    ", target: label}\n  split: {train: 0.5, val: 0.0, test: 0.5}\n  normalize: none\n"
+                                    "train: {epochs: 1, batch_size: 4}\n").string());
+  const std::string out = read_all_with_h5py(python, files);
+  MESSAGE(out);
+  for (const std::string& f : files) CHECK_MESSAGE(out.find(" " + f + "\n") != std::string::npos, f << ": " << out);
+  CHECK(out.find("Error") == std::string::npos);
+}
