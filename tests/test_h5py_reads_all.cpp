@@ -10,17 +10,11 @@
 #include <vector>
 
 #include "eval_test_util.h"
+#include "python_test_util.h"
 
 using namespace evaltest;
 
 namespace {
-
-// A Python with h5py, or "".
-std::string python_with_h5py() {
-  for (const char* py : {"/usr/bin/python3", "python3"})
-    if (std::system((std::string(py) + " -c 'import h5py' >/dev/null 2>&1").c_str()) == 0) return py;
-  return "";
-}
 
 // Reads every dataset and every attribute of each file with h5py; prints "<datasets> <path>"
 // per file, or the Python error.
@@ -41,19 +35,13 @@ std::string read_all_with_h5py(const std::string& python, const std::vector<std:
                                      "    print(n, path)\n");
   std::string cmd = python + " " + script.string();
   for (const std::string& f : files) cmd += " '" + f + "'";
-  cmd += " 2>&1";
-  std::string out;
-  FILE* pipe = popen(cmd.c_str(), "r");
-  char buf[512];
-  while (pipe && std::fgets(buf, sizeof buf, pipe)) out += buf;
-  if (pipe) pclose(pipe);
-  return out;
+  return tn::test::run_command(cmd + " 2>&1");
 }
 
 }  // namespace
 
 TEST_CASE("h5py reads every dataset of the run file of every shipped config and of a 9000-feature source") {
-  const std::string python = python_with_h5py();
+  const std::string python = tn::test::python_with_h5py();
   if (python.empty()) {
     MESSAGE("SKIPPED: no python3 with h5py (scripts/install-deps.sh installs python3-h5py)");
     return;

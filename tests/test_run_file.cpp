@@ -17,6 +17,7 @@
 #include "io/h5.h"
 #include "io/h5_file.h"
 #include "io/run_file.h"
+#include "python_test_util.h"
 #include "seal_test_util.h"
 
 namespace fs = std::filesystem;
@@ -411,28 +412,8 @@ TEST_CASE("run file: reader errors name the file and the problem") {
   CHECK(open_hdf5_objects() == 0);
 }
 
-namespace {
-
-// A Python interpreter that can import h5py, or "" (pyenv shims may hide the system one).
-std::string python_with_h5py() {
-  for (const char* py : {"python3", "/usr/bin/python3"}) {
-    if (std::system((std::string(py) + " -c 'import h5py' >/dev/null 2>&1").c_str()) == 0)
-      return py;
-  }
-  return "";
-}
-
-std::string run_command(const std::string& command) {
-  std::string out;
-  FILE* pipe = popen(command.c_str(), "r");
-  if (!pipe) return out;
-  char buf[256];
-  while (std::fgets(buf, sizeof buf, pipe)) out += buf;
-  pclose(pipe);
-  return out;
-}
-
-}  // namespace
+using tn::test::python_with_h5py;
+using tn::test::run_command;
 
 TEST_CASE("run file: h5py can read it") {
   const std::string python = python_with_h5py();
