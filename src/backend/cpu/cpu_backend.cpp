@@ -75,11 +75,36 @@ int CpuBackend::block_members(int S, std::int64_t bytes_per_member) const {
 // Every thread sets the same mode, so results stay independent of the thread count.
 void flush_subnormals() {
 #if defined(__SSE__)
-  _mm_setcsr(_mm_getcsr() | 0x8040);  // FTZ (bit 15) and DAZ (bit 6)
+  _mm_setcsr(_mm_getcsr() | 0x8040u);  // FTZ (bit 15) and DAZ (bit 6)
 #endif
 }
 
+namespace {
+
+// Puts the calling thread's flush-to-zero and denormals-are-zero bits back as they were when
+// it is destroyed. The calling thread runs blocks too (it is thread 0 of the OpenMP team),
+// and whatever it computes afterwards (parsing a config, formatting numbers) must see
+// subnormals as they are: 1e-320 is a valid init_scale.
+class CallerFpMode {
+ public:
+#if defined(__SSE__)
+  CallerFpMode() : saved_(_mm_getcsr() & kBits) {}
+  ~CallerFpMode() { _mm_setcsr((_mm_getcsr() & ~kBits) | saved_); }
+#endif
+  CallerFpMode(const CallerFpMode&) = delete;
+  CallerFpMode& operator=(const CallerFpMode&) = delete;
+
+ private:
+#if defined(__SSE__)
+  static constexpr unsigned kBits = 0x8040;  // FTZ (bit 15) and DAZ (bit 6)
+  unsigned saved_;
+#endif
+};
+
+}  // namespace
+
 void CpuBackend::for_each_block(int S, int max_block, const std::function<void(int, int, int)>& fn) {
+  CallerFpMode caller_mode;  // the workers keep flushing; the caller gets its mode back
   const int bs = std::max(1, max_block);
   const int blocks = (S + bs - 1) / bs;
   std::exception_ptr error;

@@ -68,7 +68,7 @@ class CpuBackend final : public Backend {
 };
 
 // Sets flush-to-zero and denormals-are-zero on the calling thread (every worker does before
-// running a block).
+// running a block; for_each_block gives the thread that called it its own mode back).
 void flush_subnormals();
 
 // One row-major GEMM C[M×N] = alpha·op(A)·op(B) + beta·C on the calling thread (the CPU
