@@ -85,6 +85,9 @@ inline void check_same(const Config& a, const Config& b) {
     CHECK(x.key == y.key);
     CHECK(x.form == y.form);
     CHECK(x.values == y.values);
+    CHECK(x.lo == y.lo);
+    CHECK(x.hi == y.hi);
+    CHECK(x.count() == y.count());
     CHECK(x.stride == y.stride);
   }
   CHECK(a.grid == b.grid);

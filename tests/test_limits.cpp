@@ -79,3 +79,22 @@ TEST_CASE("a config with a subnormal init_scale trains, stores it and evaluates"
   e.verbosity = Verbosity::Quiet;
   CHECK(run_eval(e) == kExitOk);
 }
+
+TEST_CASE("--seed takes the whole uint64 range and refuses anything else") {
+  CHECK(parse_seed("0") == std::optional<std::uint64_t>(0));
+  CHECK(parse_seed("18446744073709551615") == std::optional<std::uint64_t>(18446744073709551615ull));
+  for (const char* bad : {"18446744073709551616", "99999999999999999999999", "-1", "+1", "0x10", "1.5", "1e3", "", " 1"})
+    CHECK_MESSAGE(!parse_seed(bad), bad);
+  // The largest seed reaches the run file (it was stored as 2^63 - 1, or refused as -1).
+  const fs::path cfg = write_text("seed.yaml", "name: seed\nswarm: {size: 2}\nmodel:\n  layers:\n    - {units: 2}\n"
+                                               "data: {source: {type: spirals, n: 32}}\ntrain: {epochs: 1}\n");
+  const fs::path out = scratch("seed.h5");
+  TrainOptions t;
+  t.config_path = cfg.string();
+  t.out = out.string();
+  t.seed = 18446744073709551615ull;
+  t.force = true;
+  t.verbosity = Verbosity::Quiet;
+  REQUIRE(run_train(t) == kExitOk);
+  CHECK(parse_config(read_run_file(out.string()).config_yaml, "stored").seed == 18446744073709551615ull);
+}

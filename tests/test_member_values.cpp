@@ -3,8 +3,13 @@
 // value as a plain number, bitwise.
 #include <doctest/doctest.h>
 
+#include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
+#include <string>
+#include <tuple>
+#include <vector>
 
 #include "backend/cpu/cpu_backend.h"
 #include "config_test_util.h"
@@ -25,12 +30,12 @@ TEST_CASE("member values: logspace, linspace and values, member k takes value k 
                              "model: {init_scale: {linspace: [0.5, 2]}, layers: [{units: 2}]}\ndata: {source: spirals}\n");
   const MemberValues* lr = find_member_values(c, "optimizer.lr");
   REQUIRE(lr);
-  CHECK(lr->values.size() == 4);  // num defaults to the swarm size
-  CHECK(lr->values[0] == 1e-4);
-  CHECK(lr->values[1] == doctest::Approx(1e-3).epsilon(1e-5));
-  CHECK(lr->values[2] == doctest::Approx(1e-2).epsilon(1e-5));
-  CHECK(lr->values[3] == 1e-1);
-  CHECK(member_optimizer(c, 2).lr == lr->values[2]);
+  CHECK(lr->count() == 4);  // num defaults to the swarm size
+  CHECK(lr->value(0) == 1e-4);
+  CHECK(lr->value(1) == doctest::Approx(1e-3).epsilon(1e-5));
+  CHECK(lr->value(2) == doctest::Approx(1e-2).epsilon(1e-5));
+  CHECK(lr->value(3) == 1e-1);
+  CHECK(member_optimizer(c, 2).lr == lr->value(2));
   CHECK(member_optimizer(c, 0).momentum == 0.0);
   CHECK(member_optimizer(c, 3).momentum == 0.9);  // 3 mod 2
   CHECK(member_init_scale(c, 0) == 0.5);
@@ -40,7 +45,7 @@ TEST_CASE("member values: logspace, linspace and values, member k takes value k 
   // Members keep their value when trained as a slice of the swarm.
   Config slice = parse(with("swarm: {size: 1, first_member: 2}\n"
                             "optimizer: {type: sgd, lr: {logspace: [1.0e-4, 1.0e-1], num: 4}, momentum: 0.9}\n"));
-  CHECK(member_optimizer(slice, 2).lr == lr->values[2]);
+  CHECK(member_optimizer(slice, 2).lr == lr->value(2));
   // Round trip through the stored YAML.
   check_same(c, parse(to_yaml(c)));
   CHECK_HAS(to_yaml(c), "lr: {logspace: [1.0e-04, 0.1], num: 4}");
@@ -114,4 +119,97 @@ TEST_CASE("member values: member k of a sweep equals member k trained alone with
   }
   // The values matter: members with another learning rate end elsewhere.
   CHECK(all.train_loss[0 * 4 + 3] != all.train_loss[2 * 4 + 3]);
+}
+
+TEST_CASE("member values: a grid with more combinations than a swarm can have members is refused") {
+  // Four keys of 65536 values: 2^64 combinations overflowed the product (SIGFPE), and with
+  // first_member > 0 a stride of 0 divided by zero in MemberValues::at.
+  std::string opt = "optimizer: {type: adam";
+  for (const char* key : {"lr", "beta1", "beta2", "eps"})
+    opt += std::string(", ") + key + ": {linspace: [0.1, 0.2], num: 65536}";
+  const std::string grid = opt + "}\ngrid: [optimizer.lr, optimizer.beta1, optimizer.beta2, optimizer.eps]\n";
+  for (const char* s : {"swarm: {size: 4}\n", "swarm: {size: 4, first_member: 1}\n"}) {
+    const std::string msg = error_of(with(s + grid));
+    CHECK_HAS(msg, "cfg.yaml:");
+    CHECK_HAS(msg, "grid: the grid has 65536 (optimizer.lr) x 65536 (optimizer.beta1) x 65536 (optimizer.beta2) x "
+                   "65536 (optimizer.eps) combinations, more than the 2147483647 members a swarm can have; "
+                   "give its keys fewer values");
+  }
+  // 2^31 combinations: one more than the largest swarm.
+  CHECK_HAS(error_of(with("swarm: {size: 2, first_member: 5}\noptimizer: {lr: {linspace: [0.1, 0.2], num: 65536}, "
+                          "eps: {logspace: [1.0e-8, 1.0e-6], num: 32768}}\ngrid: [optimizer.lr, optimizer.eps]\n")),
+            "the grid has 65536 (optimizer.lr) x 32768 (optimizer.eps) combinations");
+  // Just below: a slice of the sweep near its end.
+  const Config c = parse(with("swarm: {size: 2, first_member: 2147441938}\n"
+                              "optimizer: {lr: {linspace: [0.1, 0.2], num: 46341}, eps: {logspace: [1.0e-8, 1.0e-6], num: 46340}}\n"
+                              "grid: [optimizer.lr, optimizer.eps]\n"));
+  const long long last = 46341ll * 46340 - 1;
+  CHECK(member_optimizer(c, last).lr == 0.2);
+  CHECK(member_optimizer(c, last).eps == 1e-6);
+  CHECK(member_optimizer(c, last - 46340).lr < 0.2);
+  CHECK(member_optimizer(c, last - 46340).eps == 1e-6);
+}
+
+TEST_CASE("member values: a large num costs nothing while parsing; values are computed per member") {
+  // num: 2e9 spent about two minutes and 16 GB building every value before a member used one.
+  const auto t0 = std::chrono::steady_clock::now();
+  const Config c = parse(with("swarm: {size: 3, first_member: 1999999997}\n"
+                              "optimizer: {lr: {logspace: [1.0e-5, 1.0e-1], num: 2000000000}, "
+                              "momentum: {linspace: [0.5, 0.99], num: 2000000000}, type: sgd, nesterov: true}\n"));
+  CHECK(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() < 1.0);
+  const MemberValues* lr = find_member_values(c, "optimizer.lr");
+  REQUIRE(lr);
+  CHECK(lr->count() == 2000000000);
+  CHECK(member_optimizer(c, 1999999999).lr == 1e-1);
+  CHECK(member_optimizer(c, 1999999998).lr == doctest::Approx(1e-1));
+  CHECK(member_optimizer(c, 0).lr == 1e-5);
+  check_same(c, parse(to_yaml(c)));
+  // Every value is still checked: the message names the first one outside the range.
+  CHECK_HAS(error_of(with("swarm: {size: 4}\noptimizer: {beta1: {logspace: [0.5, 1], num: 3}}\n")),
+            "optimizer.beta1.logspace: value 1 (number 2) is outside the allowed range in [0, 1)");
+  CHECK_HAS(error_of(with("swarm: {size: 4}\noptimizer: {beta1: {linspace: [0.5, 0.9999999], num: 1000000000}}\n")),
+            "optimizer.beta1.linspace: value 1 (number 999999199) is outside the allowed range in [0, 1)");
+  CHECK_HAS(error_of(with("swarm: {size: 2}\noptimizer: {type: sgd, nesterov: true, momentum: {linspace: [0.9, 0], num: 2}}\n")),
+            "nesterov needs momentum > 0");
+}
+
+TEST_CASE("member values: values computed per member are those printed with %.6g and read back") {
+  for (const auto& [log, lo, hi, num] : std::vector<std::tuple<bool, double, double, int>>{
+           {true, 1e-4, 1e-1, 7}, {true, 3e-3, 2e-7, 1000}, {false, 0, 0.99, 17}, {false, -2.5, 3.125, 1001},
+           {false, 0.1, 0.1, 3}, {true, 1, 1, 1}}) {
+    MemberValues mv;
+    mv.form = log ? MemberValues::Form::Logspace : MemberValues::Form::Linspace;
+    mv.lo = lo;
+    mv.hi = hi;
+    mv.num = num;
+    for (int i = 0; i < num; ++i) {
+      const double t = num == 1 ? 0.0 : static_cast<double>(i) / (num - 1);
+      const double x = log ? std::exp(std::log(lo) + t * (std::log(hi) - std::log(lo))) : lo + t * (hi - lo);
+      char buf[32];
+      std::snprintf(buf, sizeof buf, "%.6g", x);
+      const double expected = i == 0 ? lo : i == num - 1 ? hi : std::stod(buf);
+      CAPTURE(i);
+      CHECK(mv.value(i) == expected);
+    }
+  }
+  // The message names the first value outside the range, as when every value was built.
+  for (const auto& [form, lo, hi] : std::vector<std::tuple<std::string, double, double>>{
+           {"linspace", 0.9999, 0.99999995}, {"linspace", 0.99999995, 0.9999}, {"logspace", 0.9999, 0.99999995},
+           {"logspace", 0.99999999, 0.9999}}) {
+    const int num = 5000;
+    int first = -1;
+    for (int i = 0; i < num && first < 0; ++i) {
+      const double t = static_cast<double>(i) / (num - 1);
+      const double x = form == "logspace" ? std::exp(std::log(lo) + t * (std::log(hi) - std::log(lo))) : lo + t * (hi - lo);
+      char buf[32];
+      std::snprintf(buf, sizeof buf, "%.6g", x);
+      const double v = i == 0 ? lo : i == num - 1 ? hi : std::stod(buf);
+      if (!(v < 1)) first = i;
+    }
+    REQUIRE(first > 0);
+    char yaml[160];
+    std::snprintf(yaml, sizeof yaml, "swarm: {size: 5000}\noptimizer: {beta1: {%s: [%.17g, %.17g], num: %d}}\n", form.c_str(), lo,
+                  hi, num);
+    CHECK_HAS(error_of(with(yaml)), "value 1 (number " + std::to_string(first) + ") is outside the allowed range");
+  }
 }

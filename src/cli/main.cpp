@@ -37,7 +37,7 @@ int main(int argc, char** argv) {
 
   tn::TrainOptions train;
   bool quiet = false, verbose = false;
-  long long seed = 0;
+  std::string seed;
   int swarm = 0;
   std::string out;
   CLI::App* t = app.add_subcommand("train", "Train the swarm a YAML config describes; write runs/<name>.h5");
@@ -46,7 +46,13 @@ int main(int argc, char** argv) {
       ->allow_extra_args(false);
   t->add_option("--out", out, "Run file to write (overrides output.path)");
   t->add_option("--swarm", swarm, "Swarm size (overrides swarm.size)")->check(CLI::PositiveNumber);
-  t->add_option("--seed", seed, "Seed for initialization and batch order (overrides seed)")->check(CLI::NonNegativeNumber);
+  t->add_option("--seed", seed, "Seed for initialization and batch order (overrides seed)")
+      ->check(CLI::Validator(
+          [](std::string& v) {
+            return tn::parse_seed(v) ? std::string()
+                                     : "expected a whole number from 0 to 18446744073709551615 (2^64 - 1), got '" + v + "'";
+          },
+          "UINT64"));
   t->add_option("--threads", train.threads, "CPU threads (default: all cores)")->check(CLI::NonNegativeNumber);
   t->add_flag("--force", train.force, "Replace an existing run file");
   add_verbosity(t, &quiet, &verbose);
@@ -126,7 +132,7 @@ int main(int argc, char** argv) {
     if (t->parsed()) {
       if (t->count("--out")) train.out = out;
       if (t->count("--swarm")) train.swarm = swarm;
-      if (t->count("--seed")) train.seed = seed;
+      if (t->count("--seed")) train.seed = tn::parse_seed(seed);
       train.verbosity = verbosity(quiet, verbose);
       return tn::run_train(train);
     }

@@ -158,19 +158,23 @@ struct OutputConfig {
 // A hyperparameter that differs between members: a sweep inside one swarm, e.g.
 //   optimizer: {lr: {logspace: [1.0e-4, 1.0e-1]}}        (num defaults to swarm.size)
 //   optimizer: {weight_decay: {values: [0, 1.0e-4, 1.0e-3]}}
-// Member k (its global index) takes values[(k / stride) % values.size()]; stride > 1 only
-// for keys of a `grid:` (cartesian product, the first grid key varying slowest).
+// Member k (its global index) takes value((k / stride) % count()); stride > 1 only for keys
+// of a `grid:` (cartesian product, the first grid key varying slowest). A linspace or
+// logspace is kept as its ends and count, and each value computed when asked for, so a
+// large num costs nothing until members use it.
 struct MemberValues {
   enum class Form { Values, Linspace, Logspace };
   std::string key;  // "optimizer.lr", ... (member_value_keys())
   Form form = Form::Values;
   double lo = 0, hi = 0;  // linspace, logspace: the ends (inclusive)
   int num = 0;            // linspace, logspace: how many values
-  std::vector<double> values;
+  std::vector<double> values;  // values: every value as given (empty for linspace, logspace)
   long long stride = 1;
-  double at(long long member) const {
-    return values[static_cast<std::size_t>((member / stride) % static_cast<long long>(values.size()))];
-  }
+  long long count() const { return form == Form::Values ? static_cast<long long>(values.size()) : num; }
+  // Value i (0 <= i < count()). Linspace and logspace ends are exact; the values in between are
+  // rounded to 6 significant digits, as printed, so the run file's config reproduces them.
+  double value(long long i) const;
+  double at(long long member) const { return value((member / stride) % count()); }
 };
 
 // Keys that may be given per member: optimizer.lr, optimizer.weight_decay, optimizer.momentum,

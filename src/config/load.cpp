@@ -143,7 +143,7 @@ void read_optimizer(const Field& f, Config& c) {
   value("weight_decay", o.weight_decay, Range::at_least(0));
   f.get("grad_clip", o.grad_clip, Range::at_least(0));
   const MemberValues* mom = find_member_values(c, "optimizer.momentum");
-  if (o.nesterov && (mom ? *std::min_element(mom->values.begin(), mom->values.end()) : o.momentum) <= 0)
+  if (o.nesterov && (mom ? cfg::smallest_value(*mom) : o.momentum) <= 0)
     f["nesterov"].fail("nesterov needs momentum > 0; set optimizer.momentum, e.g. 0.9");
 }
 

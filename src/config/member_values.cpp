@@ -2,6 +2,8 @@
 #include "config/member_values.h"
 
 #include <algorithm>
+#include <charconv>
+#include <climits>
 #include <cmath>
 #include <cstdio>
 #include <string>
@@ -19,6 +21,21 @@ const MemberValues* find_member_values(const Config& c, const std::string& key) 
   for (const MemberValues& v : c.member_values)
     if (v.key == key) return &v;
   return nullptr;
+}
+
+double MemberValues::value(long long i) const {
+  if (form == Form::Values) return values[static_cast<std::size_t>(i)];
+  if (i <= 0) return lo;
+  if (i >= num - 1) return hi;
+  const double t = static_cast<double>(i) / (num - 1);
+  const double x = form == Form::Logspace ? std::exp(std::log(lo) + t * (std::log(hi) - std::log(lo)))
+                                          : lo + t * (hi - lo);
+  // As printed with %.6g and read back (to_chars with a precision is printf's %g).
+  char buf[32];
+  const auto printed = std::to_chars(buf, buf + sizeof buf, x, std::chars_format::general, 6);
+  double rounded = x;
+  std::from_chars(buf, printed.ptr, rounded);
+  return rounded;
 }
 
 OptimizerConfig member_optimizer(const Config& c, long long member) {
@@ -50,7 +67,45 @@ std::string fmt_number(double v) {
   return buf;
 }
 
+// The first value of a linspace or logspace outside `r`, or -1. The ends are exact; the values
+// between them run monotonically (rounding to 6 digits keeps their order), so within the
+// allowed interval they form one run, and a binary search finds where it ends.
+long long first_outside(const MemberValues& mv, const Range& r) {
+  const long long n = mv.count();
+  const auto outside = [&](long long i) { return !r.contains(mv.value(i)); };
+  if (outside(0)) return 0;
+  if (n > 2) {
+    if (outside(1)) return 1;
+    if (outside(n - 2)) {
+      long long in = 1, out = n - 2;
+      while (out - in > 1) {
+        const long long mid = in + (out - in) / 2;
+        (outside(mid) ? out : in) = mid;
+      }
+      return out;
+    }
+  }
+  return n > 1 && outside(n - 1) ? n - 1 : -1;
+}
+
+// Indices of the first two and the last two values, in order and without repeats: the
+// smallest and the largest value are among them (see first_outside).
+std::vector<long long> extreme_indices(const MemberValues& mv) {
+  const long long n = mv.count();
+  std::vector<long long> idx;
+  for (const long long i : {0ll, 1ll, n - 2, n - 1})
+    if (i >= 0 && i < n && (idx.empty() || i > idx.back())) idx.push_back(i);
+  return idx;
+}
+
 }  // namespace
+
+double smallest_value(const MemberValues& mv) {
+  if (mv.form == MemberValues::Form::Values) return *std::min_element(mv.values.begin(), mv.values.end());
+  double m = mv.value(0);  // monotonic: the smallest is at one end
+  for (const long long i : extreme_indices(mv)) m = std::min(m, mv.value(i));
+  return m;
+}
 
 void read_member_value(const Field& f, const std::string& key, double& scalar, Range r, Config& c) {
   if (!f.present()) return;
@@ -81,19 +136,12 @@ void read_member_value(const Field& f, const std::string& key, double& scalar, R
     mv.hi = items[1].number(log ? positive : r);
     mv.num = c.swarm.size;
     f.get("num", mv.num, 1);
-    for (int i = 0; i < mv.num; ++i) {
-      const double t = mv.num == 1 ? 0.0 : static_cast<double>(i) / (mv.num - 1);
-      const double x = log ? std::exp(std::log(mv.lo) + t * (std::log(mv.hi) - std::log(mv.lo)))
-                           : mv.lo + t * (mv.hi - mv.lo);
-      // The ends are exact; values in between are rounded as printed, so that the run file's
-      // config reproduces them on any machine.
-      mv.values.push_back(i == 0 ? mv.lo : (i == mv.num - 1 ? mv.hi : std::stod(fmt_number(x))));
-      if (!r.contains(mv.values.back()))
-        ends.fail("value " + fmt_number(mv.values.back()) + " (number " + std::to_string(i) + ") is outside the allowed range " +
-                  r.describe());
-    }
+    // The values are computed when members ask for them (MemberValues::value), not here.
+    if (const long long i = first_outside(mv, r); i >= 0)
+      ends.fail("value " + fmt_number(mv.value(i)) + " (number " + std::to_string(i) +
+                ") is outside the allowed range " + r.describe());
   }
-  scalar = mv.values.front();
+  scalar = mv.value(0);
   c.member_values.push_back(mv);
 }
 
@@ -111,13 +159,19 @@ void read_grid(const Field& root, Config& c) {
       if (std::count(c.grid.begin(), c.grid.end(), key)) item.fail("'" + key + "' is listed twice");
       c.grid.push_back(key);
     }
-    // First key slowest: stride of key i = product of the counts of the keys after it.
+    // First key slowest: stride of key i = product of the counts of the keys after it. A
+    // member index is below 2^31, so a grid with more combinations could never be covered.
     long long stride = 1;
     for (auto it = c.grid.rbegin(); it != c.grid.rend(); ++it) {
       auto& mv = *std::find_if(c.member_values.begin(), c.member_values.end(),
                                [&](const MemberValues& v) { return v.key == *it; });
       mv.stride = stride;
-      stride *= static_cast<long long>(mv.values.size());
+      if (!__builtin_mul_overflow(stride, mv.count(), &stride) && stride <= INT_MAX) continue;
+      std::string product;
+      for (const std::string& key : c.grid)
+        product += (product.empty() ? "" : " x ") + std::to_string(find_member_values(c, key)->count()) + " (" + key + ")";
+      g.fail("the grid has " + product + " combinations, more than the " + std::to_string(INT_MAX) +
+             " members a swarm can have; give its keys fewer values (a smaller num, or shorter values lists)");
     }
   }
   // Every value must get the same number of members (checked for a whole swarm, that is
@@ -125,10 +179,10 @@ void read_grid(const Field& root, Config& c) {
   if (c.swarm.first_member != 0) return;
   long long grid_period = 1;
   for (const MemberValues& v : c.member_values)
-    if (std::count(c.grid.begin(), c.grid.end(), v.key)) grid_period *= static_cast<long long>(v.values.size());
+    if (std::count(c.grid.begin(), c.grid.end(), v.key)) grid_period *= v.count();  // <= INT_MAX (above)
   for (const MemberValues& v : c.member_values) {
     const bool in_grid = std::count(c.grid.begin(), c.grid.end(), v.key) > 0;
-    const long long period = in_grid ? grid_period : static_cast<long long>(v.values.size());
+    const long long period = in_grid ? grid_period : v.count();
     if (c.swarm.size % period == 0) continue;
     const std::string what = in_grid ? "the grid has " + std::to_string(period) + " combinations"
                                      : v.key + " has " + std::to_string(period) + " values";

@@ -8,10 +8,14 @@
 
 namespace tn::cfg {
 
-// Reads `f` (a number, or a per-member map) into `scalar`. A map is resolved to its values
-// (each checked against `r`), appended to c.member_values under `key`, and `scalar` gets the
-// first value. A missing field leaves `scalar` alone.
+// Reads `f` (a number, or a per-member map) into `scalar`. A map's values are checked against
+// `r` (a linspace or logspace is kept as its ends and num, not expanded) and appended to
+// c.member_values under `key`; `scalar` gets the first value. A missing field leaves `scalar`
+// alone.
 void read_member_value(const Field& f, const std::string& key, double& scalar, Range r, Config& c);
+
+// The smallest of the values of `mv`.
+double smallest_value(const MemberValues& mv);
 
 // Reads the top-level `grid: [key, key, ...]` (at least two per-member keys, combined as a
 // cartesian product) and checks that every per-member key's values cover the swarm evenly.

@@ -3,6 +3,7 @@
 // output not written); 2 a user error (bad config, data, arguments, device or run file;
 // nothing written); 3 training finished and was saved but some members diverged.
 #pragma once
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -18,13 +19,16 @@ struct TrainOptions {
   std::vector<std::string> set;  // "key.path=value" overrides, in order
   std::optional<std::string> out;
   std::optional<int> swarm;
-  std::optional<long long> seed;
+  std::optional<std::uint64_t> seed;
   int threads = 0;  // 0 = all cores
   bool force = false;
   Verbosity verbosity = Verbosity::Normal;
 };
 
 int run_train(const TrainOptions& opt);
+// A --seed value: a whole number in [0, 2^64 - 1] written in decimal digits; nullopt for
+// anything else (a sign, a fraction, other characters, or a number out of range).
+std::optional<std::uint64_t> parse_seed(const std::string& text);
 
 struct EvalOptions {
   std::string run_path;

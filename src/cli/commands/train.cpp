@@ -2,6 +2,7 @@
 // progress, summaries and the exit code.
 #include <spdlog/spdlog.h>
 
+#include <charconv>
 #include <chrono>
 #include <cmath>
 
@@ -72,6 +73,15 @@ void log_eval(const Config& cfg, const PreparedData& data, const FinalEval& f) {
 }
 
 }  // namespace
+
+std::optional<std::uint64_t> parse_seed(const std::string& text) {
+  std::uint64_t v = 0;
+  const char* end = text.data() + text.size();
+  if (text.empty() || text.find_first_not_of("0123456789") != std::string::npos) return std::nullopt;
+  const auto r = std::from_chars(text.data(), end, v);
+  if (r.ec != std::errc() || r.ptr != end) return std::nullopt;
+  return v;
+}
 
 int run_train(const TrainOptions& opt) {
   setup_logging(opt.verbosity);
