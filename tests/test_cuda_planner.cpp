@@ -127,7 +127,7 @@ TEST_CASE("memory planner: one member too big fails with the estimate and a sugg
     plan_chunks(d, 4, 1ull << 30);
     FAIL("expected BackendError");
   } catch (const BackendError& err) {
-    CHECK_HAS(std::string(err.what()), "1024.0 GiB of data");
+    CHECK_HAS(std::string(err.what()), "1.0 TiB of data");
   }
   CHECK(format_bytes(512) == "512 B");
   CHECK(format_bytes(3 << 20) == "3.0 MiB");

@@ -12,6 +12,7 @@
 #include "config/load_data.h"
 #include "config/member_values.h"
 #include "config/yaml_util.h"
+#include "math/saturate.h"
 
 namespace tn {
 namespace {
@@ -210,6 +211,46 @@ void check_consistency(const Field& root, const Config& c) {
                std::to_string(last.units) + "; for a single output use loss: bce");
 }
 
+// Sizes that overflow the types that count or index them, refused before any data are read.
+// (Whether a run fits in the machine's memory is checked before it starts: train/trainer.h.)
+void check_sizes(const Field& root, const Config& c) {
+  constexpr std::int64_t kArrays = 4 * sizeof(float);  // parameters, gradients, 2 optimizer states
+  const std::int64_t S = c.swarm.size;
+  // Parameters per member that do not depend on the data: each layer's weights from the layer
+  // before it, recurrent weights and biases (the first layer's inputs come from the data).
+  const std::vector<Field> fields = root["model"]["layers"].items();
+  std::int64_t params = 0;
+  for (std::size_t i = 0; i < c.model.layers.size(); ++i) {
+    const LayerConfig& l = c.model.layers[i];
+    const std::int64_t G = static_cast<std::int64_t>(l.type == "lstm" ? 4 : l.type == "gru" ? 3 : 1) * l.units;
+    params = sat_add(params, l.type == "gru" ? 2 * G : G);
+    if (l.type != "dense") params = sat_add(params, sat_mul(l.units, G));
+    if (i > 0) params = sat_add(params, sat_mul(c.model.layers[i - 1].units, G));
+    if (sat_mul(params, kArrays) == kSaturated)
+      fields[i]["units"].fail("the layers up to this one have more parameters per member than can be counted "
+                              "(their parameters, gradients and optimizer state would take more than 8 EiB); use fewer units");
+  }
+  if (sat_mul(params, kArrays, S) == kSaturated)
+    root["swarm"]["size"].fail(std::to_string(S) + " members of " + std::to_string(params) +
+                               " parameters or more each need more than 8 EiB for their parameters, gradients and "
+                               "optimizer state; reduce swarm.size or the layers' units");
+  // Per-member histories: train and validation loss and accuracy for every epoch.
+  if (sat_mul(S, c.train.epochs, 4 * sizeof(float)) == kSaturated)
+    root["train"]["epochs"].fail(std::to_string(c.train.epochs) + " epochs of loss history for " + std::to_string(S) +
+                                 " members need more than 8 EiB; reduce train.epochs or swarm.size");
+  const SourceConfig& src = c.data.source;
+  if (src.type == "random_walk" && static_cast<std::int64_t>(src.walk.series) * src.walk.length > kIntMax)
+    root["data"]["source"].fail(std::to_string(src.walk.series) + " series x " + std::to_string(src.walk.length) +
+                                " steps make " + std::to_string(static_cast<std::int64_t>(src.walk.series) * src.walk.length) +
+                                " rows, more than the " + std::to_string(kIntMax) +
+                                " a data set can have; reduce data.source.series or data.source.length");
+  const SequenceConfig& q = c.data.sequence;
+  if (q.enabled() && static_cast<std::int64_t>(q.window) * static_cast<std::int64_t>(q.features.size()) > kIntMax)
+    root["data"]["sequence"]["window"].fail(
+        std::to_string(q.window) + " steps x " + std::to_string(q.features.size()) + " features make more than " +
+        std::to_string(kIntMax) + " input values per sample; reduce data.sequence.window");
+}
+
 Config read_config(const Field& root, const std::string& base_dir) {
   root.check_keys({"name", "seed", "device", "device_precision", "swarm", "model", "loss", "optimizer", "schedule",
                    "data", "train", "output", "grid"});
@@ -228,6 +269,7 @@ Config read_config(const Field& root, const std::string& base_dir) {
   read_output(root["output"], c);
   cfg::read_grid(root, c);
   check_consistency(root, c);
+  check_sizes(root, c);
   return c;
 }
 

@@ -4,6 +4,8 @@
 
 #include <utility>
 
+#include "math/saturate.h"
+
 #include "model/recurrent_ops.h"
 
 namespace tn {
@@ -13,21 +15,22 @@ namespace {
 // byte count so the two cannot drift apart).
 template <class Take>
 void layout_buffers(const ModelShape& shape, int batch, int targets, Take&& take) {
+  // Saturating products (math/saturate.h): the memory planner asks for absurd shapes too.
   const std::int64_t Bc = batch;
-  take(Bc * shape.inputs());
-  take(Bc * targets);
+  take(sat_mul(Bc, shape.inputs()));
+  take(sat_mul(Bc, targets));
   for (const auto& l : shape.layers) {
-    take(Bc * l.out);
-    if (l.act != Activation::Identity) take(Bc * l.out);
+    take(sat_mul(Bc, l.out));
+    if (l.act != Activation::Identity) take(sat_mul(Bc, l.out));
   }
-  take(Bc * shape.max_width());
-  take(Bc * shape.max_width());
+  take(sat_mul(Bc, shape.max_width()));
+  take(sat_mul(Bc, shape.max_width()));
   const std::int64_t T = shape.seq_len;
   for (std::size_t r = 0; r < shape.recurrent.size(); ++r) {
     const RecurrentLayer& l = shape.recurrent[r];
-    const std::int64_t G = T * Bc * l.gates() * l.units, Hn = T * Bc * l.units;
+    const std::int64_t G = sat_mul(T, Bc, l.gates(), l.units), Hn = sat_mul(T, Bc, l.units);
     const bool lstm = l.cell == CellType::Lstm;
-    if (r == 0) take(T * Bc * l.in);
+    if (r == 0) take(sat_mul(T, Bc, l.in));
     take(G);               // G
     take(lstm ? 0 : G);    // Gh
     take(Hn);              // Hs
@@ -35,8 +38,8 @@ void layout_buffers(const ModelShape& shape, int batch, int targets, Take&& take
     take(G);               // dG
     take(lstm ? 0 : G);    // dGh
     take(Hn);              // dHs
-    take(lstm ? Bc * l.units : 0);  // dc
-    take(static_cast<std::int64_t>(l.gates()) * l.units * l.units);  // WhT
+    take(lstm ? sat_mul(Bc, l.units) : 0);  // dc
+    take(sat_mul(l.gates(), l.units, l.units));  // WhT
   }
 }
 
@@ -44,8 +47,8 @@ void layout_buffers(const ModelShape& shape, int batch, int targets, Take&& take
 
 std::int64_t model_buffer_bytes_per_member(const ModelShape& shape, int batch, int targets) {
   std::int64_t floats = 0;
-  layout_buffers(shape, batch, targets, [&](std::int64_t n) { floats += n; });
-  return floats * static_cast<std::int64_t>(sizeof(float));
+  layout_buffers(shape, batch, targets, [&](std::int64_t n) { floats = sat_add(floats, n); });
+  return sat_mul(floats, static_cast<std::int64_t>(sizeof(float)));
 }
 
 ModelBuffers::ModelBuffers(Backend& be, const ModelShape& shape, int members_, int batch_, int targets)

@@ -129,8 +129,26 @@ SweepResult run_sweep_measurements(const SweepRequest& req) {
   std::string note;
   const std::unique_ptr<Backend> be = make_backend({probe.device, req.threads, probe.device_index, probe.device_precision == DevicePrecision::Tf32}, &note);
   if (!note.empty()) spdlog::info("{}", note);
+  check_generated_data_memory(probe);
   const PreparedData data = prepare_data(load_dataset(probe.data, is_classification(probe.loss.type)), probe.data);
   make_model_shape(probe, data);  // validates
+  // Every point is planned as training plans it (on the CPU: the run must fit in memory)
+  // before any is measured.
+  std::vector<Config> configs;
+  for (int S : sizes) {
+    configs.push_back(config_for(req, S));
+    const Config& cfg = configs.back();
+    const MemberSets sets = make_member_sets(cfg, data);
+    for (const std::string& mode : req.modes) {
+      if (mode != "sequential") {
+        plan_training(cfg, data, sets, *be);
+        continue;
+      }
+      Config one = cfg;
+      one.swarm = {1, 0};
+      plan_training(one, data, slice_member_sets(sets, 0, 1), *be);
+    }
+  }
   spdlog::info("turbanet {} sweep | config {} | device {} | threads {} | sizes {}", TURBANET_VERSION,
                req.config_path, be->name(), be->workers(), fmt::join(sizes, ","));
   SweepResult res;
@@ -138,8 +156,9 @@ SweepResult run_sweep_measurements(const SweepRequest& req) {
   res.peak = measure_peak(*be, req.peak_n);
   spdlog::info("peak: {:.1f} GFLOP/s ({} concurrent {}^3 sgemm)", res.peak.gflops, res.peak.products, res.peak.n);
   Sweep sw(req, *be);
-  for (int S : sizes) {
-    const Config cfg = config_for(req, S);
+  for (std::size_t i = 0; i < sizes.size(); ++i) {
+    const int S = sizes[i];
+    const Config& cfg = configs[i];
     for (const std::string& mode : req.modes) {
       const SweepPoint p = sw.run(cfg, data, mode);
       res.rows.push_back(make_row(cfg, p, req.repeats, res.peak, *be));

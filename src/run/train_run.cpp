@@ -80,10 +80,11 @@ TrainingRun::TrainingRun(Config cfg, int threads, bool force, std::chrono::stead
   check_output_path(cfg_.output.path, force);
   be_ = make_backend({cfg_.device, threads, cfg_.device_index, cfg_.device_precision == DevicePrecision::Tf32},
                      &device_note_);
+  check_generated_data_memory(cfg_);
   data_ = prepare_data(load_dataset(cfg_.data, is_classification(cfg_.loss.type)), cfg_.data);
   make_model_shape(cfg_, data_);  // validates
   sets_ = make_member_sets(cfg_, data_);
-  plan_ = plan_training(cfg_, data_, sets_, *be_);
+  plan_ = plan_training(cfg_, data_, sets_, *be_, /*with_run_file=*/true);
 }
 
 TrainResult TrainingRun::run(const TrainCallbacks& report) {

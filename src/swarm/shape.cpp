@@ -3,6 +3,8 @@
 
 #include <algorithm>
 
+#include "math/saturate.h"
+
 namespace tn {
 
 int ModelShape::max_width() const {
@@ -62,7 +64,7 @@ std::int64_t ModelShape::tensor_size(int t) const {
     const RecurrentLayer& r = recurrent[li];
     const int k = t - recurrent_tensor(li);
     const std::int64_t G = static_cast<std::int64_t>(r.gates()) * r.units;
-    return k == 0 ? r.in * G : k == 1 ? r.units * G : G;
+    return k == 0 ? sat_mul(r.in, G) : k == 1 ? sat_mul(r.units, G) : G;
   }
   const DenseLayer& l = layers[li - recurrent.size()];
   return (t - recurrent_tensors()) % 2 == 0 ? static_cast<std::int64_t>(l.in) * l.out : l.out;
@@ -70,7 +72,7 @@ std::int64_t ModelShape::tensor_size(int t) const {
 
 std::int64_t ModelShape::params_per_member() const {
   std::int64_t n = 0;
-  for (int t = 0; t < tensors(); ++t) n += tensor_size(t);
+  for (int t = 0; t < tensors(); ++t) n = sat_add(n, tensor_size(t));
   return n;
 }
 
@@ -78,7 +80,7 @@ ParamLayout::ParamLayout(const ModelShape& shape, int S_) : S(S_) {
   for (int t = 0; t < shape.tensors(); ++t) {
     size.push_back(shape.tensor_size(t));
     offset.push_back(total);
-    total += S * size.back();
+    total = sat_add(total, sat_mul(S, size.back()));
   }
 }
 

@@ -50,11 +50,11 @@ struct ModelShape {
   int dense_tensor(int li) const { return recurrent_tensors() + 2 * li; }
   int tensors() const { return recurrent_tensors() + 2 * static_cast<int>(layers.size()); }
   int num_layers() const { return static_cast<int>(recurrent.size() + layers.size()); }
-  std::int64_t tensor_size(int t) const;  // floats per member
+  std::int64_t tensor_size(int t) const;  // floats per member (saturating: math/saturate.h)
   std::vector<std::int64_t> tensor_dims(int t) const;  // {rows, cols} or {n}
   std::string tensor_name(int t) const;  // W, b (dense); Wx, Wh, b (lstm); Wx, Wh, bx, bh (gru)
   int layer_of(int t) const;             // model layer (recurrent first) that owns tensor t
-  std::int64_t params_per_member() const;
+  std::int64_t params_per_member() const;  // saturating
 };
 
 // Swarm arrays laid out tensor by tensor, each [S, tensor_size]: one instance for the
@@ -63,7 +63,7 @@ struct ParamLayout {
   int S = 0;
   std::vector<std::int64_t> size;    // per tensor, floats per member
   std::vector<std::int64_t> offset;  // per tensor, start of its [S, size] array
-  std::int64_t total = 0;            // floats in the whole swarm array
+  std::int64_t total = 0;            // floats in the whole swarm array (saturating)
   ParamLayout() = default;
   ParamLayout(const ModelShape& shape, int S);
   std::int64_t at(int tensor, int member) const { return offset[tensor] + member * size[tensor]; }

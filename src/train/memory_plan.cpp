@@ -2,40 +2,54 @@
 #include "train/memory_plan.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cstdio>
+#include <fstream>
+#include <sstream>
 
 #include "backend/backend.h"
+#include "config/config.h"
+#include "math/saturate.h"
 #include "model/model_ops.h"
 
 namespace tn {
 
 MemoryEstimate estimate_memory(const ModelShape& shape, int batch, int targets, std::int64_t data_bytes,
                                long steps) {
+  // Every product saturates (math/saturate.h): an absurd shape gives an absurd estimate,
+  // which the plan refuses, never a wrapped-around small or negative one.
   MemoryEstimate e;
   const std::int64_t B = std::max(1, batch);
   const std::int64_t O = shape.outputs();
+  constexpr std::int64_t f32 = sizeof(float), f64 = sizeof(double);
   e.params = shape.params_per_member();
-  e.param_bytes = 4 * e.params * static_cast<std::int64_t>(sizeof(float));  // P, G, S1, S2
-  e.activation_bytes = model_buffer_bytes_per_member(shape, static_cast<int>(B), targets) +
-                       B * O * static_cast<std::int64_t>(sizeof(float));  // + predictions
+  e.param_bytes = sat_mul(4, e.params, f32);  // P, G, S1, S2
+  e.activation_bytes = sat_add(model_buffer_bytes_per_member(shape, static_cast<int>(B), targets),
+                               sat_mul(B, O, f32));  // + predictions
   // Train and validation loss/correct sums and norm² (double); per step of an epoch the step
   // scalars, valid rows and (sets mode) batch rows; the loss kernels' per-sample scratch
   // (loss and correct as doubles, softmax rows as floats).
   const std::int64_t S = std::max(1l, steps);
-  e.scalar_bytes = 5 * static_cast<std::int64_t>(sizeof(double)) +
-                   S * (static_cast<std::int64_t>(sizeof(OptStep)) + static_cast<std::int64_t>(sizeof(int)) +
-                        B * static_cast<std::int64_t>(sizeof(std::uint32_t))) +
-                   B * (2 * static_cast<std::int64_t>(sizeof(double)) + O * static_cast<std::int64_t>(sizeof(float)));
-  e.per_member = e.param_bytes + e.activation_bytes + e.scalar_bytes;
-  e.data_bytes = data_bytes;
+  const std::int64_t per_step = sat_add(static_cast<std::int64_t>(sizeof(OptStep) + sizeof(int)),
+                                        sat_mul(B, static_cast<std::int64_t>(sizeof(std::uint32_t))));
+  e.scalar_bytes = sat_add(sat_add(5 * f64, sat_mul(S, per_step)), sat_mul(B, sat_add(2 * f64, sat_mul(O, f32))));
+  e.per_member = sat_add(sat_add(e.param_bytes, e.activation_bytes), e.scalar_bytes);
+  e.data_bytes = std::max<std::int64_t>(0, data_bytes);
   e.reserve_bytes = kDeviceReserveBytes;
   return e;
 }
 
+std::int64_t MemoryEstimate::total(std::int64_t members) const {
+  return sat_add(sat_add(reserve_bytes, data_bytes), sat_mul(per_member, members));
+}
+
 std::string format_bytes(std::int64_t bytes) {
+  if (bytes >= kSaturated) return "more than 8 EiB";
   char buf[64];
   const double b = static_cast<double>(bytes);
-  if (bytes >= (1ll << 30)) std::snprintf(buf, sizeof buf, "%.1f GiB", b / (1ll << 30));
+  if (bytes >= (1ll << 50)) std::snprintf(buf, sizeof buf, "%.1f PiB", b / static_cast<double>(1ll << 50));
+  else if (bytes >= (1ll << 40)) std::snprintf(buf, sizeof buf, "%.1f TiB", b / static_cast<double>(1ll << 40));
+  else if (bytes >= (1ll << 30)) std::snprintf(buf, sizeof buf, "%.1f GiB", b / (1ll << 30));
   else if (bytes >= (1ll << 20)) std::snprintf(buf, sizeof buf, "%.1f MiB", b / (1ll << 20));
   else if (bytes >= (1ll << 10)) std::snprintf(buf, sizeof buf, "%.1f KiB", b / (1ll << 10));
   else std::snprintf(buf, sizeof buf, "%lld B", static_cast<long long>(bytes));
@@ -43,8 +57,9 @@ std::string format_bytes(std::int64_t bytes) {
 }
 
 ChunkPlan plan_chunks(const MemoryEstimate& est, int S, std::uint64_t free_bytes, double usable) {
-  const auto budget = static_cast<std::int64_t>(static_cast<double>(free_bytes) * std::clamp(usable, 0.0, 1.0));
-  const std::int64_t room = budget - est.reserve_bytes - est.data_bytes;
+  const auto budget = static_cast<std::int64_t>(
+      std::min(static_cast<double>(free_bytes) * std::clamp(usable, 0.0, 1.0), 9.0e18));
+  const std::int64_t room = budget - sat_add(est.reserve_bytes, est.data_bytes);
   const std::int64_t fit = est.per_member > 0 ? std::max<std::int64_t>(0, room) / est.per_member : S;
   if (fit < 1) {
     // The activations scale with the batch: the largest batch with which one member fits.
@@ -67,7 +82,7 @@ ChunkPlan plan_chunks(const MemoryEstimate& est, int S, std::uint64_t free_bytes
   }
   ChunkPlan p;
   p.chunk = static_cast<int>(std::min<std::int64_t>(fit, std::max(1, S)));
-  p.chunks = (std::max(1, S) + p.chunk - 1) / p.chunk;
+  p.chunks = static_cast<int>((static_cast<std::int64_t>(std::max(1, S)) + p.chunk - 1) / p.chunk);
   p.bytes = est.total(p.chunk);
   if (p.chunks > 1)
     p.note = "swarm of " + std::to_string(S) + " members does not fit the device (" + format_bytes(est.total(S)) +
@@ -75,6 +90,101 @@ ChunkPlan plan_chunks(const MemoryEstimate& est, int S, std::uint64_t free_bytes
              " chunks of up to " + std::to_string(p.chunk) + " members (" + format_bytes(est.per_member) +
              " per member)";
   return p;
+}
+
+std::int64_t HostMemoryPart::bytes(std::int64_t members) const {
+  return exact >= 0 ? exact : sat_add(fixed, sat_mul(per_member, members));
+}
+
+std::int64_t HostMemoryPhase::bytes(std::int64_t members) const {
+  std::int64_t b = 0;
+  for (const HostMemoryPart& p : parts) b = sat_add(b, p.bytes(members));
+  return b;
+}
+
+const HostMemoryPhase& HostMemoryEstimate::peak_phase() const {
+  static const HostMemoryPhase none;
+  const HostMemoryPhase* peak = &none;
+  for (const HostMemoryPhase& ph : phases)
+    if (peak == &none || ph.bytes(members) > peak->bytes(members)) peak = &ph;
+  return *peak;
+}
+
+std::int64_t HostMemoryEstimate::max_members(std::int64_t available) const {
+  std::int64_t fit = kSaturated;
+  for (const HostMemoryPhase& ph : phases) {
+    std::int64_t fixed = 0, per = 0;
+    for (const HostMemoryPart& p : ph.parts) {
+      fixed = sat_add(fixed, p.fixed);
+      per = sat_add(per, p.per_member);
+    }
+    if (fixed > available) return 0;
+    if (per > 0) fit = std::min(fit, (available - fixed) / per);
+  }
+  return fit;
+}
+
+void check_host_memory(const HostMemoryEstimate& est, std::uint64_t available) {
+  if (available == 0) return;  // unknown: nothing to compare with
+  const std::int64_t avail_now = static_cast<std::int64_t>(std::min<std::uint64_t>(available, kSaturated));
+  const std::int64_t avail = sat_add(avail_now, est.loaded_bytes);
+  const HostMemoryPhase& peak = est.peak_phase();
+  const std::int64_t need = peak.bytes(est.members);
+  if (need <= avail) return;
+  std::vector<const HostMemoryPart*> parts;
+  for (const HostMemoryPart& p : peak.parts)
+    if (p.bytes(est.members) > 0) parts.push_back(&p);
+  std::stable_sort(parts.begin(), parts.end(), [&](const HostMemoryPart* a, const HostMemoryPart* b) {
+    return a->bytes(est.members) > b->bytes(est.members);
+  });
+  const std::size_t shown = std::min<std::size_t>(3, parts.size());
+  std::string largest;
+  for (std::size_t i = 0; i < shown; ++i)
+    largest += std::string(i == 0 ? "" : i + 1 == shown ? " and " : ", ") + parts[i]->what + " (" +
+               format_bytes(parts[i]->bytes(est.members)) + ")";
+  // What makes the two largest parts smaller.
+  std::vector<std::string> items;
+  for (std::size_t i = 0; i < std::min<std::size_t>(2, parts.size()); ++i)
+    for (const std::string& r : parts[i]->reduce)
+      if (std::find(items.begin(), items.end(), r) == items.end()) items.push_back(r);
+  std::string reduce;
+  for (std::size_t i = 0; i < items.size(); ++i)
+    reduce += (i == 0 ? "" : i + 1 == items.size() ? " or " : ", ") + items[i];
+  std::string msg = "the run does not fit in memory: it needs an estimated " + format_bytes(need) + " (" +
+                    std::to_string(need) + " bytes) while " + peak.name + ", mostly " + largest + ", but " +
+                    format_bytes(avail) + " is available (MemAvailable " + format_bytes(avail_now) +
+                    (est.loaded_bytes > 0 ? " plus " + format_bytes(est.loaded_bytes) + " of data already loaded" : "") +
+                    "); ";
+  const std::int64_t fit = est.max_members(avail);
+  if (fit >= 1 && fit < est.members)
+    msg += "at most " + std::to_string(fit) + " of the " + std::to_string(est.members) +
+           " members fit: reduce swarm.size (or train the swarm in slices with swarm.first_member)" +
+           (reduce.empty() ? "" : ", or " + reduce);
+  else
+    msg += "reduce " + (reduce.empty() ? std::string("the data or the model") : reduce);
+  throw ConfigError(msg);
+}
+
+namespace {
+std::atomic<std::int64_t> g_available_override{-1};  // -1: read /proc/meminfo
+}  // namespace
+
+std::uint64_t available_memory() {
+  if (const std::int64_t o = g_available_override.load(); o >= 0) return static_cast<std::uint64_t>(o);
+  std::ifstream in("/proc/meminfo");
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind("MemAvailable:", 0) != 0) continue;
+    std::istringstream fields(line.substr(13));
+    std::uint64_t kib = 0;
+    std::string unit;
+    if (fields >> kib >> unit && unit == "kB") return kib * 1024;
+    return 0;
+  }
+  return 0;
+}
+
+void override_available_memory(std::optional<std::uint64_t> bytes) {
+  g_available_override.store(bytes ? static_cast<std::int64_t>(std::min<std::uint64_t>(*bytes, kSaturated)) : -1);
 }
 
 }  // namespace tn

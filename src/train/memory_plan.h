@@ -1,9 +1,12 @@
-// Device memory planner: bytes one swarm member needs on a device (parameters, gradients,
-// optimizer state, activations for the batch, per-member scalars) plus the data, and how
-// many members fit at once. Host-only arithmetic, unit-tested without a GPU.
+// Memory planner: bytes one swarm member needs on a device (parameters, gradients, optimizer
+// state, activations for the batch, per-member scalars) plus the data, and how many members
+// fit at once; and, for runs on the CPU, the whole run's host memory against what the machine
+// has available. Host-only arithmetic, unit-tested without a GPU.
 #pragma once
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "swarm/shape.h"
 
@@ -17,7 +20,7 @@ struct MemoryEstimate {
   std::int64_t per_member = 0;        // the sum of the three above
   std::int64_t data_bytes = 0;        // training and validation arrays (shared by all members)
   std::int64_t reserve_bytes = 0;     // fixed: library workspaces, allocator rounding
-  std::int64_t total(int members) const { return reserve_bytes + data_bytes + per_member * members; }
+  std::int64_t total(std::int64_t members) const;  // saturating (math/saturate.h)
 };
 
 inline constexpr std::int64_t kDeviceReserveBytes = 64ll << 20;
@@ -39,7 +42,47 @@ struct ChunkPlan {
 // estimate and a suggestion when not even one member fits.
 ChunkPlan plan_chunks(const MemoryEstimate& est, int S, std::uint64_t free_bytes, double usable = 0.9);
 
-// "1.5 GiB", "12.0 MiB", "512 B": sizes in messages.
+// "1.5 GiB", "12.0 MiB", "512 B": sizes in messages ("more than 8 EiB" when saturated).
 std::string format_bytes(std::int64_t bytes);
+
+// Memory of a whole run in host memory (the CPU backend, where the swarm's arrays are host
+// memory too), phase by phase: training, the final evaluation, writing the run file. Each
+// part is a fixed size plus a size per member, so the largest swarm that fits follows from
+// it. Sizes saturate (math/saturate.h).
+struct HostMemoryPart {
+  std::string what;  // "parameters, gradients and optimizer state 6 x [S, P]", ...
+  std::int64_t fixed = 0, per_member = 0;
+  // The bytes for the estimate's swarm when they are not linear in its size (-1: they are);
+  // fixed + per_member · members is then an upper bound for a swarm of any size.
+  std::int64_t exact = -1;
+  std::vector<std::string> reduce;  // what makes this part smaller, besides swarm.size
+  std::int64_t bytes(std::int64_t members) const;
+};
+struct HostMemoryPhase {
+  std::string name;  // "training", ...
+  std::vector<HostMemoryPart> parts;
+  std::int64_t bytes(std::int64_t members) const;  // of the estimate's swarm (members == its size)
+};
+struct HostMemoryEstimate {
+  std::int64_t members = 0;
+  std::int64_t loaded_bytes = 0;  // already allocated when estimated (the data): taken from
+                                  // MemAvailable already, so added to it for the comparison
+  std::vector<HostMemoryPhase> phases;
+  const HostMemoryPhase& peak_phase() const;
+  std::int64_t peak() const { return peak_phase().bytes(members); }
+  // The largest swarm whose every phase fits in `available` bytes (0 when none does).
+  std::int64_t max_members(std::int64_t available) const;
+};
+
+// Throws ConfigError when the estimate's peak exceeds `available` bytes plus what is already
+// loaded (available == 0: unknown, not checked). The message gives the estimate, its largest
+// parts, the available memory, the largest swarm that fits and what else to reduce.
+void check_host_memory(const HostMemoryEstimate& est, std::uint64_t available);
+
+// Memory this process may still allocate: MemAvailable from /proc/meminfo in bytes, 0 when it
+// cannot be read; or the value set by override_available_memory (tests).
+std::uint64_t available_memory();
+// Makes available_memory() return `bytes` (nullopt: read /proc/meminfo again).
+void override_available_memory(std::optional<std::uint64_t> bytes);
 
 }  // namespace tn

@@ -55,9 +55,22 @@ TrainOutput train_swarm(const Config& cfg, const PreparedData& data, const Membe
                         const ProgressFn& progress);
 TrainOutput train_swarm(const Config& cfg, const PreparedData& data, Backend& be,
                         const ProgressFn& progress);
-// How many members `be` can train at once (the whole swarm on the CPU, whose memory is not
-// planned). Throws BackendError when not even one member fits the device.
-ChunkPlan plan_training(const Config& cfg, const PreparedData& data, const MemberSets& sets, const Backend& be);
+// How many members `be` can train at once. On a device with its own memory, the members that
+// fit (BackendError when not even one does). On the CPU the whole swarm, after checking that
+// it fits in the memory available (estimate_host_memory against available_memory()), with
+// the final evaluation and the run file when `with_run_file` (turbanet train): ConfigError,
+// before any work, when it does not.
+ChunkPlan plan_training(const Config& cfg, const PreparedData& data, const MemberSets& sets, const Backend& be,
+                        bool with_run_file = false);
+// The host memory training `cfg` on `be` (the CPU) takes, by phase (memory_plan.h): data,
+// parameters, optimizer state, worker buffers, histories and predictions; with
+// `with_run_file` also the final evaluation and the run file's copies.
+HostMemoryEstimate estimate_host_memory(const Config& cfg, const PreparedData& data, const MemberSets& sets,
+                                        const Backend& be, bool with_run_file);
+// Before the data are made: refuses (ConfigError) a built-in generator's data (data.source
+// spirals, moons, sine, random_walk and its sequence windows) that alone would not fit in
+// the memory available. Files are read first and checked by plan_training.
+void check_generated_data_memory(const Config& cfg);
 // Trains members in consecutive chunks of at most `chunk` (≤ 0: all at once), one after
 // another on the same backend, and merges the results: what train_swarm does when the
 // device memory planner splits the swarm. Each member's result does not depend on the chunk.

@@ -4,6 +4,7 @@
 
 #include <cblas.h>
 #include <omp.h>
+#include <spdlog/spdlog.h>
 
 #include <algorithm>
 #include <cmath>
@@ -22,7 +23,22 @@
 
 namespace tn {
 
-CpuBackend::CpuBackend(int threads) : threads_(threads > 0 ? threads : std::max(1, omp_get_num_procs())) {
+namespace {
+
+// The threads asked for (0: one per hardware thread), at most one per hardware thread: more
+// only add scheduling (--threads 1000000 started a million OpenMP threads).
+int worker_threads(int requested) {
+  const int hardware = std::max(1, omp_get_num_procs());
+  if (requested <= 0) return hardware;
+  if (requested > hardware)
+    spdlog::warn("threads: {} requested, but this machine has {} hardware threads; using {}", requested, hardware,
+                 hardware);
+  return std::min(requested, hardware);
+}
+
+}  // namespace
+
+CpuBackend::CpuBackend(int threads) : threads_(worker_threads(threads)) {
   // Parallelism comes from member blocks; OpenBLAS must not start threads of its own.
   openblas_set_num_threads(1);
   // Start the worker threads now rather than in the first for_each_block, which may be the

@@ -8,6 +8,8 @@ namespace tn {
 
 class CpuBackend final : public Backend {
  public:
+  // threads: worker threads, 0 for one per hardware thread; more than the hardware has are
+  // capped to it, with a warning.
   explicit CpuBackend(int threads);
   std::string name() const override { return "cpu"; }
   std::string describe() const override;
