@@ -311,4 +311,16 @@ TEST_CASE("--threads above the hardware's count is capped to it, with a warning"
                      " hardware threads; using " + std::to_string(hardware));
   CHECK(CpuBackend(0).workers() == hardware);
   CHECK(CpuBackend(1).workers() == 1);
+  setup_logging(Verbosity::Quiet);
+}
+
+TEST_CASE("an integer above what a key can hold names the largest allowed value") {
+  CHECK_HAS(error_of(std::string(tn::test::kMinimal) + "swarm: {size: 3000000000}\n"),
+            "swarm.size: value 3000000000 is out of range; expected an integer in [1, 2147483647]");
+  CHECK_HAS(error_of("model: {layers: [{units: 2}]}\ndata: {source: {type: spirals, n: 99999999999999999999999}}\n"),
+            "data.source.n: value 99999999999999999999999 is out of range; expected an integer in [2, 2147483647]");
+  CHECK_HAS(error_of("model: {layers: [{units: 2}]}\ndata: {source: {type: spirals, n: -99999999999999999999999}}\n"),
+            "data.source.n: value -99999999999999999999999 is out of range; expected an integer >= 2");
+  CHECK_HAS(error_of(std::string(tn::test::kMinimal) + "train: {epochs: 0}\n"),
+            "train.epochs: value 0 is out of range; expected an integer >= 1");
 }

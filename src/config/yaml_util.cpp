@@ -223,7 +223,9 @@ long long Field::integer(long long lo, long long hi) const {
   const auto v = parse_integer<long long>(t, &overflow);
   if (!v) fail_type("an integer");
   if (overflow || *v < lo || *v > hi) {
-    const bool open_top = hi == 2147483647;
+    // Keys bounded only by what an int holds say ">= lo", unless the value is above that bound.
+    const bool too_big = overflow ? t.find('-') == std::string::npos : *v > hi;
+    const bool open_top = hi == 2147483647 && !too_big;
     const std::string range =
         open_top ? ">= " + std::to_string(lo)
                  : "in [" + std::to_string(lo) + ", " + std::to_string(hi) + "]";
