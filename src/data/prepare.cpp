@@ -23,8 +23,11 @@ SplitData take_rows(const Dataset& d, const std::vector<std::uint32_t>& perm, in
     const std::uint32_t r = perm[begin + i];
     s.rows.push_back(static_cast<int>(r));
     if (!d.group.empty()) s.group.push_back(d.group[r]);
-    std::copy_n(&d.X[static_cast<std::size_t>(r) * d.features], d.features, &s.X[static_cast<std::size_t>(i) * d.features]);
-    std::copy_n(&d.y[static_cast<std::size_t>(r) * d.targets], d.targets, &s.y[static_cast<std::size_t>(i) * d.targets]);
+    // Pointer arithmetic, not &v[k]: a dataset may have no features or targets (empty arrays).
+    std::copy_n(d.X.data() + static_cast<std::size_t>(r) * d.features, d.features,
+                s.X.data() + static_cast<std::size_t>(i) * d.features);
+    std::copy_n(d.y.data() + static_cast<std::size_t>(r) * d.targets, d.targets,
+                s.y.data() + static_cast<std::size_t>(i) * d.targets);
   }
   return s;
 }

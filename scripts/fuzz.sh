@@ -1,0 +1,86 @@
+#!/usr/bin/env bash
+# Fuzzes every input reader: builds the libFuzzer harnesses of tests/fuzz/ with clang 14 and
+# ASan+UBSan into build-fuzz/ and runs each for SECONDS_PER_HARNESS (default 60) on a copy of
+# its seed corpus (tests/fuzz/corpus/<harness>/) plus its recorded crashes
+# (tests/fuzz/regressions/<harness>/). Prints libFuzzer's final statistics per harness and
+# exits non-zero when any harness finds a crash, a sanitizer report, an unexpected exception,
+# a timeout or a memory blow-up; the input that caused it is kept in build-fuzz/findings/.
+#
+#   scripts/fuzz.sh          # 60 s per harness (what scripts/test.sh runs)
+#   scripts/fuzz.sh 3600     # a long run: an hour per harness
+#
+# Environment: FUZZ_HARNESSES="csv npy" runs only those; FUZZ_ARGS adds libFuzzer flags.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+SECONDS_PER_HARNESS="${1:-60}"
+HARNESSES=(${FUZZ_HARNESSES:-config csv npy idx run_file})
+
+# clang 14 with libFuzzer and the sanitizer runtimes (libclang-rt-14-dev) and its OpenMP
+# runtime (the project needs OpenMP), installed only when missing. The project's own libraries
+# come from install-deps.sh.
+scripts/install-deps.sh
+PACKAGES=(clang-14 libclang-rt-14-dev libomp-14-dev)
+missing=()
+for p in "${PACKAGES[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]} > 0)); then
+  SUDO=""
+  if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
+  echo "fuzz: installing ${missing[*]}"
+  $SUDO apt-get update
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y --no-install-recommends "${missing[@]}"
+fi
+
+cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_C_COMPILER=clang-14 \
+  -DCMAKE_CXX_COMPILER=clang++-14 -DTURBANET_FUZZ=ON -DTURBANET_TESTS=OFF -DTURBANET_CUDA=OFF >/dev/null
+targets=()
+for h in "${HARNESSES[@]}"; do targets+=("fuzz_$h"); done
+cmake --build build-fuzz -j"$(nproc)" --target "${targets[@]}"
+
+# Scratch space: the growing corpora and the readers' temporary files; the repository's
+# corpus is only read.
+scratch="$(mktemp -d "${TMPDIR:-/tmp}/turbanet-fuzz.XXXXXX")"
+trap 'rm -rf "$scratch"' EXIT
+root="$PWD"
+findings_dir="$root/build-fuzz/findings"
+failed=()
+summary=()
+for h in "${HARNESSES[@]}"; do
+  work="$scratch/$h"
+  mkdir -p "$work/corpus" "$work/tmp" "$work/artifacts"
+  cp tests/fuzz/corpus/"$h"/* "$work/corpus/"
+  echo "=== fuzz_$h: ${SECONDS_PER_HARNESS} s, seeds: $(ls tests/fuzz/corpus/"$h" | wc -l) ==="
+  # -timeout: one input may take at most 30 s (the run-file reader alone allows an unsealed
+  # file 5 s in its child process). -rss_limit_mb: 4 GB, also the largest single allocation.
+  status=0
+  # shellcheck disable=SC2086  # FUZZ_ARGS: several flags
+  (cd "$work" && TMPDIR="$work/tmp" ASAN_OPTIONS="detect_leaks=1:abort_on_error=1" \
+    UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1" \
+    "$root/build-fuzz/fuzz_$h" -max_total_time="$SECONDS_PER_HARNESS" -timeout=30 -rss_limit_mb=4096 \
+    -print_final_stats=1 -artifact_prefix="$work/artifacts/" ${FUZZ_ARGS:-} \
+    corpus "$root/tests/fuzz/regressions/$h") >"$work/log" 2>&1 || status=$?
+  grep -v "^#[0-9]" "$work/log" | tail -n 60 || true
+  execs="$(sed -n 's/^stat::number_of_executed_units: *//p' "$work/log" | tail -n 1)"
+  rate="$(sed -n 's/^stat::average_exec_per_sec: *//p' "$work/log" | tail -n 1)"
+  added="$(sed -n 's/^stat::new_units_added: *//p' "$work/log" | tail -n 1)"
+  cov="$(grep -o 'cov: [0-9]*' "$work/log" | tail -n 1 | cut -d' ' -f2)"
+  result="ok"
+  if ((status != 0)) || ls "$work/artifacts"/* >/dev/null 2>&1; then
+    result="FINDING (exit $status)"
+    failed+=("$h")
+    mkdir -p "$findings_dir/$h"
+    cp "$work/artifacts"/* "$findings_dir/$h/" 2>/dev/null || true
+    cp "$work/log" "$findings_dir/$h/fuzz.log"
+    echo "fuzz_$h: FINDING; input and log in build-fuzz/findings/$h/. Keep the input in"
+    echo "  tests/fuzz/regressions/$h/ (replayed by the doctest suite) and fix the reader."
+  fi
+  summary+=("$(printf '%-9s %12s execs %8s/s  cov %6s  +%s corpus  %s' "$h" "${execs:-?}" "${rate:-?}" "${cov:-?}" "${added:-?}" "$result")")
+done
+
+echo "=== fuzz summary (${SECONDS_PER_HARNESS} s per harness) ==="
+printf '%s\n' "${summary[@]}"
+if ((${#failed[@]} > 0)); then
+  echo "fuzz: findings in ${failed[*]}" >&2
+  exit 1
+fi
