@@ -203,7 +203,7 @@ PreparedData grouped(const Config& cfg) {
 }
 
 bool same(const std::vector<float>& a, const std::vector<float>& b) {
-  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
+  return a.size() == b.size() && (a.empty() || std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0);
 }
 
 void check_same(const TrainOutput& a, const TrainOutput& b) {

@@ -73,10 +73,20 @@ void* CpuBackend::alloc_bytes(std::size_t bytes) {
   return p;
 }
 void CpuBackend::release(void* p) { std::free(p); }
-void CpuBackend::to_device(void* dst, const void* src, std::size_t bytes) { std::memcpy(dst, src, bytes); }
-void CpuBackend::to_host(void* dst, const void* src, std::size_t bytes) { std::memcpy(dst, src, bytes); }
-void CpuBackend::fill_zero(void* dst, std::size_t bytes) { std::memset(dst, 0, bytes); }
-void CpuBackend::copy(void* dst, const void* src, std::size_t bytes) { std::memmove(dst, src, bytes); }
+// Zero bytes may come with null pointers (an empty tensor), which memcpy and friends must not
+// be given even then (UBSan reports it; the C standard makes it undefined).
+void CpuBackend::to_device(void* dst, const void* src, std::size_t bytes) {
+  if (bytes) std::memcpy(dst, src, bytes);
+}
+void CpuBackend::to_host(void* dst, const void* src, std::size_t bytes) {
+  if (bytes) std::memcpy(dst, src, bytes);
+}
+void CpuBackend::fill_zero(void* dst, std::size_t bytes) {
+  if (bytes) std::memset(dst, 0, bytes);
+}
+void CpuBackend::copy(void* dst, const void* src, std::size_t bytes) {
+  if (bytes) std::memmove(dst, src, bytes);
+}
 
 // Enough blocks to keep every thread busy, few enough members that a block's activations
 // stay in a core's L2 cache (≈ 256 KiB budget).
