@@ -48,6 +48,7 @@ failed=()
 summary=()
 for h in "${HARNESSES[@]}"; do
   work="$scratch/$h"
+  rm -rf "$findings_dir/$h"  # findings of an earlier run
   mkdir -p "$work/corpus" "$work/tmp" "$work/artifacts"
   cp tests/fuzz/corpus/"$h"/* "$work/corpus/"
   echo "=== fuzz_$h: ${SECONDS_PER_HARNESS} s, seeds: $(ls tests/fuzz/corpus/"$h" | wc -l) ==="
@@ -56,6 +57,7 @@ for h in "${HARNESSES[@]}"; do
   status=0
   # shellcheck disable=SC2086  # FUZZ_ARGS: several flags
   (cd "$work" && TMPDIR="$work/tmp" ASAN_OPTIONS="detect_leaks=1:abort_on_error=1" \
+    LSAN_OPTIONS="suppressions=$root/tests/fuzz/lsan.supp:print_suppressions=0" \
     UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1" \
     "$root/build-fuzz/fuzz_$h" -max_total_time="$SECONDS_PER_HARNESS" -timeout=30 -rss_limit_mb=4096 \
     -print_final_stats=1 -artifact_prefix="$work/artifacts/" ${FUZZ_ARGS:-} \

@@ -180,9 +180,14 @@ NumericArray read_npy(const std::string& path, const std::string& key) {
     if (std::fread(pre + 10, 1, 2, f) < 2) throw DataError(where + "truncated .npy header");
     header_len |= std::size_t{pre[10]} << 16 | std::size_t{pre[11]} << 24;
   }
+  // The length comes from the file: bounded (numpy writes a few hundred bytes) and checked
+  // against the file's size before anything is allocated for it.
+  std::error_code size_ec;
+  const std::uint64_t size_on_disk = std::filesystem::file_size(path, size_ec);
+  if (header_len > (std::size_t{1} << 24) || (!size_ec && header_len > size_on_disk))
+    throw DataError(where + "truncated .npy header (it claims " + std::to_string(header_len) + " bytes)");
   std::string text(header_len, '\0');
-  if (header_len > (std::size_t{1} << 24) || std::fread(text.data(), 1, header_len, f) < header_len)
-    throw DataError(where + "truncated .npy header");
+  if (std::fread(text.data(), 1, header_len, f) < header_len) throw DataError(where + "truncated .npy header");
   const Header h = HeaderParser(text, where).parse();
   const Dtype& dtype = find_dtype(h.descr, where);
   if (h.fortran && h.shape.size() > 1)
