@@ -13,6 +13,7 @@ PACKAGES=(
   libdeflate-dev                     # fast deflate of run-file chunks (same format as zlib)
   libopenblas-openmp-dev             # large per-member GEMMs (one thread per call: the threads are ours)
   libcsv-dev                         # CSV parsing (RFC 4180 quoting)
+  libhwy-dev                         # SIMD kernels compiled per CPU target, chosen at run time
   python3 python3-h5py python3-numpy # the tests check that h5py reads run files
   python3-yaml                       # scripts/check_member.py reads /config
   python3-matplotlib                 # scripts/plot_sweep.py draws sweep timings

@@ -5,6 +5,7 @@
 // optimizer ops; the lane transposes.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <bit>
 #include <cmath>
 #include <cstring>
@@ -63,7 +64,7 @@ void check_case(const Case& c) {
   std::vector<double> loss_f(c.S, 0.0), corr_f(c.S, 0.0);
   const BlockParams P(params.data(), layout, 0), Gf(g_fused.data(), layout, 0);
   const StepBatch fb{&shape, &loss, &sampler, 40, c.S, 3, c.B, X.data(), Y.data(), T, &P, &Gf, loss_f.data(), corr_f.data()};
-  lanes_loss_grad(fb);
+  lane_kernel(be.target()).loss_grad(fb);
 
   // Separate ops.
   std::vector<float> g_ops(layout.total, -2.0f);
@@ -120,12 +121,9 @@ TEST_CASE("the fused kernel is chosen by shape only, and says why not") {
     std::string why;
     const auto k = be.step_kernels(small, batch, &why);
     REQUIRE(k.size() == 1);
-    CHECK(k.front()->block_members() == kLanes);
-#if defined(__AVX512F__)
-    const char* want = "one-hidden-layer kernel";
-#else
-    const char* want = "layer-by-layer kernel";  // the one-hidden-layer kernel is built for AVX-512 only
-#endif
+    CHECK(k.front()->block_members() == target_lanes(be.target()));
+    // The one-hidden-layer kernel is built for AVX-512 only.
+    const char* want = be.target() == CpuTarget::Avx512 ? "one-hidden-layer kernel" : "layer-by-layer kernel";
     CHECK(k.front()->describe().find(want) != std::string::npos);
   }
   REQUIRE(be.step_kernels(deep, 64, nullptr).size() == 1);
@@ -177,9 +175,21 @@ bool same_bits(const void* a, const void* b, std::size_t bytes) { return std::me
 
 }  // namespace
 
+// Every target this CPU runs; the others say SKIPPED.
+std::vector<CpuTarget> targets_here() {
+  const std::vector<CpuTarget> here = available_cpu_targets();
+  for (CpuTarget t : compiled_cpu_targets())
+    if (std::find(here.begin(), here.end(), t) == here.end())
+      MESSAGE("SKIPPED for target " << std::string(to_string(t)) << ": this CPU does not support it");
+  return here;
+}
+
 TEST_CASE("the shallow kernel (one hidden layer) equals the generic lane kernel, bitwise") {
   using A = Activation;
   int cases = 0;
+  for (CpuTarget target : targets_here()) {
+  const LaneKernel& lk = lane_kernel(target);
+  CAPTURE(std::string(to_string(target)));
   for (int F : {1, 2, 4})
     for (int O : {1, 2, 3, 4})
       for (A act : {A::Relu, A::Tanh, A::LeakyRelu, A::Gelu, A::Sigmoid, A::Identity})
@@ -199,8 +209,8 @@ TEST_CASE("the shallow kernel (one hidden layer) equals the generic lane kernel,
             std::vector<double> l1(S, 0.5), l2(S, 0.5), c1(S, 0.25), c2(S, 0.25);
             const BlockParams P(const_cast<float*>(params.data()), layout, 0), G1(g1.data(), layout, 0), G2(g2.data(), layout, 0);
             const int* r = masked ? rows.data() : nullptr;
-            lanes_loss_grad({&shape, &lc, &d.sampler, 8, S, 2, B, d.X.data(), d.Y.data(), d.T, &P, &G1, l1.data(), c1.data(), r});
-            lanes_loss_grad_generic({&shape, &lc, &d.sampler, 8, S, 2, B, d.X.data(), d.Y.data(), d.T, &P, &G2, l2.data(), c2.data(), r});
+            lk.loss_grad({&shape, &lc, &d.sampler, 8, S, 2, B, d.X.data(), d.Y.data(), d.T, &P, &G1, l1.data(), c1.data(), r});
+            lk.loss_grad_generic({&shape, &lc, &d.sampler, 8, S, 2, B, d.X.data(), d.Y.data(), d.T, &P, &G2, l2.data(), c2.data(), r});
             CAPTURE(F);
             CAPTURE(O);
             CAPTURE(H);
@@ -213,7 +223,8 @@ TEST_CASE("the shallow kernel (one hidden layer) equals the generic lane kernel,
             ++cases;
           }
         }
-  MESSAGE(cases << " shapes, activations, losses and masks compared");
+  }
+  MESSAGE(cases << " shapes, activations, losses, masks and targets compared");
 }
 
 namespace {
@@ -253,7 +264,7 @@ StepResult check_step(const ModelShape& shape, LossType loss, OptimizerType type
   std::vector<float> po = p0, s1o = s10, s2o = s20, go(layout.total);
   std::vector<double> lo(S, 0.0), co(S, 0.0), norm2(S, 0.0);
   const BlockParams Po(po.data(), layout, 0), S1o(s1o.data(), layout, 0), S2o(s2o.data(), layout, 0), Go(go.data(), layout, 0);
-  lanes_loss_grad({&shape, &lc, &d.sampler, 3, S, 1, B, d.X.data(), d.Y.data(), d.T, &Po, &Go, lo.data(), co.data(), rows});
+  lane_kernel(be.target()).loss_grad({&shape, &lc, &d.sampler, 3, S, 1, B, d.X.data(), d.Y.data(), d.T, &Po, &Go, lo.data(), co.data(), rows});
   if (clip > 0)
     for (int t = 0; t < shape.tensors(); ++t) be.sum_squares(S, Go.stride(t), Go.t[t], Go.stride(t), norm2.data());
   for (int t = 0; t < shape.tensors(); ++t)
@@ -326,23 +337,28 @@ TEST_CASE("the fused step equals the gradient, clipping and optimizer ops") {
 }
 
 TEST_CASE("lane transposes round-trip and honour the member count and write mask") {
+  for (CpuTarget target : targets_here()) {
+  const LaneKernel& lk = lane_kernel(target);
+  const int kLanes = lk.lanes;
+  CAPTURE(std::string(to_string(target)));
   for (int n : {1, 2, 15, 16, 17, 40})
     for (int nm : {1, kLanes / 2 - 1, kLanes}) {
       std::vector<float> src(static_cast<std::size_t>(nm) * n), lanes(static_cast<std::size_t>(n) * kLanes, -1.0f);
       for (std::size_t i = 0; i < src.size(); ++i) src[i] = static_cast<float>(i) + 0.5f;
-      to_lanes(src.data(), n, nm, lanes.data());
+      lk.to_lanes(src.data(), n, nm, lanes.data());
       int bad = 0;
       for (int k = 0; k < n; ++k)
         for (int l = 0; l < kLanes; ++l) bad += lanes[k * kLanes + l] != (l < nm ? src[l * n + k] : 0.0f);
       const std::uint32_t write = 0x5a5au & ((1u << kLanes) - 1);
       std::vector<float> back(src.size(), -7.0f);
-      from_lanes(lanes.data(), n, nm, write, back.data());
+      lk.from_lanes(lanes.data(), n, nm, write, back.data());
       for (int l = 0; l < nm; ++l)
         for (int k = 0; k < n; ++k) bad += back[l * n + k] != ((write >> l & 1) ? src[l * n + k] : -7.0f);
       CAPTURE(n);
       CAPTURE(nm);
       CHECK(bad == 0);
     }
+  }
 }
 
 TEST_CASE("the lane kernel's exp and log equal fast_exp and fast_log bitwise on their domains") {
@@ -353,10 +369,10 @@ TEST_CASE("the lane kernel's exp and log equal fast_exp and fast_log bitwise on 
       for (std::uint32_t sign : {0u, 0x80000000u}) x.push_back(std::bit_cast<float>(sign | e << 23 | m));
   for (float v : {0.0f, -0.0f, 1.0f, 2.0f, -87.3f, -87.31f, 88.3f, 88.31f, -1e-30f, 0.5f, 1.0000001f})
     x.push_back(v);
-  while (x.size() % kLanes) x.push_back(1.0f);
+  while (x.size() % 16) x.push_back(1.0f);
   const std::size_t n = x.size();
   std::vector<float> ea(n), en(n), la(n), lg(n);
-  lanes_exp_log(x.data(), static_cast<std::int64_t>(n), ea.data(), en.data(), la.data(), lg.data());
+  lane_kernel(default_cpu_target()).exp_log(x.data(), static_cast<std::int64_t>(n), ea.data(), en.data(), la.data(), lg.data());
   int bad = 0;
   auto same = [](float a, float b) { return std::bit_cast<std::uint32_t>(a) == std::bit_cast<std::uint32_t>(b) || (a != a && b != b); };
   for (std::size_t i = 0; i < n; ++i) {

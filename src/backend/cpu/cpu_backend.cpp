@@ -38,7 +38,7 @@ int worker_threads(int requested) {
 
 }  // namespace
 
-CpuBackend::CpuBackend(int threads) : threads_(worker_threads(threads)) {
+CpuBackend::CpuBackend(int threads, CpuTarget target) : threads_(worker_threads(threads)), target_(target) {
   // Parallelism comes from member blocks; OpenBLAS must not start threads of its own.
   openblas_set_num_threads(1);
   // Start the worker threads now rather than in the first for_each_block, which may be the
@@ -49,7 +49,8 @@ CpuBackend::CpuBackend(int threads) : threads_(worker_threads(threads)) {
 }
 
 std::string CpuBackend::describe() const {
-  return "cpu: member blocks on " + std::to_string(threads_) +
+  return std::string("cpu: ") + to_string(target_) + " kernels (" + std::to_string(target_lanes(target_)) +
+         " floats per vector), member blocks on " + std::to_string(threads_) +
          " OpenMP threads, GEMMs by own kernels below 64^3 multiply-adds and OpenBLAS above";
 }
 
@@ -61,7 +62,7 @@ constexpr std::int64_t kLaneScratchBudget = 4 << 20;
 std::vector<std::unique_ptr<StepKernel>> CpuBackend::step_kernels(const ModelShape& shape, int batch,
                                                                     std::string* why) {
   std::vector<std::unique_ptr<StepKernel>> kernels;
-  if (auto lanes = make_lane_step_kernel(shape, batch, kLaneScratchBudget, why)) kernels.push_back(std::move(lanes));
+  if (auto lanes = make_lane_step_kernel(target_, shape, batch, kLaneScratchBudget, why)) kernels.push_back(std::move(lanes));
   return kernels;
 }
 

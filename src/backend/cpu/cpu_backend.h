@@ -3,17 +3,20 @@
 // member's arithmetic never depends on the thread count or on which members share a block.
 #pragma once
 #include "backend/backend.h"
+#include "backend/cpu/cpu_target.h"
 
 namespace tn {
 
 class CpuBackend final : public Backend {
  public:
   // threads: worker threads, 0 for one per hardware thread; more than the hardware has are
-  // capped to it, with a warning.
-  explicit CpuBackend(int threads);
+  // capped to it, with a warning. target: the SIMD target of the kernels (by default the
+  // process's: the best this CPU runs, or TURBANET_CPU_TARGET).
+  explicit CpuBackend(int threads, CpuTarget target = default_cpu_target());
   std::string name() const override { return "cpu"; }
   std::string describe() const override;
   int workers() const override { return threads_; }
+  CpuTarget target() const { return target_; }
 
   void* alloc_bytes(std::size_t bytes) override;
   bool host_memory() const override { return true; }
@@ -67,6 +70,7 @@ class CpuBackend final : public Backend {
 
  private:
   int threads_;
+  CpuTarget target_;
 };
 
 // Sets flush-to-zero and denormals-are-zero on the calling thread (every worker does before

@@ -1,0 +1,311 @@
+// Lane vectors: one float per member, as wide as the target's vector registers, and the
+// math the lane kernel does on them (exp, log, tanh, erf, activations and their derivatives),
+// masked loads and stores, and the transposes between member rows and lanes.
+// Per-target code: included by backend/cpu/lanes_mlp.cpp once for every SIMD target
+// (Highway's foreach_target), inside that target's namespace.
+#if defined(TN_LANES_VEC_INL_H_) == defined(HWY_TARGET_TOGGLE)
+#ifdef TN_LANES_VEC_INL_H_
+#undef TN_LANES_VEC_INL_H_
+#else
+#define TN_LANES_VEC_INL_H_
+#endif
+
+#include <hwy/highway.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <utility>
+
+#include "math/activations.h"
+HWY_BEFORE_NAMESPACE();
+namespace tn {
+namespace HWY_NAMESPACE {
+namespace {
+
+namespace hn = hwy::HWY_NAMESPACE;
+
+// The portable fallback ("generic"): Highway's EMU128, or HWY_SCALAR where the compiler
+// has a bug EMU128 avoids (GCC < 12.3). Its lane vectors are 4 floats, which the compiler
+// lowers to what the baseline has (SSE2 on x86-64); it takes no Highway op.
+#define TN_GENERIC_TARGET (HWY_TARGET == HWY_EMU128 || HWY_TARGET == HWY_SCALAR)
+
+// Members per lane group: one vector register of floats of the target (16 on AVX-512, 8 on
+// AVX2, 4 on NEON and the generic target). A member's results do not depend on it.
+constexpr int L = TN_GENERIC_TARGET ? 4 : HWY_LANES(float);
+
+// One lane vector: one float per member. The arithmetic is written once on GCC/Clang vector
+// extensions (operators with scalar broadcast, in the order written: rounding is the same on
+// every target but for fused multiply-adds), which lower to the target's registers; the few
+// operations without an operator (square root) go through Highway's ops. Loads and stores go
+// through memcpy (alignment-free, no aliasing UB).
+typedef float Vec __attribute__((vector_size(L * sizeof(float))));
+typedef std::int32_t IVec __attribute__((vector_size(L * sizeof(std::int32_t))));
+typedef std::uint32_t UVec __attribute__((vector_size(L * sizeof(std::uint32_t))));
+typedef double DVec __attribute__((vector_size(L * sizeof(double))));
+
+#define TN_INLINE inline __attribute__((always_inline))
+TN_INLINE Vec load(const float* p) { Vec v; std::memcpy(&v, p, sizeof v); return v; }
+TN_INLINE void store(float* p, Vec v) { std::memcpy(p, &v, sizeof v); }
+#if HWY_TARGET == HWY_AVX3
+TN_INLINE Vec splat(float x) { return reinterpret_cast<Vec>(_mm512_set1_ps(x)); }
+TN_INLINE IVec isplat(std::int32_t x) { return reinterpret_cast<IVec>(_mm512_set1_epi32(x)); }
+#else
+// A broadcast: {x, x, ..., x} (a loop of lane stores compiled to as many scalar moves).
+template <class V, class T>
+TN_INLINE V broadcast(T x) {
+  return [&]<std::size_t... I>(std::index_sequence<I...>) { return V{((void)I, x)...}; }(std::make_index_sequence<L>());
+}
+TN_INLINE Vec splat(float x) { return broadcast<Vec>(x); }
+TN_INLINE IVec isplat(std::int32_t x) { return broadcast<IVec>(x); }
+#endif
+TN_INLINE Vec select(IVec m, Vec a, Vec b) { return m ? a : b; }
+// v, held in a register: keeps the compiler from folding a load that feeds several
+// multiply-adds into each of them as a memory operand (one load per use).
+TN_INLINE Vec in_register(Vec v) {
+#if HWY_TARGET == HWY_AVX3
+  __asm__("" : "+v"(v));
+#endif
+  return v;
+}
+
+TN_INLINE Vec vsqrt(Vec v) {
+#if HWY_TARGET == HWY_AVX3
+  return reinterpret_cast<Vec>(_mm512_sqrt_ps(reinterpret_cast<__m512>(v)));
+#elif TN_GENERIC_TARGET
+  for (int l = 0; l < L; ++l) v[l] = std::sqrt(v[l]);
+  return v;
+#else
+  const hn::FixedTag<float, L> d;
+  float* lanes = reinterpret_cast<float*>(&v);  // a vector type may alias its elements
+  hn::StoreU(hn::Sqrt(hn::LoadU(d, lanes)), d, lanes);
+  return v;
+#endif
+}
+
+// fast_exp and fast_log (math/fastmath.h) on lane vectors: the same operations, lane by lane.
+// Upper = false: for x ≤ 0 or NaN only, where the upper clamp changes nothing.
+template <bool Upper = true>
+TN_INLINE Vec vexp(Vec x) {
+#if HWY_TARGET == HWY_AVX3
+  // max(c, x) = c > x ? c : x and min(c, x) = c < x ? c : x, NaN passing through as below.
+  __m512 xm = _mm512_max_ps(_mm512_set1_ps(-87.3f), reinterpret_cast<__m512>(x));
+  if constexpr (Upper) xm = _mm512_min_ps(_mm512_set1_ps(88.3f), xm);
+  const Vec xc = reinterpret_cast<Vec>(xm);
+#else
+  Vec xc = select(x < splat(-87.3f), splat(-87.3f), x);
+  if constexpr (Upper) xc = select(xc > splat(88.3f), splat(88.3f), xc);
+#endif
+  const Vec shifted = xc * 1.44269504088896341f + 12582912.0f;
+  const Vec n = shifted - 12582912.0f;
+  const UVec ni = reinterpret_cast<UVec>(shifted) - 0x4B400000u;
+  const Vec r = (xc - n * 0.693359375f) + n * 2.12194440e-4f;
+  Vec p = splat(1.9875691500e-4f);
+  p = p * r + 1.3981999507e-3f;
+  p = p * r + 8.3334519073e-3f;
+  p = p * r + 4.1665795894e-2f;
+  p = p * r + 1.6666665459e-1f;
+  p = p * r + 5.0000001201e-1f;
+  p = p * r * r + r + 1.0f;
+  return p * reinterpret_cast<Vec>((ni + 127u) << 23);
+}
+
+// General = false: for finite x ≥ 1 or NaN only, where only the NaN case needs handling.
+template <bool General = true>
+TN_INLINE Vec vlog(Vec x) {
+  const UVec u = reinterpret_cast<UVec>(x);
+  Vec e = __builtin_convertvector(reinterpret_cast<IVec>((u >> 23) & 0xffu) - 126, Vec);
+  Vec m = reinterpret_cast<Vec>((u & 0x807fffffu) | 0x3f000000u);
+  const IVec small = m < splat(0.707106781186547524f);
+  e = select(small, e - 1.0f, e);
+  m = select(small, m + m - 1.0f, m - 1.0f);
+  const Vec z = m * m;
+  Vec p = splat(7.0376836292e-2f);
+  p = p * m - 1.1514610310e-1f;
+  p = p * m + 1.1676998740e-1f;
+  p = p * m - 1.2420140846e-1f;
+  p = p * m + 1.4249322787e-1f;
+  p = p * m - 1.6668057665e-1f;
+  p = p * m + 2.0000714765e-1f;
+  p = p * m - 2.4999993993e-1f;
+  p = p * m + 3.3333331174e-1f;
+  Vec y = m * z * p;
+  y += -2.12194440e-4f * e;
+  y += -0.5f * z;
+  y = m + y + 0.693359375f * e;
+  if constexpr (!General) return select(x != x, splat(NAN), y);
+  y = select(x == splat(0.0f), splat(-INFINITY), y);
+  y = select(x == splat(INFINITY), x, y);
+  return select((x < splat(0.0f)) | (x != x), splat(NAN), y);
+}
+
+TN_INLINE Vec vneg_if(IVec m, Vec v) { return select(m, -v, v); }
+
+// fast_tanh and fast_erf on lane vectors.
+TN_INLINE Vec vtanh(Vec x) {
+  const IVec neg = x < splat(0.0f);
+  const Vec ax = vneg_if(neg, x);
+  const Vec z = x * x;
+  Vec p = splat(-5.70498872745e-3f);
+  p = p * z + 2.06390887954e-2f;
+  p = p * z - 5.37397155531e-2f;
+  p = p * z + 1.33314422036e-1f;
+  p = p * z - 3.33332819422e-1f;
+  const Vec small = p * z * x + x;
+  Vec big = 1.0f - 2.0f / (vexp(2.0f * ax) + 1.0f);
+  big = vneg_if(neg, big);
+  return select(ax < splat(0.625f), small, big);
+}
+
+TN_INLINE Vec verf(Vec x) {
+  const IVec neg = x < splat(0.0f);
+  const Vec ax = vneg_if(neg, x);
+  const Vec t = 1.0f / (1.0f + 0.3275911f * ax);
+  Vec p = splat(1.061405429f);
+  p = p * t - 1.453152027f;
+  p = p * t + 1.421413741f;
+  p = p * t - 0.284496736f;
+  p = p * t + 0.254829592f;
+  const Vec y = 1.0f - p * t * vexp(-ax * ax);
+  return vneg_if(neg, y);
+}
+
+// act_forward and act_derivative (math/activations.h) on lane vectors.
+template <Activation A>
+TN_INLINE Vec vact(Vec z, Vec slope) {
+  if constexpr (A == Activation::Identity) return z;
+#if HWY_TARGET == HWY_AVX3
+  // max(z, 0) returns its second operand when z is NaN or ±0: exactly z > 0 ? z : 0.
+  if constexpr (A == Activation::Relu) return reinterpret_cast<Vec>(_mm512_max_ps(reinterpret_cast<__m512>(z), _mm512_setzero_ps()));
+#else
+  if constexpr (A == Activation::Relu) return select(z > Vec{}, z, Vec{});
+#endif
+  if constexpr (A == Activation::LeakyRelu) return select(z > Vec{}, z, slope * z);
+  if constexpr (A == Activation::Tanh) return vtanh(z);
+  if constexpr (A == Activation::Sigmoid) return 1.0f / (1.0f + vexp(-z));
+  if constexpr (A == Activation::Gelu) return 0.5f * z * (1.0f + verf(z * 0.70710678118654752f));
+}
+// z may be a where the layer keeps no Z (relu: a > 0 exactly when z > 0; tanh and sigmoid
+// read only a).
+template <Activation A>
+TN_INLINE Vec vderiv(Vec z, Vec a, Vec slope) {
+  if constexpr (A == Activation::Identity) return splat(1.0f);
+  if constexpr (A == Activation::Relu) return select(z > Vec{}, splat(1.0f), Vec{});
+  if constexpr (A == Activation::LeakyRelu) return select(z > Vec{}, splat(1.0f), slope);
+  if constexpr (A == Activation::Tanh) return 1.0f - a * a;
+  if constexpr (A == Activation::Sigmoid) return a * (1.0f - a);
+  if constexpr (A == Activation::Gelu) {
+    const Vec cdf = 0.5f * (1.0f + verf(z * 0.70710678118654752f));
+    const Vec pdf = 0.39894228040143268f * vexp(-0.5f * z * z);
+    return cdf + z * pdf;
+  }
+}
+
+// d·relu'(z) given a = relu(z), as a select: d where a > 0, else +0. Multiplying by the 0/1
+// derivative would give −0 for negative d (and NaN for non-finite d, which only a member
+// whose loss is already NaN can have); the select saves the multiply. a = relu(z) is +0 or
+// positive (vact: max(z, 0) gives +0 for NaN and ±0), never negative or NaN, so a > 0
+// exactly when its bits are nonzero, and the select is a mask of integer ops: 0 − bits is
+// negative exactly then, its arithmetic shift by 31 all ones. On Zen 4 a compare into a
+// mask register takes a multiply-add pipe for a cycle, as much as a multiply-add, while
+// integer ops and logic run beside the multiply-adds (the shallow kernel's backward is
+// bound by multiply-adds).
+TN_INLINE Vec relu_backward(Vec d, Vec a) {
+#if HWY_TARGET == HWY_AVX3
+  const __m512i bits = _mm512_castps_si512(reinterpret_cast<__m512>(a));
+  const __m512i keep = _mm512_srai_epi32(_mm512_sub_epi32(_mm512_setzero_si512(), bits), 31);
+  return reinterpret_cast<Vec>(_mm512_castsi512_ps(_mm512_and_si512(_mm512_castps_si512(reinterpret_cast<__m512>(d)), keep)));
+#else
+  return select(a > Vec{}, d, Vec{});
+#endif
+}
+
+// The first n ≤ L floats at p as a lane vector (the rest zero), and back.
+TN_INLINE Vec load_n(const float* p, int n) {
+#if HWY_TARGET == HWY_AVX3
+  return reinterpret_cast<Vec>(_mm512_maskz_loadu_ps(static_cast<__mmask16>((1u << n) - 1), p));
+#else
+  Vec v = Vec{};
+  std::memcpy(&v, p, static_cast<std::size_t>(n) * sizeof(float));
+  return v;
+#endif
+}
+TN_INLINE void store_n(float* p, Vec v, int n) {
+#if HWY_TARGET == HWY_AVX3
+  _mm512_mask_storeu_ps(p, static_cast<__mmask16>((1u << n) - 1), reinterpret_cast<__m512>(v));
+#else
+  std::memcpy(p, &v, static_cast<std::size_t>(n) * sizeof(float));
+#endif
+}
+
+#if HWY_TARGET == HWY_AVX3
+// r[i] (row i of a 16×16 block) becomes column i.
+inline void transpose16(__m512 r[16]) {
+  __m512 t[16];
+  for (int i = 0; i < 8; ++i) {
+    t[2 * i] = _mm512_unpacklo_ps(r[2 * i], r[2 * i + 1]);
+    t[2 * i + 1] = _mm512_unpackhi_ps(r[2 * i], r[2 * i + 1]);
+  }
+  // Per 128-bit lane j, r[4i + m] = rows 4i..4i+3 of column 4j + m.
+  for (int i = 0; i < 4; ++i) {
+    const __m512d a = _mm512_castps_pd(t[4 * i]), b = _mm512_castps_pd(t[4 * i + 1]);
+    const __m512d c = _mm512_castps_pd(t[4 * i + 2]), d = _mm512_castps_pd(t[4 * i + 3]);
+    r[4 * i] = _mm512_castpd_ps(_mm512_unpacklo_pd(a, c));
+    r[4 * i + 1] = _mm512_castpd_ps(_mm512_unpackhi_pd(a, c));
+    r[4 * i + 2] = _mm512_castpd_ps(_mm512_unpacklo_pd(b, d));
+    r[4 * i + 3] = _mm512_castpd_ps(_mm512_unpackhi_pd(b, d));
+  }
+  for (int m = 0; m < 4; ++m) {
+    const __m512 a = _mm512_shuffle_f32x4(r[m], r[4 + m], 0x88), b = _mm512_shuffle_f32x4(r[m], r[4 + m], 0xDD);
+    const __m512 c = _mm512_shuffle_f32x4(r[8 + m], r[12 + m], 0x88), d = _mm512_shuffle_f32x4(r[8 + m], r[12 + m], 0xDD);
+    t[m] = _mm512_shuffle_f32x4(a, c, 0x88);
+    t[8 + m] = _mm512_shuffle_f32x4(a, c, 0xDD);
+    t[4 + m] = _mm512_shuffle_f32x4(b, d, 0x88);
+    t[12 + m] = _mm512_shuffle_f32x4(b, d, 0xDD);
+  }
+  for (int i = 0; i < 16; ++i) r[i] = t[i];
+}
+#endif
+
+void to_lanes(const float* src, std::int64_t n, int nm, float* dst) {
+#if HWY_TARGET == HWY_AVX3
+  static_assert(L == 16);
+  for (std::int64_t k0 = 0; k0 < n; k0 += 16) {
+    const int w = static_cast<int>(std::min<std::int64_t>(16, n - k0));
+    const auto m = static_cast<__mmask16>((1u << w) - 1);
+    __m512 r[16];
+    for (int l = 0; l < 16; ++l) r[l] = l < nm ? _mm512_maskz_loadu_ps(m, src + l * n + k0) : _mm512_setzero_ps();
+    transpose16(r);
+    for (int j = 0; j < w; ++j) _mm512_storeu_ps(dst + (k0 + j) * L, r[j]);
+  }
+#else
+  for (std::int64_t k = 0; k < n; ++k)
+    for (int l = 0; l < L; ++l) dst[k * L + l] = l < nm ? src[l * n + k] : 0.0f;
+#endif
+}
+
+void from_lanes(const float* src, std::int64_t n, int nm, std::uint32_t write, float* dst) {
+#if HWY_TARGET == HWY_AVX3
+  for (std::int64_t k0 = 0; k0 < n; k0 += 16) {
+    const int w = static_cast<int>(std::min<std::int64_t>(16, n - k0));
+    const auto m = static_cast<__mmask16>((1u << w) - 1);
+    __m512 r[16];
+    for (int j = 0; j < 16; ++j) r[j] = j < w ? _mm512_loadu_ps(src + (k0 + j) * L) : _mm512_setzero_ps();
+    transpose16(r);
+    for (int l = 0; l < nm; ++l)
+      if (write >> l & 1) _mm512_mask_storeu_ps(dst + l * n + k0, m, r[l]);
+  }
+#else
+  for (int l = 0; l < nm; ++l)
+    if (write >> l & 1)
+      for (std::int64_t k = 0; k < n; ++k) dst[l * n + k] = src[k * L + l];
+#endif
+}
+
+}  // namespace
+}  // namespace HWY_NAMESPACE
+}  // namespace tn
+HWY_AFTER_NAMESPACE();
+
+#endif  // TN_LANES_VEC_INL_H_
