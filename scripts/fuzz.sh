@@ -51,6 +51,9 @@ for h in "${HARNESSES[@]}"; do
   rm -rf "$findings_dir/$h"  # findings of an earlier run
   mkdir -p "$work/corpus" "$work/tmp" "$work/artifacts"
   cp tests/fuzz/corpus/"$h"/* "$work/corpus/"
+  # The recorded crashes (a harness without any has no directory in git).
+  mkdir -p "$work/regressions"
+  cp tests/fuzz/regressions/"$h"/* "$work/regressions/" 2>/dev/null || true
   echo "=== fuzz_$h: ${SECONDS_PER_HARNESS} s, seeds: $(ls tests/fuzz/corpus/"$h" | wc -l) ==="
   # -timeout: one input may take at most 30 s (the run-file reader alone allows an unsealed
   # file 5 s in its child process). -rss_limit_mb: 4 GB, also the largest single allocation.
@@ -61,7 +64,7 @@ for h in "${HARNESSES[@]}"; do
     UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1" \
     "$root/build-fuzz/fuzz_$h" -max_total_time="$SECONDS_PER_HARNESS" -timeout=30 -rss_limit_mb=4096 \
     -print_final_stats=1 -artifact_prefix="$work/artifacts/" ${FUZZ_ARGS:-} \
-    corpus "$root/tests/fuzz/regressions/$h") >"$work/log" 2>&1 || status=$?
+    corpus regressions) >"$work/log" 2>&1 || status=$?
   grep -v "^#[0-9]" "$work/log" | tail -n 60 || true
   execs="$(sed -n 's/^stat::number_of_executed_units: *//p' "$work/log" | tail -n 1)"
   rate="$(sed -n 's/^stat::average_exec_per_sec: *//p' "$work/log" | tail -n 1)"
