@@ -9,7 +9,11 @@
 #   scripts/fuzz.sh          # 60 s per harness (what scripts/test.sh runs)
 #   scripts/fuzz.sh 3600     # a long run: an hour per harness
 #
-# Environment: FUZZ_HARNESSES="csv npy" runs only those; FUZZ_ARGS adds libFuzzer flags.
+# Environment: FUZZ_HARNESSES="csv npy" runs only those; FUZZ_ARGS adds libFuzzer flags;
+# FUZZ_SEED fixes libFuzzer's random seed (scripts/test.sh, and so CI, uses FUZZ_SEED=1: the
+# same code explores the same inputs, so a CI result depends on the change, not on chance,
+# and a finding reproduces with the same seed). Without it every run explores anew: do such
+# runs, long ones, after changing a reader.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SECONDS_PER_HARNESS="${1:-60}"
@@ -63,7 +67,7 @@ for h in "${HARNESSES[@]}"; do
     LSAN_OPTIONS="suppressions=$root/tests/fuzz/lsan.supp:print_suppressions=0" \
     UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1" \
     "$root/build-fuzz/fuzz_$h" -max_total_time="$SECONDS_PER_HARNESS" -timeout=30 -rss_limit_mb=4096 \
-    -print_final_stats=1 -artifact_prefix="$work/artifacts/" ${FUZZ_ARGS:-} \
+    -print_final_stats=1 -artifact_prefix="$work/artifacts/" ${FUZZ_SEED:+-seed=$FUZZ_SEED} ${FUZZ_ARGS:-} \
     corpus regressions) >"$work/log" 2>&1 || status=$?
   grep -v "^#[0-9]" "$work/log" | tail -n 60 || true
   execs="$(sed -n 's/^stat::number_of_executed_units: *//p' "$work/log" | tail -n 1)"

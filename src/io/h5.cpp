@@ -4,6 +4,7 @@
 #include "io/h5_deflate.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <limits>
 #include <utility>
 #include <vector>
@@ -71,6 +72,42 @@ std::uint64_t checked_elements(hid_t dset, const std::vector<hsize_t>& dims, std
                 std::to_string(file_bytes) + " bytes can hold");
   return n;
 }
+
+// Owns every variable-length string HDF5 allocates while reading one dataset (its transfer
+// property list routes HDF5's allocations here). HDF5 1.10 does not free the strings it had
+// already converted when a later one fails (a damaged global heap): with the arena, a failed
+// read leaks nothing. HDF5's own frees are deferred to the arena's end.
+class VlenArena {
+ public:
+  explicit VlenArena(const std::string& what)
+      : dxpl_(own(H5Pcreate(H5P_DATASET_XFER), H5Pclose, "creating transfer properties for " + what)) {
+    check(H5Pset_vlen_mem_manager(dxpl_.get(), &VlenArena::allocate, this, &VlenArena::release, this),
+          "setting the string allocator for " + what);
+  }
+  VlenArena(const VlenArena&) = delete;
+  VlenArena& operator=(const VlenArena&) = delete;
+  ~VlenArena() {
+    for (void* block : blocks_) std::free(block);
+  }
+  hid_t dxpl() const { return dxpl_.get(); }
+
+ private:
+  static void* allocate(std::size_t bytes, void* self) {
+    void* block = std::malloc(bytes);
+    if (!block) return nullptr;
+    try {
+      static_cast<VlenArena*>(self)->blocks_.push_back(block);
+    } catch (...) {
+      std::free(block);
+      return nullptr;
+    }
+    return block;
+  }
+  static void release(void*, void*) {}  // freed with the arena
+
+  Handle dxpl_;
+  std::vector<void*> blocks_;
+};
 
 Handle string_type(const std::string& what) {
   Handle type = own(H5Tcopy(H5T_C_S1), H5Tclose, "creating the string type for " + what);
@@ -190,8 +227,9 @@ std::vector<T> read_vector(hid_t file, const std::string& name, H5T_class_t want
 }
 
 // Reads one string whose HDF5 type is `type` (variable or fixed length) via `read(mem_type, buf)`.
+// `owned`: a variable-length string belongs to a VlenArena, not to the caller.
 template <typename ReadFn>
-std::string read_string(hid_t type, const std::string& what, ReadFn read) {
+std::string read_string(hid_t type, const std::string& what, ReadFn read, bool owned = false) {
   expect_class(type, H5T_STRING, "string", what);
   const htri_t is_var = H5Tis_variable_str(type);
   check(is_var, "inspecting the string type of " + what);
@@ -199,7 +237,7 @@ std::string read_string(hid_t type, const std::string& what, ReadFn read) {
     char* ptr = nullptr;
     check(read(type, static_cast<void*>(&ptr)), "reading " + what);
     std::string value = ptr ? ptr : "";
-    H5free_memory(ptr);
+    if (!owned) H5free_memory(ptr);
     return value;
   }
   const std::size_t size = H5Tget_size(type);
@@ -420,13 +458,12 @@ std::vector<std::string> read_strings(hid_t file, const std::string& name) {
   std::vector<char*> ptrs(checked_elements(dset.get(), {one_dimensional(dset.get(), name)}, sizeof(char*), name), nullptr);
   if (ptrs.empty()) return {};
   Handle mem = string_type(name);
-  check(H5Dread(dset.get(), mem.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, ptrs.data()),
+  VlenArena arena(name);
+  check(H5Dread(dset.get(), mem.get(), H5S_ALL, H5S_ALL, arena.dxpl(), ptrs.data()),
         "reading dataset " + name);
   std::vector<std::string> values;
-  for (char* p : ptrs) {
-    values.emplace_back(p ? p : "");
-    H5free_memory(p);
-  }
+  values.reserve(ptrs.size());
+  for (const char* p : ptrs) values.emplace_back(p ? p : "");
   return values;
 }
 
@@ -435,9 +472,10 @@ std::string read_string_dataset(hid_t file, const std::string& name) {
   Handle space = own(H5Dget_space(dset.get()), H5Sclose, "getting the dataspace of " + name);
   expect_scalar(space.get(), "dataset " + name);
   Handle type = own(H5Dget_type(dset.get()), H5Tclose, "getting the type of " + name);
+  VlenArena arena(name);
   return read_string(type.get(), "dataset " + name, [&](hid_t mem, void* buf) {
-    return H5Dread(dset.get(), mem, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf);
-  });
+    return H5Dread(dset.get(), mem, H5S_ALL, H5S_ALL, arena.dxpl(), buf);
+  }, /*owned=*/true);
 }
 
 bool has_attr(hid_t obj, const std::string& obj_name, const char* attr) {
