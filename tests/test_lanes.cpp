@@ -18,6 +18,7 @@
 #include "math/fastmath.h"
 #include "math/rng.h"
 #include "model/model_ops.h"
+#include "target_test_util.h"
 
 using namespace tn;
 
@@ -175,15 +176,6 @@ bool same_bits(const void* a, const void* b, std::size_t bytes) { return std::me
 
 }  // namespace
 
-// Every target this CPU runs; the others say SKIPPED.
-std::vector<CpuTarget> targets_here() {
-  const std::vector<CpuTarget> here = available_cpu_targets();
-  for (CpuTarget t : compiled_cpu_targets())
-    if (std::find(here.begin(), here.end(), t) == here.end())
-      MESSAGE("SKIPPED for target " << std::string(to_string(t)) << ": this CPU does not support it");
-  return here;
-}
-
 TEST_CASE("the shallow kernel (one hidden layer) equals the generic lane kernel, bitwise") {
   using A = Activation;
   int cases = 0;
@@ -238,9 +230,9 @@ struct StepResult {
   bool bitwise = true;
 };
 
-StepResult check_step(const ModelShape& shape, LossType loss, OptimizerType type, float clip, int S, int B,
-                      const std::vector<OptStep>& h, const int* rows) {
-  CpuBackend be(1);
+StepResult check_step(CpuTarget target, const ModelShape& shape, LossType loss, OptimizerType type, float clip,
+                      int S, int B, const std::vector<OptStep>& h, const int* rows) {
+  CpuBackend be(1, target);
   const ParamLayout layout(shape, S);
   const std::vector<float> p0 = noisy_params(shape, layout, 6);
   std::vector<float> s10(layout.total), s20(layout.total);
@@ -301,6 +293,7 @@ TEST_CASE("the fused step equals the gradient, clipping and optimizer ops") {
   deep.layers = {{3, 7, A::Tanh}, {7, 18, A::Gelu}, {18, 3, A::Identity}};  // tensors of 21 and 126 floats
   int bitwise = 0, total = 0;
   double worst = 0;
+  for (CpuTarget target : targets_here())
   for (const ModelShape* shape : {&shallow, &deep})
     for (OptimizerType type : {OptimizerType::Sgd, OptimizerType::Adam, OptimizerType::AdamW, OptimizerType::RmsProp})
       for (float clip : {0.0f, 0.05f})
@@ -319,7 +312,9 @@ TEST_CASE("the fused step equals the gradient, clipping and optimizer ops") {
               for (int s = 0; s < S; ++s) h[s].momentum = s % 2 ? 0.5f : 0.0f, h[s].nesterov = s % 3 == 0;
             if (variant == 3)  // every member the same scalars: one array per tensor and block
               for (int s = 1; s < S; ++s) h[s] = h[0];
-            const StepResult r = check_step(*shape, LossType::CrossEntropy, type, clip, S, 12, h, variant == 2 ? rows.data() : nullptr);
+            const StepResult r =
+                check_step(target, *shape, LossType::CrossEntropy, type, clip, S, 12, h, variant == 2 ? rows.data() : nullptr);
+            CAPTURE(std::string(to_string(target)));
             CAPTURE(std::string(to_string(type)));
             CAPTURE(clip);
             CAPTURE(S);

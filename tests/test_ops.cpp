@@ -19,6 +19,7 @@
 #endif
 #include "cuda_test_util.h"
 #include "op_cases.h"
+#include "target_test_util.h"
 
 using namespace tn;
 using namespace tn::op_test;
@@ -87,9 +88,11 @@ TEST_CASE("ops: the reference row: every op case's reference is deterministic, f
   MESSAGE(op_cases().size() << " op cases");
 }
 
-TEST_CASE("ops: the CPU row: every op case on the CPU backend matches the reference") {
-  CpuBackend cpu(1);
-  run_row("cpu", cpu, nullptr);
+TEST_CASE("ops: the CPU rows: every op case on the CPU backend matches the reference, on every SIMD target") {
+  for (CpuTarget target : targets_here()) {
+    CpuBackend cpu(1, target);
+    run_row(std::string("cpu ") + to_string(target), cpu, nullptr);
+  }
 }
 
 TEST_CASE("cuda ops: the CUDA row: every op case on the CUDA backend matches the reference and the CPU backend") {

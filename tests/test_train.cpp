@@ -2,6 +2,7 @@
 // independent re-implementation, and end-to-end accuracy on spirals.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <string>
@@ -10,6 +11,7 @@
 #include "data/prepare.h"
 #include "math/activations.h"
 #include "train/trainer.h"
+#include "target_test_util.h"
 #include "train_test_util.h"
 
 using namespace tn;
@@ -29,42 +31,83 @@ const std::string kRest =
     "data:\n  source: {type: spirals, n: 100}\n  split: {train: 0.8, val: 0.1, test: 0.1}\n"
     "  per_member: bootstrap\ntrain: {epochs: 6, batch_size: 32, shuffle: true}\n";
 
-TrainOutput run(const std::string& yaml, int threads) {
+TrainOutput run(const std::string& yaml, int threads, CpuTarget target = default_cpu_target()) {
   const Config cfg = parse_config(yaml, "test");
   const PreparedData data = prepare_data(load_dataset(cfg.data, true), cfg.data);
-  CpuBackend be(threads);
+  CpuBackend be(threads, target);
   return train_swarm(cfg, data, be, nullptr);
 }
+
+// A model for the lane kernel (kHidden) and one for the separate ops: its 96x96 layer takes
+// the OpenBLAS path.
+const std::string kWide = "    - {type: dense, units: 96, activation: relu}\n    - {type: dense, units: 96, activation: relu}\n";
 
 bool same_bits(const float* a, const float* b, std::size_t n) { return std::memcmp(a, b, n * sizeof(float)) == 0; }
 
 }  // namespace
 
-TEST_CASE("member 5 trained alone equals member 5 of a swarm of 8, bitwise") {
-  const TrainOutput swarm = run(spirals_yaml(8, 0, kHidden, kRest), 2);
-  const TrainOutput alone = run(spirals_yaml(1, 5, kHidden, kRest), 1);
-  const auto a = member_params(swarm, swarm.params, 5), b = member_params(alone, alone.params, 0);
-  REQUIRE(a.size() == b.size());
-  CHECK(same_bits(a.data(), b.data(), a.size()));
-  CHECK(member_params(swarm, swarm.init_params, 5) == member_params(alone, alone.init_params, 0));
-  const int E = swarm.epochs;
-  CHECK(same_bits(&swarm.train_loss[5 * E], &alone.train_loss[0], E));
-  CHECK(same_bits(&swarm.val_loss[5 * E], &alone.val_loss[0], E));
-  const std::size_t per = static_cast<std::size_t>(swarm.pred_n) * 2;
-  CHECK(same_bits(&swarm.pred_members[5 * per], &alone.pred_members[0], per));
-  // Members differ from each other (different init and bootstrap resamples).
-  CHECK(member_params(swarm, swarm.params, 4) != a);
+TEST_CASE("member 5 trained alone equals member 5 of a swarm of 8, bitwise, on every SIMD target") {
+  for (CpuTarget target : targets_here()) {
+    CAPTURE(std::string(to_string(target)));
+    const TrainOutput swarm = run(spirals_yaml(8, 0, kHidden, kRest), 2, target);
+    const TrainOutput alone = run(spirals_yaml(1, 5, kHidden, kRest), 1, target);
+    const auto a = member_params(swarm, swarm.params, 5), b = member_params(alone, alone.params, 0);
+    REQUIRE(a.size() == b.size());
+    CHECK(same_bits(a.data(), b.data(), a.size()));
+    CHECK(member_params(swarm, swarm.init_params, 5) == member_params(alone, alone.init_params, 0));
+    const int E = swarm.epochs;
+    CHECK(same_bits(&swarm.train_loss[5 * E], &alone.train_loss[0], E));
+    CHECK(same_bits(&swarm.val_loss[5 * E], &alone.val_loss[0], E));
+    const std::size_t per = static_cast<std::size_t>(swarm.pred_n) * 2;
+    CHECK(same_bits(&swarm.pred_members[5 * per], &alone.pred_members[0], per));
+    // Members differ from each other (different init and bootstrap resamples).
+    CHECK(member_params(swarm, swarm.params, 4) != a);
+  }
 }
 
-TEST_CASE("results do not depend on the thread count, bitwise") {
-  for (const std::string& hidden : {kHidden, std::string("    - {type: dense, units: 96, activation: relu}\n"
-                                                          "    - {type: dense, units: 96, activation: relu}\n")}) {
-    // The 96-wide model takes the OpenBLAS path for its 96x96 layer.
+TEST_CASE("results do not depend on the thread count, bitwise, on every SIMD target") {
+  for (CpuTarget target : targets_here())
+  for (const std::string& hidden : {kHidden, kWide}) {
+    CAPTURE(std::string(to_string(target)));
     const std::string yaml = spirals_yaml(6, 0, hidden, kRest);
-    const TrainOutput one = run(yaml, 1), two = run(yaml, 2);
+    const TrainOutput one = run(yaml, 1, target), two = run(yaml, 2, target);
     CHECK(same_bits(one.params.data(), two.params.data(), one.params.size()));
     CHECK(same_bits(one.train_loss.data(), two.train_loss.data(), one.train_loss.size()));
     CHECK(same_bits(one.pred_members.data(), two.pred_members.data(), one.pred_members.size()));
+  }
+}
+
+TEST_CASE("SIMD targets agree up to rounding: the same training on every target") {
+  // Targets differ in vector width (the order of some sums) and in fused multiply-adds, so
+  // their results differ in the last bits, and training carries such differences along
+  // without amplifying them far over a few epochs. Bound: parameters within 1e-3 relative
+  // (to 1e-3 absolute near zero) of the first target's, final losses within 1e-4 relative.
+  const std::vector<CpuTarget> targets = targets_here();
+  if (targets.size() < 2) {
+    MESSAGE("SKIPPED: this CPU runs one SIMD target only");
+    return;
+  }
+  for (const std::string& hidden : {kHidden, kWide}) {
+    const std::string yaml = spirals_yaml(6, 0, hidden, kRest);
+    const TrainOutput ref = run(yaml, 2, targets.front());
+    for (std::size_t i = 1; i < targets.size(); ++i) {
+      CAPTURE(std::string(to_string(targets[i])));
+      const TrainOutput t = run(yaml, 2, targets[i]);
+      REQUIRE(t.params.size() == ref.params.size());
+      double worst = 0, worst_loss = 0;
+      for (std::size_t k = 0; k < t.params.size(); ++k)
+        worst = std::max(worst, std::abs(double(t.params[k]) - ref.params[k]) / (1e-3 + std::abs(double(ref.params[k]))));
+      const int E = t.epochs;
+      for (int s = 0; s < 6; ++s) {
+        const double a = t.train_loss[s * E + E - 1], b = ref.train_loss[s * E + E - 1];
+        worst_loss = std::max(worst_loss, std::abs(a - b) / std::abs(b));
+      }
+      MESSAGE(std::string(to_string(targets[i])) << " vs " << std::string(to_string(targets.front()))
+                                                 << ": largest parameter difference " << worst
+                                                 << " (relative), final loss " << worst_loss);
+      CHECK(worst < 1e-3);
+      CHECK(worst_loss < 1e-4);
+    }
   }
 }
 

@@ -1,5 +1,5 @@
-// CPU backend ops: plain loops over members, templated on the activation, loss and
-// optimizer so the inner loops carry no branches on configuration.
+// The CPU backend: memory, worker threads and member blocks, the choice of the fused step
+// kernel, data movement; the arithmetic ops go to the target's CpuOps table (ops/).
 #include "backend/cpu/cpu_backend.h"
 
 #include <cblas.h>
@@ -18,8 +18,6 @@
 #include <thread>
 
 #include "backend/cpu/lanes_mlp.h"
-#include "math/activations.h"
-#include "math/losses.h"
 
 namespace tn {
 
@@ -38,7 +36,8 @@ int worker_threads(int requested) {
 
 }  // namespace
 
-CpuBackend::CpuBackend(int threads, CpuTarget target) : threads_(worker_threads(threads)), target_(target) {
+CpuBackend::CpuBackend(int threads, CpuTarget target)
+    : threads_(worker_threads(threads)), target_(target), ops_(cpu_ops(target)) {
   // Parallelism comes from member blocks; OpenBLAS must not start threads of its own.
   openblas_set_num_threads(1);
   // Start the worker threads now rather than in the first for_each_block, which may be the
@@ -149,118 +148,82 @@ void CpuBackend::for_each_block(int S, int max_block, const std::function<void(i
   if (error) std::rethrow_exception(error);
 }
 
+void CpuBackend::gemm_strided_batched(Trans ta, Trans tb, int m, int n, int k, float alpha,
+                                      const float* A, int lda, std::int64_t strideA,
+                                      const float* B, int ldb, std::int64_t strideB, float beta,
+                                      float* C, int ldc, std::int64_t strideC, int batch) {
+  // Column-major C (m×n) = op(A)·op(B) is row-major Cᵀ (n×m) = op(B)ᵀ·op(A)ᵀ, and a
+  // column-major matrix read row-major is its transpose: swap the operands.
+  for (int p = 0; p < batch; ++p)
+    ops_.gemm(tb, ta, n, m, k, alpha, B + p * strideB, ldb, A + p * strideA, lda, beta, C + p * strideC, ldc);
+}
+
 void CpuBackend::bias_activation(Activation act, float slope, int S, int rows, int cols, float* Z,
                                  std::int64_t sZ, const float* b, std::int64_t sb, float* A,
                                  std::int64_t sA) {
-  dispatch_activation(act, [&]<Activation F>() {
-    for (int s = 0; s < S; ++s) {
-      const float* __restrict bias = b + s * sb;
-      for (int r = 0; r < rows; ++r) {
-        float* __restrict z = Z + s * sZ + static_cast<std::int64_t>(r) * cols;
-        for (int c = 0; c < cols; ++c) z[c] += bias[c];
-        if constexpr (F != Activation::Identity) {
-          float* __restrict a = A + s * sA + static_cast<std::int64_t>(r) * cols;
-          for (int c = 0; c < cols; ++c) a[c] = act_forward<F>(z[c], slope);
-        } else if (A != Z) {
-          std::copy(z, z + cols, A + s * sA + static_cast<std::int64_t>(r) * cols);
-        }
-      }
-    }
-  });
+  ops_.bias_activation(act, slope, S, rows, cols, Z, sZ, b, sb, A, sA);
 }
 
 void CpuBackend::activation_backward(Activation act, float slope, int S, int rows, int cols,
                                      const float* Z, const float* A, std::int64_t s, float* dA) {
-  if (act == Activation::Identity) return;
-  dispatch_activation(act, [&]<Activation F>() {
-    const std::int64_t n = static_cast<std::int64_t>(rows) * cols;
-    for (int m = 0; m < S; ++m) {
-      const float* __restrict z = Z + m * s;
-      const float* __restrict a = A + m * s;
-      float* __restrict d = dA + m * s;
-      for (std::int64_t i = 0; i < n; ++i) d[i] *= act_derivative<F>(z[i], a[i], slope);
-    }
-  });
+  ops_.activation_backward(act, slope, S, rows, cols, Z, A, s, dA);
 }
 
 void CpuBackend::bias_grad(int S, int rows, int cols, const float* dZ, std::int64_t sZ, float* db,
                            std::int64_t sb) {
-  // Column sums in strips of 64 columns held in a local accumulator (no aliasing with dZ, so
-  // the compiler keeps it in registers for narrow layers).
-  constexpr int kStrip = 64;
-  for (int s = 0; s < S; ++s) {
-    for (int c0 = 0; c0 < cols; c0 += kStrip) {
-      const int w = std::min(kStrip, cols - c0);
-      float acc[kStrip] = {};
-      for (int r = 0; r < rows; ++r) {
-        const float* d = dZ + s * sZ + static_cast<std::int64_t>(r) * cols + c0;
-        for (int c = 0; c < w; ++c) acc[c] += d[c];
-      }
-      std::copy(acc, acc + w, db + s * sb + c0);
-    }
-  }
+  ops_.bias_grad(S, rows, cols, dZ, sZ, db, sb);
 }
-
-namespace {
-
-template <bool G>
-void loss_impl(const LossConfig& cfg, int S, int B, int O, const float* Z, std::int64_t sZ,
-               const float* Y, std::int64_t sY, float* dZ, double* loss_sum, double* correct,
-               const int* rows) {
-  const int T = cfg.type == LossType::CrossEntropy ? 1 : O;
-  thread_local std::vector<float> scratch;  // softmax outputs when no gradient is wanted
-  scratch.resize(O);
-  dispatch_loss(cfg.type, [&]<LossType L>() {
-    for (int s = 0; s < S; ++s) {
-      const int valid = rows ? rows[s] : B;
-      if constexpr (G)  // masked rows contribute no gradient
-        std::fill(dZ + s * sZ + static_cast<std::int64_t>(valid) * O, dZ + s * sZ + static_cast<std::int64_t>(B) * O, 0.0f);
-      const float inv_b = 1.0f / static_cast<float>(valid > 0 ? valid : 1);
-      double sum = 0.0;
-      for (int b = 0; b < valid; ++b) {
-        const std::int64_t z_off = s * sZ + static_cast<std::int64_t>(b) * O;
-        float* g = G ? dZ + z_off : scratch.data();
-        sum += sample_loss<L, G>(cfg.huber_delta, O, Z + z_off, Y + s * sY + static_cast<std::int64_t>(b) * T, g, &correct[s]);
-        if constexpr (G)
-          for (int j = 0; j < O; ++j) g[j] *= inv_b;
-      }
-      loss_sum[s] += sum;
-    }
-  });
-}
-
-}  // namespace
 
 void CpuBackend::loss_backward(const LossConfig& loss, int S, int B, int O, const float* Z,
                                std::int64_t sZ, const float* Y, std::int64_t sY, float* dZ,
                                double* loss_sum, double* correct, const int* rows) {
-  loss_impl<true>(loss, S, B, O, Z, sZ, Y, sY, dZ, loss_sum, correct, rows);
+  ops_.loss(loss, S, B, O, Z, sZ, Y, sY, dZ, loss_sum, correct, rows);
 }
 
 void CpuBackend::loss_forward(const LossConfig& loss, int S, int B, int O, const float* Z,
                               std::int64_t sZ, const float* Y, std::int64_t sY, double* loss_sum,
                               double* correct, const int* rows) {
-  loss_impl<false>(loss, S, B, O, Z, sZ, Y, sY, nullptr, loss_sum, correct, rows);
+  ops_.loss(loss, S, B, O, Z, sZ, Y, sY, nullptr, loss_sum, correct, rows);
 }
 
 void CpuBackend::output_transform(LossType loss, int S, int B, int O, const float* Z,
                                   std::int64_t sZ, float* P, std::int64_t sP) {
-  for (std::int64_t r = 0; r < static_cast<std::int64_t>(S) * B; ++r) {
-    const float* z = Z + (r / B) * sZ + (r % B) * O;
-    float* p = P + (r / B) * sP + (r % B) * O;
-    if (loss == LossType::CrossEntropy) {
-      const float mx = *std::max_element(z, z + O);
-      float sum = 0.0f;
-      for (int j = 0; j < O; ++j) sum += p[j] = std::exp(z[j] - mx);
-      for (int j = 0; j < O; ++j) p[j] /= sum;
-    } else if (loss == LossType::Bce) {
-      for (int j = 0; j < O; ++j) p[j] = sigmoid(z[j]);
-    } else {
-      std::copy(z, z + O, p);
-    }
-  }
+  ops_.output_transform(loss, S, B, O, Z, sZ, P, sP);
 }
 
+void CpuBackend::sum_squares(int S, std::int64_t n, const float* x, std::int64_t sx, double* norm2) {
+  ops_.sum_squares(S, n, x, sx, norm2);
+}
+
+void CpuBackend::optimizer_update(OptimizerType type, int S, std::int64_t n, float* P,
+                                  const float* G, float* S1, float* S2, std::int64_t stride,
+                                  const OptStep* h, float clip, const double* norm2) {
+  ops_.optimizer_update(type, S, n, P, G, S1, S2, stride, h, clip, norm2);
+}
+
+void CpuBackend::lstm_forward(int S, int B, int H, float* G, std::int64_t sG, const float* c_prev, float* c,
+                              float* h, std::int64_t sC) {
+  ops_.lstm_forward(S, B, H, G, sG, c_prev, c, h, sC);
+}
+
+void CpuBackend::lstm_backward(int S, int B, int H, const float* G, std::int64_t sG, const float* c_prev,
+                               const float* c, const float* dh, std::int64_t sC, float* dc, std::int64_t sdc,
+                               float* dG) {
+  ops_.lstm_backward(S, B, H, G, sG, c_prev, c, dh, sC, dc, sdc, dG);
+}
+
+void CpuBackend::gru_forward(int S, int B, int H, float* Gx, float* Gh, std::int64_t sG, const float* bh,
+                             std::int64_t sb, const float* h_prev, float* h, std::int64_t sH) {
+  ops_.gru_forward(S, B, H, Gx, Gh, sG, bh, sb, h_prev, h, sH);
+}
+
+void CpuBackend::gru_backward(int S, int B, int H, const float* Gx, const float* Gh, std::int64_t sG,
+                              const float* h_prev, const float* dh, std::int64_t sH, float* dGx, float* dGh,
+                              float* dh_prev) {
+  ops_.gru_backward(S, B, H, Gx, Gh, sG, h_prev, dh, sH, dGx, dGh, dh_prev);
+}
+
+// Data movement: the same on every target.
 void CpuBackend::gather_batch(const BatchSampler& sampler, std::uint32_t member0, int S,
                               std::uint32_t pos0, int B, const float* X, int F, const float* Y,
                               int T, float* Xb, std::int64_t sXb, float* Yb, std::int64_t sYb) {
@@ -277,35 +240,19 @@ void CpuBackend::gather_batch(const BatchSampler& sampler, std::uint32_t member0
   }
 }
 
-void CpuBackend::sum_squares(int S, std::int64_t n, const float* x, std::int64_t sx, double* norm2) {
-  for (int s = 0; s < S; ++s) {
-    const float* v = x + s * sx;
-    double acc = 0.0;
-    for (std::int64_t i = 0; i < n; ++i) acc += static_cast<double>(v[i]) * v[i];
-    norm2[s] += acc;
-  }
-}
-
-void CpuBackend::optimizer_update(OptimizerType type, int S, std::int64_t n, float* P,
-                                  const float* G, float* S1, float* S2, std::int64_t stride,
-                                  const OptStep* h, float clip, const double* norm2) {
-  dispatch_optimizer(type, [&]<OptimizerType O>() {
-    for (int s = 0; s < S; ++s) {
-      const std::int64_t off = s * stride;
-      const OptStep step = h[s];
-      if (step.skip) continue;
-      float* __restrict p = P + off;
-      const float* __restrict g = G + off;
-      float* __restrict s1 = S1 + off;
-      float* __restrict s2 = S2 + off;
-      const float k = clip > 0.0f ? clip_scale(clip, norm2[s]) : 1.0f;
-      if (k != 1.0f) {
-        for (std::int64_t i = 0; i < n; ++i) update_param<O>(p[i], g[i] * k, s1[i], s2[i], step);
-      } else {
-        for (std::int64_t i = 0; i < n; ++i) update_param<O>(p[i], g[i], s1[i], s2[i], step);
+void CpuBackend::to_time_major(int S, int B, int T, int F, const float* src, std::int64_t ss, float* dst,
+                               std::int64_t sd) {
+  for (int s = 0; s < S; ++s)
+    for (int b = 0; b < B; ++b) {
+      const float* __restrict in = src + s * ss + static_cast<std::int64_t>(b) * T * F;
+      float* __restrict out = dst + s * sd + static_cast<std::int64_t>(b) * F;
+      if (F == 1) {  // one feature per step (price series) and transposes: no per-element copy calls
+        for (int t = 0; t < T; ++t) out[static_cast<std::int64_t>(t) * B] = in[t];
+        continue;
       }
+      for (int t = 0; t < T; ++t)
+        std::copy_n(in + static_cast<std::int64_t>(t) * F, F, out + static_cast<std::int64_t>(t) * B * F);
     }
-  });
 }
 
 }  // namespace tn

@@ -1,8 +1,10 @@
 // The CPU backend: the reference implementation of every op. Blocks of members run in
 // parallel on OpenMP threads; inside a block, ops run member by member on one thread, so a
 // member's arithmetic never depends on the thread count or on which members share a block.
+// The arithmetic runs the CpuOps table (cpu_ops.h) of the backend's SIMD target.
 #pragma once
 #include "backend/backend.h"
+#include "backend/cpu/cpu_ops.h"
 #include "backend/cpu/cpu_target.h"
 
 namespace tn {
@@ -71,15 +73,11 @@ class CpuBackend final : public Backend {
  private:
   int threads_;
   CpuTarget target_;
+  const CpuOps& ops_;
 };
 
 // Sets flush-to-zero and denormals-are-zero on the calling thread (every worker does before
 // running a block; for_each_block gives the thread that called it its own mode back).
 void flush_subnormals();
-
-// One row-major GEMM C[M×N] = alpha·op(A)·op(B) + beta·C on the calling thread (the CPU
-// kernel behind gemm_strided_batched; exposed for tests and benchmarks).
-void cpu_gemm_rowmajor(Trans ta, Trans tb, int M, int N, int K, float alpha, const float* A,
-                       int lda, const float* B, int ldb, float beta, float* C, int ldc);
 
 }  // namespace tn

@@ -54,23 +54,13 @@
 #include "backend/cpu/lanes/update-inl.h"
 #include "backend/cpu/lanes/vec-inl.h"
 #include "backend/cpu/lanes_mlp.h"
+#include "backend/cpu/target-inl.h"
 
 HWY_BEFORE_NAMESPACE();
 namespace tn {
 namespace HWY_NAMESPACE {
 namespace {
 
-#if HWY_TARGET == HWY_AVX3
-constexpr CpuTarget kTarget = CpuTarget::Avx512;
-#elif HWY_TARGET == HWY_AVX2
-constexpr CpuTarget kTarget = CpuTarget::Avx2;
-#elif HWY_TARGET == HWY_NEON
-constexpr CpuTarget kTarget = CpuTarget::Neon;
-#elif TN_GENERIC_TARGET
-constexpr CpuTarget kTarget = CpuTarget::Generic;
-#else
-#error "a SIMD target the CPU kernels do not name (see HWY_DISABLED_TARGETS in CMakeLists.txt)"
-#endif
 static_assert(L <= 32, "from_lanes' write mask has 32 bits");
 
 // The worker's scratch, 64-byte aligned (every lane vector is one cache line).

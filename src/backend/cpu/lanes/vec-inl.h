@@ -18,6 +18,7 @@
 #include <cstring>
 #include <utility>
 
+#include "backend/cpu/target-inl.h"
 #include "math/activations.h"
 HWY_BEFORE_NAMESPACE();
 namespace tn {
@@ -26,10 +27,8 @@ namespace {
 
 namespace hn = hwy::HWY_NAMESPACE;
 
-// The portable fallback ("generic"): Highway's EMU128, or HWY_SCALAR where the compiler
-// has a bug EMU128 avoids (GCC < 12.3). Its lane vectors are 4 floats, which the compiler
-// lowers to what the baseline has (SSE2 on x86-64); it takes no Highway op.
-#define TN_GENERIC_TARGET (HWY_TARGET == HWY_EMU128 || HWY_TARGET == HWY_SCALAR)
+// The portable fallback (TN_GENERIC_TARGET, target-inl.h) has lane vectors of 4 floats,
+// which the compiler lowers to what the baseline has (SSE2 on x86-64); it takes no Highway op.
 
 // Members per lane group: one vector register of floats of the target (16 on AVX-512, 8 on
 // AVX2, 4 on NEON and the generic target). A member's results do not depend on it.

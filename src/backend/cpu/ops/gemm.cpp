@@ -3,16 +3,25 @@
 // streaming rows of B, oriented so that the wide side of C is the vectorized one. Large
 // products go to OpenBLAS, single-threaded per call because parallelism comes from running
 // member blocks on separate threads. Every choice depends only on the shape, so all members
-// of a swarm take the same path and get the same rounding.
+// of a swarm take the same path and get the same rounding. Compiled once for every SIMD
+// target (foreach_target): the loops are plain C++ that the compiler vectorizes for it.
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "backend/cpu/ops/gemm.cpp"
+#include <hwy/foreach_target.h>  // must come before highway.h
+#include <hwy/highway.h>
+
 #include <cblas.h>
 
 #include <algorithm>
 #include <cstring>
 #include <vector>
 
-#include "backend/cpu/cpu_backend.h"
+#include "backend/cpu/ops/decl-inl.h"
 
+HWY_BEFORE_NAMESPACE();
 namespace tn {
+namespace HWY_NAMESPACE {
+namespace ops {
 namespace {
 
 // Products with at least this many multiply-adds go to OpenBLAS.
@@ -22,11 +31,7 @@ constexpr long kBlasThreshold = 64L * 64 * 64;
 // vector registers (16 zmm) and leave room for the B row and the broadcast A values; AVX2's
 // 16 registers hold a 4 × 32 tile. Per output element the sum over k runs in the same order
 // whatever the tile, so the tile size never changes a result.
-#if defined(__AVX512F__)
-constexpr int kTileRows = 8;
-#else
-constexpr int kTileRows = 4;
-#endif
+constexpr int kTileRows = HWY_TARGET == HWY_AVX3 ? 8 : 4;
 
 // Element (i, k) of op(A) for row-major storage. The transpose is a compile-time choice: a
 // run-time flag left a branch in the innermost loop, which kept thin tiles (one row) scalar.
@@ -91,11 +96,7 @@ void small_gemm(const OpA& a, int M, int N, int K, float alpha, const float* Bn,
 // elements of each: 2N independent vector accumulators hide the multiply-add latency. Each
 // element's lanes sum every kVec-th k in order, then add up lane by lane and the tail k's:
 // a fixed order, independent of where the row lies.
-#if defined(__AVX512F__)
-constexpr int kVec = 16;
-#else
-constexpr int kVec = 8;
-#endif
+constexpr int kVec = HWY_TARGET == HWY_AVX3 ? 16 : HWY_TARGET == HWY_AVX2 ? 8 : 4;
 typedef float VecK __attribute__((vector_size(kVec * sizeof(float))));
 
 template <int N, int R>
@@ -157,8 +158,8 @@ const float* transposed(const float* X, int rows, int cols, int ld, std::vector<
 
 }  // namespace
 
-void cpu_gemm_rowmajor(Trans ta, Trans tb, int M, int N, int K, float alpha, const float* A,
-                       int lda, const float* B, int ldb, float beta, float* C, int ldc) {
+void gemm(Trans ta, Trans tb, int M, int N, int K, float alpha, const float* A, int lda, const float* B, int ldb,
+          float beta, float* C, int ldc) {
   if (M <= 0 || N <= 0) return;
   if (static_cast<long>(M) * N * K >= kBlasThreshold) {
     cblas_sgemm(CblasRowMajor, ta == Trans::N ? CblasNoTrans : CblasTrans,
@@ -198,15 +199,7 @@ void cpu_gemm_rowmajor(Trans ta, Trans tb, int M, int N, int K, float alpha, con
   }
 }
 
-void CpuBackend::gemm_strided_batched(Trans ta, Trans tb, int m, int n, int k, float alpha,
-                                      const float* A, int lda, std::int64_t strideA,
-                                      const float* B, int ldb, std::int64_t strideB, float beta,
-                                      float* C, int ldc, std::int64_t strideC, int batch) {
-  // Column-major C (m×n) = op(A)·op(B) is row-major Cᵀ (n×m) = op(B)ᵀ·op(A)ᵀ, and a
-  // column-major matrix read row-major is its transpose: swap the operands.
-  for (int p = 0; p < batch; ++p)
-    cpu_gemm_rowmajor(tb, ta, n, m, k, alpha, B + p * strideB, ldb, A + p * strideA, lda, beta,
-                      C + p * strideC, ldc);
-}
-
+}  // namespace ops
+}  // namespace HWY_NAMESPACE
 }  // namespace tn
+HWY_AFTER_NAMESPACE();
