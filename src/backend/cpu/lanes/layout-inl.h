@@ -31,13 +31,9 @@ constexpr bool keeps_z(Activation a) { return a == Activation::LeakyRelu || a ==
 
 // Networks with one hidden layer, at most this many inputs and outputs and no output
 // activation run the shallow kernel (shallow-inl.h), compiled for each input and output width and
-// hidden activation: on AVX-512 targets only, where its instantiations compile in seconds
-// (lane vectors of AVX or SSE registers take the compiler minutes).
-#if HWY_TARGET == HWY_AVX3
-constexpr bool kShallowKernel = true;
-#else
-constexpr bool kShallowKernel = false;
-#endif
+// hidden activation: on the AVX-512 and AVX2 targets (the generic target's vectors emulated in
+// SSE registers would take the compiler minutes for little gain).
+constexpr bool kShallowKernel = HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX2;
 constexpr int kShallowMaxIn = 4, kShallowMaxOut = 4;
 // Gelu's erf and exp would double the kernel's code for a rarely used hidden activation.
 constexpr bool shallow_activation(Activation a) { return a != Activation::Gelu; }
@@ -45,8 +41,10 @@ bool is_shallow(const ModelShape& s) {
   return kShallowKernel && s.layers.size() == 2 && shallow_activation(s.layers[0].act) &&
          s.layers[1].act == Activation::Identity && s.inputs() <= kShallowMaxIn && s.outputs() <= kShallowMaxOut;
 }
-// Rows the shallow kernel keeps in registers at once, and rows it gathers at once.
-constexpr int kRowBlock = 4, kShallowChunk = 16;
+// Rows the shallow kernel keeps in registers at once (a block's inputs and outputs and a
+// unit's weights fill AVX-512's 32 vector registers at 4 rows, AVX2's 16 at 2), and rows it
+// gathers at once.
+constexpr int kRowBlock = HWY_TARGET == HWY_AVX3 ? 4 : 2, kShallowChunk = 16;
 
 // Rows of the batch that go through forward, loss and backward together (the generic
 // kernel): while the parameters and gradients fit in L1 next to them (up to kResidentBytes),

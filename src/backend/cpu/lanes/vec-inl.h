@@ -45,11 +45,25 @@ typedef std::uint32_t UVec __attribute__((vector_size(L * sizeof(std::uint32_t))
 typedef double DVec __attribute__((vector_size(L * sizeof(double))));
 
 #define TN_INLINE inline __attribute__((always_inline))
+#if !TN_GENERIC_TARGET
+// Our vector as Highway's (the same register), for the few ops taken from Highway.
+TN_INLINE auto to_hwy(Vec v) {
+  decltype(hn::Zero(hn::FixedTag<float, L>())) h;
+  h.raw = reinterpret_cast<decltype(h.raw)>(v);
+  return h;
+}
+#endif
 TN_INLINE Vec load(const float* p) { Vec v; std::memcpy(&v, p, sizeof v); return v; }
 TN_INLINE void store(float* p, Vec v) { std::memcpy(p, &v, sizeof v); }
 #if HWY_TARGET == HWY_AVX3
 TN_INLINE Vec splat(float x) { return reinterpret_cast<Vec>(_mm512_set1_ps(x)); }
 TN_INLINE IVec isplat(std::int32_t x) { return reinterpret_cast<IVec>(_mm512_set1_epi32(x)); }
+#elif !TN_GENERIC_TARGET
+// Highway's broadcast (one instruction), its raw register reinterpreted as our vector type.
+TN_INLINE Vec splat(float x) { return reinterpret_cast<Vec>(hn::Set(hn::FixedTag<float, L>(), x).raw); }
+TN_INLINE IVec isplat(std::int32_t x) {
+  return reinterpret_cast<IVec>(hn::Set(hn::FixedTag<std::int32_t, L>(), x).raw);
+}
 #else
 // A broadcast: {x, x, ..., x} (a loop of lane stores compiled to as many scalar moves).
 template <class V, class T>
@@ -65,6 +79,10 @@ TN_INLINE Vec select(IVec m, Vec a, Vec b) { return m ? a : b; }
 TN_INLINE Vec in_register(Vec v) {
 #if HWY_TARGET == HWY_AVX3
   __asm__("" : "+v"(v));
+#elif HWY_TARGET == HWY_AVX2
+  __asm__("" : "+x"(v));
+#elif HWY_TARGET == HWY_NEON
+  __asm__("" : "+w"(v));
 #endif
   return v;
 }
@@ -76,10 +94,7 @@ TN_INLINE Vec vsqrt(Vec v) {
   for (int l = 0; l < L; ++l) v[l] = std::sqrt(v[l]);
   return v;
 #else
-  const hn::FixedTag<float, L> d;
-  float* lanes = reinterpret_cast<float*>(&v);  // a vector type may alias its elements
-  hn::StoreU(hn::Sqrt(hn::LoadU(d, lanes)), d, lanes);
-  return v;
+  return reinterpret_cast<Vec>(hn::Sqrt(to_hwy(v)).raw);
 #endif
 }
 
@@ -221,10 +236,16 @@ TN_INLINE Vec relu_backward(Vec d, Vec a) {
 }
 
 // The first n ≤ L floats at p as a lane vector (the rest zero), and back.
+// AVX-512 and AVX2 have masked loads and stores (which touch no memory outside the mask);
+// elsewhere a whole vector is a plain load or store and only a tail goes through memcpy.
 TN_INLINE Vec load_n(const float* p, int n) {
 #if HWY_TARGET == HWY_AVX3
   return reinterpret_cast<Vec>(_mm512_maskz_loadu_ps(static_cast<__mmask16>((1u << n) - 1), p));
+#elif HWY_TARGET == HWY_AVX2
+  const hn::FixedTag<float, L> d;
+  return reinterpret_cast<Vec>(hn::MaskedLoad(hn::FirstN(d, static_cast<std::size_t>(n)), d, p).raw);
 #else
+  if (n == L) return load(p);
   Vec v = Vec{};
   std::memcpy(&v, p, static_cast<std::size_t>(n) * sizeof(float));
   return v;
@@ -233,7 +254,11 @@ TN_INLINE Vec load_n(const float* p, int n) {
 TN_INLINE void store_n(float* p, Vec v, int n) {
 #if HWY_TARGET == HWY_AVX3
   _mm512_mask_storeu_ps(p, static_cast<__mmask16>((1u << n) - 1), reinterpret_cast<__m512>(v));
+#elif HWY_TARGET == HWY_AVX2
+  const hn::FixedTag<float, L> d;
+  hn::BlendedStore(to_hwy(v), hn::FirstN(d, static_cast<std::size_t>(n)), d, p);
 #else
+  if (n == L) return store(p, v);
   std::memcpy(p, &v, static_cast<std::size_t>(n) * sizeof(float));
 #endif
 }
