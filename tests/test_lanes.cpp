@@ -366,15 +366,18 @@ TEST_CASE("the lane kernel's exp and log equal fast_exp and fast_log bitwise on 
     x.push_back(v);
   while (x.size() % 16) x.push_back(1.0f);
   const std::size_t n = x.size();
-  std::vector<float> ea(n), en(n), la(n), lg(n);
-  lane_kernel(default_cpu_target()).exp_log(x.data(), static_cast<std::int64_t>(n), ea.data(), en.data(), la.data(), lg.data());
-  int bad = 0;
   auto same = [](float a, float b) { return std::bit_cast<std::uint32_t>(a) == std::bit_cast<std::uint32_t>(b) || (a != a && b != b); };
-  for (std::size_t i = 0; i < n; ++i) {
-    bad += !same(ea[i], fast_exp(x[i]));
-    bad += !same(la[i], fast_log(x[i]));
-    if (x[i] <= 0.0f || x[i] != x[i]) bad += !same(en[i], fast_exp(x[i]));
-    if ((x[i] >= 1.0f && x[i] < INFINITY) || x[i] != x[i]) bad += !same(lg[i], fast_log(x[i]));
+  for (CpuTarget target : targets_here()) {
+    std::vector<float> ea(n), en(n), la(n), lg(n);
+    lane_kernel(target).exp_log(x.data(), static_cast<std::int64_t>(n), ea.data(), en.data(), la.data(), lg.data());
+    int bad = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+      bad += !same(ea[i], fast_exp(x[i]));
+      bad += !same(la[i], fast_log(x[i]));
+      if (x[i] <= 0.0f || x[i] != x[i]) bad += !same(en[i], fast_exp(x[i]));
+      if ((x[i] >= 1.0f && x[i] < INFINITY) || x[i] != x[i]) bad += !same(lg[i], fast_log(x[i]));
+    }
+    CAPTURE(std::string(to_string(target)));
+    CHECK(bad == 0);
   }
-  CHECK(bad == 0);
 }
