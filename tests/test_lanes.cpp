@@ -117,7 +117,8 @@ TEST_CASE("the fused kernel is chosen by shape only, and says why not") {
   ModelShape small, wide, deep;
   small.layers = {{2, 16, Activation::Relu}, {16, 2, Activation::Identity}};
   deep.layers = {{2, 16, Activation::Relu}, {16, 16, Activation::Tanh}, {16, 2, Activation::Identity}};
-  wide.layers = {{2, 256, Activation::Relu}, {256, 256, Activation::Relu}, {256, 2, Activation::Identity}};
+  // Wide enough that a lane group's scratch exceeds the budget at 4 lanes too (NEON, generic).
+  wide.layers = {{2, 512, Activation::Relu}, {512, 512, Activation::Relu}, {512, 2, Activation::Identity}};
   for (int batch : {128, 1}) {
     std::string why;
     const auto k = be.step_kernels(small, batch, &why);

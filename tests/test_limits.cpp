@@ -1,5 +1,6 @@
-// Limits and number ranges: what the CPU backend's threads leave behind on the calling
-// thread, configs whose sizes overflow, and runs that would not fit the machine's memory.
+// Limits and number ranges: a subnormal init_scale, configs whose sizes overflow, and runs
+// that would not fit the machine's memory. (The flush-to-zero mode of the CPU backend's
+// threads: tests/test_for_each_block.cpp.)
 #include <doctest/doctest.h>
 
 #include <unistd.h>
@@ -45,29 +46,7 @@ fs::path write_text(const std::string& name, const std::string& text) {
   return p;
 }
 
-// A subnormal float computed on the calling thread (0 when the thread flushes them).
-float subnormal_here() {
-  volatile float tiny = 1e-38f;
-  volatile float quarter = 0.25f;
-  return tiny * quarter;
-}
-
 }  // namespace
-
-TEST_CASE("for_each_block gives the calling thread its floating-point mode back") {
-  REQUIRE(subnormal_here() != 0.0f);
-  for (int threads : {1, 2}) {
-    CpuBackend be(threads);
-    float seen_in_block = -1.0f;
-    be.for_each_block(4, 1, [&](int b0, int, int) {
-      if (b0 == 0) seen_in_block = subnormal_here();
-    });
-    CHECK(seen_in_block == 0.0f);  // the blocks still run with subnormals flushed
-    CHECK(subnormal_here() != 0.0f);
-    volatile double tiny = 1e-320;
-    CHECK(tiny * 1.0 != 0.0);  // denormal doubles read as themselves again (no DAZ)
-  }
-}
 
 TEST_CASE("a config with a subnormal init_scale trains, stores it and evaluates") {
   const fs::path cfg = write_text("subnormal.yaml",

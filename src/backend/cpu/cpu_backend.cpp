@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <exception>
@@ -96,38 +97,49 @@ int CpuBackend::block_members(int S, std::int64_t bytes_per_member) const {
   return std::clamp(std::min(by_cache, by_balance), 1, 32);
 }
 
-// Subnormal floats (below 1.2e-38) are flushed to zero on every worker thread: decaying
-// recurrent states and saturated gates produce them, and each one costs ~100 cycles on x86.
-// Every thread sets the same mode, so results stay independent of the thread count.
-void flush_subnormals() {
-#if defined(__SSE__)
-  _mm_setcsr(_mm_getcsr() | 0x8040u);  // FTZ (bit 15) and DAZ (bit 6)
-#endif
-}
-
 namespace {
 
-// Puts the calling thread's flush-to-zero and denormals-are-zero bits back as they were when
-// it is destroyed. The calling thread runs blocks too (it is thread 0 of the OpenMP team),
-// and whatever it computes afterwards (parsing a config, formatting numbers) must see
-// subnormals as they are: 1e-320 is a valid init_scale.
+// The thread's flush-to-zero control: on x86 MXCSR's FTZ (bit 15, results) and DAZ (bit 6,
+// inputs); on aarch64 FPCR's FZ (bit 24), which flushes both inputs and results.
+#if defined(__SSE__)
+constexpr unsigned kFlushBits = 0x8040u;
+unsigned fp_control() { return _mm_getcsr(); }
+void set_fp_control(unsigned v) { _mm_setcsr(v); }
+#elif defined(__aarch64__)
+constexpr std::uint64_t kFlushBits = 1u << 24;
+std::uint64_t fp_control() {
+  std::uint64_t v;
+  __asm__ __volatile__("mrs %0, fpcr" : "=r"(v));
+  return v;
+}
+void set_fp_control(std::uint64_t v) { __asm__ __volatile__("msr fpcr, %0" : : "r"(v)); }
+#else  // an architecture whose flush-to-zero control turbanet does not set: subnormals stay
+constexpr unsigned kFlushBits = 0;
+unsigned fp_control() { return 0; }
+void set_fp_control(unsigned) {}
+#endif
+
+// Puts the calling thread's flush-to-zero bits back as they were when it is destroyed. The
+// calling thread runs blocks too (it is thread 0 of the OpenMP team), and whatever it
+// computes afterwards (parsing a config, formatting numbers) must see subnormals as they
+// are: 1e-320 is a valid init_scale.
 class CallerFpMode {
  public:
-#if defined(__SSE__)
-  CallerFpMode() : saved_(_mm_getcsr() & kBits) {}
-  ~CallerFpMode() { _mm_setcsr((_mm_getcsr() & ~kBits) | saved_); }
-#endif
+  CallerFpMode() : saved_(fp_control() & kFlushBits) {}
+  ~CallerFpMode() { set_fp_control((fp_control() & ~kFlushBits) | saved_); }
   CallerFpMode(const CallerFpMode&) = delete;
   CallerFpMode& operator=(const CallerFpMode&) = delete;
 
  private:
-#if defined(__SSE__)
-  static constexpr unsigned kBits = 0x8040;  // FTZ (bit 15) and DAZ (bit 6)
-  unsigned saved_;
-#endif
+  decltype(fp_control()) saved_;
 };
 
 }  // namespace
+
+// Subnormal floats (below 1.2e-38) are flushed to zero on every worker thread: decaying
+// recurrent states and saturated gates produce them, and each one costs ~100 cycles on x86.
+// Every thread sets the same mode, so results stay independent of the thread count.
+void flush_subnormals() { set_fp_control(fp_control() | kFlushBits); }
 
 void CpuBackend::for_each_block(int S, int max_block, const std::function<void(int, int, int)>& fn) {
   CallerFpMode caller_mode;  // the workers keep flushing; the caller gets its mode back

@@ -76,8 +76,9 @@ class CpuBackend final : public Backend {
   const CpuOps& ops_;
 };
 
-// Sets flush-to-zero and denormals-are-zero on the calling thread (every worker does before
-// running a block; for_each_block gives the thread that called it its own mode back).
+// Sets flush-to-zero and denormals-are-zero on the calling thread (x86: MXCSR, aarch64: FPCR;
+// every worker does before running a block; for_each_block gives the thread that called it
+// its own mode back).
 void flush_subnormals();
 
 }  // namespace tn

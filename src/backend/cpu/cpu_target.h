@@ -16,7 +16,7 @@ const char* to_string(CpuTarget t);
 int target_lanes(CpuTarget t);
 
 // Targets compiled into this binary, best first (a portable build: avx512, avx2, generic on
-// x86-64; neon on aarch64).
+// x86-64; neon, generic on aarch64).
 std::vector<CpuTarget> compiled_cpu_targets();
 // Those of them this CPU runs, best first.
 std::vector<CpuTarget> available_cpu_targets();
