@@ -144,11 +144,24 @@ struct DataConfig {
   bool normalize_per_member = false;  // group_by only: statistics per group (per series)
 };
 
+// Per-member early stopping (`train.early_stopping`): a member whose `metric` has not improved
+// by more than min_delta for `patience` epochs stops training (its parameters stay as they
+// are; with restore_best they become those of its best epoch at the end). Off when metric is "".
+struct EarlyStoppingConfig {
+  std::string metric;  // val_loss | val_accuracy | train_loss | train_accuracy, or "" (off)
+  int patience = 10;
+  double min_delta = 0.0;
+  bool restore_best = true;
+  bool enabled() const { return !metric.empty(); }
+  bool maximize() const { return metric == "val_accuracy" || metric == "train_accuracy"; }
+};
+
 struct TrainConfig {
   int epochs = 1;
   int batch_size = 32;  // full batch when >= the training split size
   bool shuffle = true;
   int log_every = 0;    // epochs between progress lines; 0 = about 10 lines per run
+  EarlyStoppingConfig early_stopping;
 };
 
 struct OutputConfig {

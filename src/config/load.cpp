@@ -163,13 +163,24 @@ void read_schedule(const Field& f, ScheduleConfig& s) {
   f.get("min_lr", s.min_lr, Range::at_least(0));
 }
 
+void read_early_stopping(const Field& f, EarlyStoppingConfig& s) {
+  if (!has_section(f)) return;
+  f.check_keys({"metric", "patience", "min_delta", "restore_best"});
+  const std::vector<std::string> metrics = {"val_loss", "val_accuracy", "train_loss", "train_accuracy"};
+  s.metric = metrics[f.required("metric").choose(metrics)];
+  f.get("patience", s.patience, 1);
+  f.get("min_delta", s.min_delta, Range::at_least(0));
+  f.get("restore_best", s.restore_best);
+}
+
 void read_train(const Field& f, TrainConfig& t) {
   if (!has_section(f)) return;
-  f.check_keys({"epochs", "batch_size", "shuffle", "log_every"});
+  f.check_keys({"epochs", "batch_size", "shuffle", "log_every", "early_stopping"});
   f.get("epochs", t.epochs, 1);
   f.get("batch_size", t.batch_size, 1);
   f.get("shuffle", t.shuffle);
   f.get("log_every", t.log_every, 0);
+  read_early_stopping(f["early_stopping"], t.early_stopping);
 }
 
 void read_output(const Field& f, Config& c) {
@@ -206,6 +217,13 @@ void check_consistency(const Field& root, const Config& c) {
     root["data"]["sequence"].fail(std::string("sequence targets are numbers (the next values of '") +
                                   c.data.sequence.target + "'), so they need a regression loss: "
                                   "set loss: mse, mae or huber (the loss is " + to_string(c.loss.type) + ")");
+  const EarlyStoppingConfig& es = c.train.early_stopping;
+  if (es.enabled() && es.maximize() && !is_classification(c.loss.type))
+    root["train"]["early_stopping"]["metric"].fail(es.metric + " needs a classification loss (cross_entropy or bce); "
+                                                   "use " + (es.metric == "val_accuracy" ? "val_loss" : "train_loss"));
+  if (es.enabled() && es.metric.rfind("val_", 0) == 0 && c.data.split.val <= 0 && !c.data.sequence.enabled())
+    root["train"]["early_stopping"]["metric"].fail(es.metric + " needs a validation split: set data.split.val "
+                                                   "(e.g. 0.1), or use " + (es.maximize() ? "train_accuracy" : "train_loss"));
   if (c.loss.type == LossType::CrossEntropy && last.units < 2)
     units.fail("the cross_entropy loss needs at least 2 output units (one per class), got " +
                std::to_string(last.units) + "; for a single output use loss: bce");

@@ -271,6 +271,8 @@ void write_objects(hid_t file, const RunFile& run) {
   write_if_present(file, "/history/val_accuracy", run.val_accuracy);
   if (!run.diverged_epoch.empty())
     h5::write_ints(file, "/members/diverged_epoch", run.diverged_epoch);
+  if (!run.stopped_epoch.empty()) h5::write_ints(file, "/members/stopped_epoch", run.stopped_epoch);
+  if (!run.best_epoch.empty()) h5::write_ints(file, "/members/best_epoch", run.best_epoch);
   write_members(file, run.members);
   write_splits(file, run.splits);
   write_if_present(file, "/data/normalization/mean", run.normalization.mean);
@@ -309,6 +311,8 @@ class Reader {
     if (h5::exists(file_, "/members/diverged_epoch")) {
       run.diverged_epoch = h5::read_ints(file_, "/members/diverged_epoch");
     }
+    if (h5::exists(file_, "/members/stopped_epoch")) run.stopped_epoch = h5::read_ints(file_, "/members/stopped_epoch");
+    if (h5::exists(file_, "/members/best_epoch")) run.best_epoch = h5::read_ints(file_, "/members/best_epoch");
     read_optional("/data/normalization/mean", run.normalization.mean);
     read_optional("/data/normalization/std", run.normalization.std);
     read_optional("/data/normalization/target_mean", run.normalization.target_mean);

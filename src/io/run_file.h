@@ -163,6 +163,8 @@ struct RunFile {
   Array train_accuracy;                  // /history/train_accuracy [S, epochs], classification
   Array val_accuracy;                    // /history/val_accuracy [S, epochs], classification with val
   std::vector<int> diverged_epoch;       // /members/diverged_epoch [S], -1 = never
+  std::vector<int> stopped_epoch;        // /members/stopped_epoch [S], -1 = never (early stopping)
+  std::vector<int> best_epoch;           // /members/best_epoch [S], 0 = none (early stopping)
   MemberData members;                    // /members/...
   std::vector<DataSplit> splits;         // /data/splits/<name>/...
   Normalization normalization;           // /data/normalization/{mean,std,target_mean,target_std}

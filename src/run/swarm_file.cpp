@@ -145,6 +145,8 @@ RunFile make_run_file(const Config& cfg, const PreparedData& data, const MemberS
   r.train_accuracy = hist(t.train_acc);
   r.val_accuracy = hist(t.val_acc);
   r.diverged_epoch = t.diverged_epoch;
+  r.stopped_epoch = t.stopped_epoch;
+  r.best_epoch = t.best_epoch;
   r.members = member_data(cfg, sets);
   r.splits = data_splits(data);
   if (!data.mean.empty()) {  // per feature, or per step feature for sequence data

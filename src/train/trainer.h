@@ -22,6 +22,8 @@ struct EpochStats {
   double val_loss_mean = -1;                         // when a validation split exists, else -1
   int diverged = 0;                                  // members whose loss is not finite
   std::vector<int> newly_diverged;                   // member indices (global) diverged this epoch
+  int training = 0;                                  // members neither diverged nor stopped early
+  int newly_stopped = 0;                             // members stopped early after this epoch
   int chunk = 1, chunks = 1;                         // members trained in chunks: which one
   double seconds = 0;                                // since training started (of this chunk)
   double member_samples_per_s = 0;
@@ -32,10 +34,15 @@ struct TrainOutput {
   ModelShape shape;
   ParamLayout layout;
   std::vector<float> init_params, params;  // host copies in layout order
-  int epochs = 0;
+  int epochs = 0;  // epochs trained (fewer than train.epochs when every member stopped early)
   long steps_per_epoch = 0;
-  std::vector<float> train_loss, val_loss, train_acc, val_acc;  // [S, epochs], empty if n/a
+  // [S, epochs], empty if n/a; NaN after a member's stopped_epoch
+  std::vector<float> train_loss, val_loss, train_acc, val_acc;
   std::vector<int> diverged_epoch;                              // [S], 1-based, -1 = never
+  // Early stopping (train.early_stopping), else empty: per member [S] the 1-based epoch it
+  // stopped after (-1 = still training), its best epoch (0 = none yet) and metric value.
+  std::vector<int> stopped_epoch, best_epoch;
+  std::vector<double> best_value;
   std::string pred_split;                                       // "test" or "train"
   int pred_n = 0;
   std::vector<float> pred_members;                              // [S, N, outputs]; empty for group_by

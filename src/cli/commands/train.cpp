@@ -41,16 +41,34 @@ void log_start(const TrainOptions& opt, const TrainingRun& run) {
   if (!run.plan().note.empty()) spdlog::info("{}", run.plan().note);
 }
 
+// Early stopping: how many members stopped, when, and which parameters they keep.
+void log_early_stopping(const Config& cfg, const TrainOutput& t) {
+  const EarlyStoppingConfig& es = cfg.train.early_stopping;
+  if (!es.enabled()) return;
+  int stopped = 0, first = 0, last = 0;
+  for (int e : t.stopped_epoch) {
+    if (e <= 0) continue;
+    first = stopped++ ? std::min(first, e) : e;
+    last = std::max(last, e);
+  }
+  spdlog::info("early stopping on {}: {} of {} members stopped{}{}", es.metric, stopped, cfg.swarm.size,
+               stopped ? fmt::format(" (after epochs {} to {})", first, last) : "",
+               es.restore_best ? "; every member keeps the parameters of its best epoch" : "");
+}
+
 void log_summary(const Config& cfg, const TrainOutput& t) {
   const int S = cfg.swarm.size, E = t.epochs;
   double loss = 0, acc = 0;
   int finite = 0;
   for (int s = 0; s < S; ++s) {
-    const float l = t.train_loss[static_cast<std::size_t>(s) * E + E - 1];
+    // A member stopped early: its last epoch trained.
+    const int e = (t.stopped_epoch.empty() || t.stopped_epoch[s] <= 0 ? E : t.stopped_epoch[s]) - 1;
+    if (e < 0) continue;
+    const float l = t.train_loss[static_cast<std::size_t>(s) * E + e];
     if (!std::isfinite(l)) continue;
     ++finite;
     loss += l;
-    if (!t.train_acc.empty()) acc += t.train_acc[static_cast<std::size_t>(s) * E + E - 1];
+    if (!t.train_acc.empty()) acc += t.train_acc[static_cast<std::size_t>(s) * E + e];
   }
   const double steps = static_cast<double>(t.steps_per_epoch) * E;
   spdlog::info("trained {} members x {} steps in {:.3f} s ({:.3g} member-steps/s); final train loss "
@@ -58,6 +76,7 @@ void log_summary(const Config& cfg, const TrainOutput& t) {
                finite ? loss / finite : NAN,
                t.train_acc.empty() || !finite ? "" : fmt::format(", accuracy mean {:.4f}", acc / finite));
   spdlog::debug("kernel: {}", t.kernel);
+  log_early_stopping(cfg, t);
 }
 
 void log_eval(const Config& cfg, const PreparedData& data, const FinalEval& f) {
