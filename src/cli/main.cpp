@@ -55,6 +55,8 @@ int main(int argc, char** argv) {
           "UINT64"));
   t->add_option("--threads", train.threads, "CPU threads (default: all cores)")->check(CLI::NonNegativeNumber);
   t->add_flag("--force", train.force, "Replace an existing run file");
+  t->add_option("--resume", train.resume,
+                "Continue from a checkpoint (train.checkpoint) or an interrupted run file; replaces the run file");
   add_verbosity(t, &quiet, &verbose);
   t->footer("Example: turbanet train configs/spirals.yaml --swarm 32 --set train.epochs=200");
 

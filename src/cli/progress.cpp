@@ -39,13 +39,12 @@ void Progress::operator()(const EpochStats& st) {
                  "optimizer.lr or set optimizer.grad_clip", n == 1 ? "member" : "members", list, st.epoch,
                  n == 1 ? "is" : "are");
   }
-  if (st.newly_stopped > 0) early_stopping_ = true;
   if (quiet_) return;
   const bool line = st.epoch % log_every_ == 0 || st.epoch == epochs_ || st.epoch == 1;
   std::string acc = st.acc_mean >= 0 ? fmt::format(" acc {:.4f}", st.acc_mean) : "";
   std::string val = st.val_loss_mean >= 0 ? fmt::format(" val_loss {:.5f}", st.val_loss_mean) : "";
   std::string div = st.diverged > 0 ? fmt::format(" diverged {}", st.diverged) : "";
-  if (early_stopping_) div += fmt::format(" training {}", st.training);
+  if (st.early_stopping) div += fmt::format(" training {}", st.training);
   const std::string chunk = st.chunks > 1 ? fmt::format("chunk {}/{} ", st.chunk, st.chunks) : "";
   if (line) {
     if (bar_shown_) std::fputs("\r\033[K", stderr);

@@ -15,7 +15,6 @@ class Progress {
   int epochs_, log_every_;
   bool quiet_, live_;
   bool bar_shown_ = false;
-  bool early_stopping_ = false;  // a member has stopped early: lines say how many still train
   double last_bar_ = -1.0;  // seconds; the bar is redrawn at most 10 times a second
 };
 

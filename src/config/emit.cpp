@@ -288,6 +288,10 @@ void emit_train(YAML::Emitter& e, const TrainConfig& t) {
     kv(e, "restore_best", t.early_stopping.restore_best);
     e << YAML::EndMap;
   }
+  begin(e, "checkpoint");
+  kv(e, "every_epochs", t.checkpoint.every_epochs);
+  kv(e, "path", t.checkpoint.path);
+  e << YAML::EndMap;
   e << YAML::EndMap;
 }
 

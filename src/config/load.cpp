@@ -173,14 +173,32 @@ void read_early_stopping(const Field& f, EarlyStoppingConfig& s) {
   f.get("restore_best", s.restore_best);
 }
 
+void read_checkpoint(const Field& f, CheckpointConfig& c) {
+  if (!has_section(f)) return;
+  f.check_keys({"every_epochs", "path"});
+  f.get("every_epochs", c.every_epochs, 0);
+  if (Field p = f["path"]; p.present()) {
+    c.path = p.string();
+    if (c.path.empty()) p.fail("must not be empty (leave the key out for the default beside output.path)");
+  }
+}
+
 void read_train(const Field& f, TrainConfig& t) {
   if (!has_section(f)) return;
-  f.check_keys({"epochs", "batch_size", "shuffle", "log_every", "early_stopping"});
+  f.check_keys({"epochs", "batch_size", "shuffle", "log_every", "early_stopping", "checkpoint"});
   f.get("epochs", t.epochs, 1);
   f.get("batch_size", t.batch_size, 1);
   f.get("shuffle", t.shuffle);
   f.get("log_every", t.log_every, 0);
   read_early_stopping(f["early_stopping"], t.early_stopping);
+  read_checkpoint(f["checkpoint"], t.checkpoint);
+}
+
+// runs/x.h5 -> runs/x.ckpt.h5 (any other name: NAME.ckpt.h5).
+std::string default_checkpoint_path(const std::string& output) {
+  const std::string ext = ".h5";
+  const bool h5 = output.size() > ext.size() && output.compare(output.size() - ext.size(), ext.size(), ext) == 0;
+  return (h5 ? output.substr(0, output.size() - ext.size()) : output) + ".ckpt.h5";
 }
 
 void read_output(const Field& f, Config& c) {
@@ -285,6 +303,7 @@ Config read_config(const Field& root, const std::string& base_dir) {
   cfg::read_data(root.required("data"), c.data, base_dir);
   read_train(root["train"], c.train);
   read_output(root["output"], c);
+  if (c.train.checkpoint.path.empty()) c.train.checkpoint.path = default_checkpoint_path(c.output.path);
   cfg::read_grid(root, c);
   check_consistency(root, c);
   check_sizes(root, c);

@@ -55,7 +55,9 @@ int epochs_per_call(int n, int S, bool shuffle) {
 
 class Loop {
  public:
-  Loop(const Config& cfg, const PreparedData& data, const MemberSets& sets, Backend& be, TrainOutput& out)
+  // Starts from out.init_params, or from `resume`'s parameters and optimizer state.
+  Loop(const Config& cfg, const PreparedData& data, const MemberSets& sets, Backend& be, TrainOutput& out,
+       const TrainOutput* resume)
       : cfg_(cfg), be_(be), out_(out), sets_(sets), shape_(out.shape), layout_(out.layout),
         S_(cfg.swarm.size), F_(data.features), T_(data.targets), O_(shape_.outputs()),
         train_(be, data.train, F_, T_), val_(be, data.val, F_, T_),
@@ -73,7 +75,14 @@ class Loop {
       opt_.push_back(member_optimizer(cfg, cfg.swarm.first_member + s));
       sched_.push_back(make_schedule(cfg.schedule, opt_.back().lr, spe, cfg.train.epochs));
     }
-    be_.to_device(P_.p, out_.init_params.data(), out_.init_params.size() * sizeof(float));
+    const std::size_t bytes = static_cast<std::size_t>(layout_.total) * sizeof(float);
+    be_.to_device(P_.p, (resume ? resume->params : out_.init_params).data(), bytes);
+    if (resume) {
+      be_.to_device(S1_.p, resume->opt1.data(), bytes);
+      be_.to_device(S2_.p, resume->opt2.data(), bytes);
+      if (!resume->best_params.empty() && has_best()) be_.to_device(B_.p, resume->best_params.data(), bytes);
+      for (int s = 0; s < S_; ++s) stopped_[s] = !resume->stopped_epoch.empty() && resume->stopped_epoch[s] > 0;
+    }
     const std::int64_t per_member = model_buffer_bytes_per_member(shape_, bcap_, T_);
     // One step kernel for the whole run; the separate-ops kernel works in the workers' buffers.
     StepKernelChoice choice = choose_step_kernel(be_, shape_, bcap_, [this](int w) {
@@ -166,9 +175,12 @@ class Loop {
     });
   }
 
-  void download_params(std::vector<float>& host) {
-    host.resize(layout_.total);
-    be_.to_host(host.data(), P_.p, host.size() * sizeof(float));
+  void download_params(std::vector<float>& host) { download(host, P_.p); }
+  // The optimizer state and (restore_best) the best epochs' parameters, as far as trained.
+  void download_state(TrainOutput& t) {
+    download(t.opt1, S1_.p);
+    download(t.opt2, S2_.p);
+    if (has_best()) download(t.best_params, B_.p);
   }
   bool has_best() const { return cfg_.train.early_stopping.enabled() && cfg_.train.early_stopping.restore_best; }
   // Member s takes no more steps (early stopping); its later history is NaN.
@@ -185,6 +197,10 @@ class Loop {
   int batch() const { return bcap_; }  // rows per batch (the buffers' capacity)
 
  private:
+  void download(std::vector<float>& host, const float* device) {
+    host.resize(layout_.total);
+    be_.to_host(host.data(), device, host.size() * sizeof(float));
+  }
   void copy_member(float* dst, const float* src, int s) {
     for (std::size_t t = 0; t < layout_.size.size(); ++t) {
       const std::int64_t at = layout_.at(static_cast<int>(t), s);
@@ -446,6 +462,22 @@ void resize_history(TrainOutput& t, int epochs) {
   t.epochs = epochs;
 }
 
+// A copy of `out` (histories [S, out.epochs]) with its histories cut to [S, done], without
+// copying the full histories first.
+TrainOutput copy_until(TrainOutput& out, int done) {
+  std::vector<float>* h[] = {&out.train_loss, &out.val_loss, &out.train_acc, &out.val_acc};
+  std::vector<float> full[4];
+  for (int i = 0; i < 4; ++i) full[i] = std::move(*h[i]);
+  TrainOutput t = out;
+  for (int i = 0; i < 4; ++i) *h[i] = std::move(full[i]);
+  t.train_loss = history_columns(out.train_loss, out.epochs, done);
+  t.val_loss = history_columns(out.val_loss, out.epochs, done);
+  t.train_acc = history_columns(out.train_acc, out.epochs, done);
+  t.val_acc = history_columns(out.val_acc, out.epochs, done);
+  t.epochs = done;
+  return t;
+}
+
 // After epoch e (0-based, the last one run): early stopping for every member still training
 // (train/early_stop.h); returns how many stopped.
 int early_stop_epoch(const Config& cfg, TrainOutput& out, Loop& loop, int e) {
@@ -472,9 +504,24 @@ int early_stop_epoch(const Config& cfg, TrainOutput& out, Loop& loop, int e) {
   return stopped;
 }
 
+// Starts `out` (histories [S, train.epochs]) from `from`: its histories, divergence and
+// early-stopping state as far as it trained.
+void start_from(TrainOutput& out, const TrainOutput& from) {
+  out.train_loss = history_columns(from.train_loss, from.epochs, out.epochs);
+  out.val_loss = history_columns(from.val_loss, from.epochs, out.epochs);
+  out.train_acc = history_columns(from.train_acc, from.epochs, out.epochs);
+  out.val_acc = history_columns(from.val_acc, from.epochs, out.epochs);
+  out.diverged_epoch = from.diverged_epoch;
+  if (!out.stopped_epoch.empty() && !from.stopped_epoch.empty()) {
+    out.stopped_epoch = from.stopped_epoch;
+    out.best_epoch = from.best_epoch;
+    out.best_value = from.best_value;
+  }
+}
+
 // One pass over all members of `cfg` at once.
 TrainOutput train_pass(const Config& cfg, const PreparedData& data, const MemberSets& sets, Backend& be,
-                       const ProgressFn& progress) {
+                       const ProgressFn& progress, const TrainControl& control) {
   TrainOutput out;
   const int S = cfg.swarm.size, E = cfg.train.epochs;
   out.shape = make_model_shape(cfg, data);
@@ -498,8 +545,17 @@ TrainOutput train_pass(const Config& cfg, const PreparedData& data, const Member
     out.best_epoch.assign(S, 0);
     out.best_value.assign(S, early_stop_initial_best(es));
   }
+  const int first = control.resume ? std::min(control.resume->epochs, E) : 0;
+  if (control.resume) start_from(out, *control.resume);
 
-  Loop loop(cfg, data, sets, be, out);
+  Loop loop(cfg, data, sets, be, out, control.resume);
+  // The state as far as trained (epochs [0, done)), for a checkpoint.
+  const auto snapshot = [&](int done) {
+    TrainOutput t = copy_until(out, done);
+    loop.download_params(t.params);
+    loop.download_state(t);
+    return t;
+  };
   // Members still training: not stopped early, not diverged.
   const auto active = [&] {
     int n = 0;
@@ -510,17 +566,20 @@ TrainOutput train_pass(const Config& cfg, const PreparedData& data, const Member
   auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); };
   // Chunks of epochs sized to take about 50 ms, so progress stays live while threads
   // rarely synchronize. Results do not depend on the chunking. Early stopping decides after
-  // every epoch.
-  int chunk = 1, e0 = 0;
-  bool all_stopped = false;
-  while (e0 < E && !all_stopped) {
+  // every epoch, and checkpoints fall on multiples of checkpoint_every.
+  const int every = control.checkpoint ? control.checkpoint_every : 0;
+  int chunk = 1, e0 = first;
+  bool all_stopped = es.enabled() && active() == 0;
+  while (e0 < E && !all_stopped && !out.interrupted) {
     int e1 = std::min({E, e0 + chunk, e0 + loop.max_chunk()});
     if (es.enabled()) e1 = e0 + 1;
+    if (every > 0) e1 = std::min(e1, (e0 / every + 1) * every);
     const double t0 = elapsed();
     loop.run_epochs(e0, e1);
     const double t1 = elapsed(), dt = t1 - t0;
     std::vector<EpochStats> stats = summarize(out, S, e0, e1, cfg.swarm.first_member, out.diverged_epoch);
     if (es.enabled()) {
+      stats.back().early_stopping = true;
       stats.back().newly_stopped = early_stop_epoch(cfg, out, loop, e1 - 1);
       stats.back().training = active();
       all_stopped = stats.back().training == 0;
@@ -528,12 +587,16 @@ TrainOutput train_pass(const Config& cfg, const PreparedData& data, const Member
     for (int e = e0; e < e1; ++e) {
       EpochStats& st = stats[e - e0];
       st.seconds = t0 + dt * (e + 1 - e0) / (e1 - e0);
-      st.member_samples_per_s = st.seconds > 0 ? static_cast<double>(S) * loop.n_train() * (e + 1) / st.seconds : 0;
+      st.member_samples_per_s =
+          st.seconds > 0 ? static_cast<double>(S) * loop.n_train() * (e + 1 - first) / st.seconds : 0;
       if (progress) progress(st);
     }
     const double per_epoch = dt / (e1 - e0);
     chunk = std::clamp(static_cast<int>(0.05 / std::max(per_epoch, 1e-9)), 1, std::max(1, 2 * chunk));
     e0 = e1;
+    out.interrupted = e0 < E && !all_stopped && control.stop && control.stop();
+    if (control.checkpoint && ((every > 0 && (e0 % every == 0 || e0 == E || all_stopped)) || out.interrupted))
+      control.checkpoint(snapshot(e0));
   }
   out.train_seconds = elapsed();
   resize_history(out, e0);
@@ -699,6 +762,16 @@ HostMemoryEstimate estimate_host_memory(const Config& cfg, const PreparedData& d
     t.parts.push_back(predictions(1));
     e.phases.push_back(t);
   }
+  if (cfg.train.checkpoint.every_epochs > 0) {
+    // A checkpoint: the loop's arrays, the state copied to the host (parameters, optimizer
+    // state, best epochs') and the checkpoint file's copies of those and of the initial
+    // parameters; the histories, their copy and the file's.
+    HostMemoryPhase c{"writing a checkpoint", {program, loaded}};
+    c.parts.push_back(params(6 + best + 3 + best + 4 + best, ", optimizer state and their checkpoint copies"));
+    c.parts.push_back({"loss histories and their checkpoint copies " + std::to_string(3 * tables) + " x " + hist_shape, 0,
+                       sat_mul(history.per_member, 3), -1, epochs});
+    e.phases.push_back(c);
+  }
   if (!with_run_file) return e;
   // The final evaluation: the trained swarm's outputs, their copy evaluated, each member's
   // class probabilities, and every member's metrics.
@@ -809,9 +882,11 @@ ChunkPlan plan_training(const Config& cfg, const PreparedData& data, const Membe
 }
 
 TrainOutput train_swarm_in_chunks(const Config& cfg, const PreparedData& data, const MemberSets& sets, Backend& be,
-                                  const ProgressFn& progress, int chunk) {
+                                  const ProgressFn& progress, int chunk, const TrainControl& control) {
   const int S = cfg.swarm.size;
-  if (chunk <= 0 || chunk >= S) return train_pass(cfg, data, sets, be, progress);
+  if (chunk <= 0 || chunk >= S) return train_pass(cfg, data, sets, be, progress, control);
+  if (control.resume || control.checkpoint || control.stop)
+    throw std::logic_error("train_swarm_in_chunks: checkpoints, resuming and stopping need the whole swarm in one pass");
   int epochs = 0;  // the most any chunk trained (early stopping may end a chunk sooner)
   TrainOutput out;
   const int chunks = (S + chunk - 1) / chunk;
@@ -827,7 +902,8 @@ TrainOutput train_swarm_in_chunks(const Config& cfg, const PreparedData& data, c
                                     s.chunk = c + 1;
                                     s.chunks = chunks;
                                     progress(s);
-                                  });
+                                  },
+                                  {});
     epochs = std::max(epochs, part.epochs);
     resize_history(part, cfg.train.epochs);
     if (c == 0) {

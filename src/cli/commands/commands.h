@@ -22,6 +22,7 @@ struct TrainOptions {
   std::optional<std::uint64_t> seed;
   int threads = 0;  // 0 = all cores
   bool force = false;
+  std::string resume;  // checkpoint or interrupted run file to continue from, or ""
   Verbosity verbosity = Verbosity::Normal;
 };
 

@@ -5,6 +5,7 @@
 #include <charconv>
 #include <chrono>
 #include <cmath>
+#include <memory>
 
 #include "cli/commands/commands.h"
 #include "cli/commands/eval_report.h"
@@ -56,7 +57,7 @@ void log_early_stopping(const Config& cfg, const TrainOutput& t) {
                es.restore_best ? "; every member keeps the parameters of its best epoch" : "");
 }
 
-void log_summary(const Config& cfg, const TrainOutput& t) {
+void log_summary(const Config& cfg, const TrainOutput& t, int resumed) {
   const int S = cfg.swarm.size, E = t.epochs;
   double loss = 0, acc = 0;
   int finite = 0;
@@ -70,7 +71,7 @@ void log_summary(const Config& cfg, const TrainOutput& t) {
     loss += l;
     if (!t.train_acc.empty()) acc += t.train_acc[static_cast<std::size_t>(s) * E + e];
   }
-  const double steps = static_cast<double>(t.steps_per_epoch) * E;
+  const double steps = static_cast<double>(t.steps_per_epoch) * (E - resumed);
   spdlog::info("trained {} members x {} steps in {:.3f} s ({:.3g} member-steps/s); final train loss "
                "mean {:.5f}{}", S, static_cast<long>(steps), t.train_seconds, S * steps / t.train_seconds,
                finite ? loss / finite : NAN,
@@ -108,7 +109,10 @@ int run_train(const TrainOptions& opt) {
   std::unique_ptr<TrainingRun> run;
   try {
     Config cfg = resolve_config(opt);
-    run = std::make_unique<TrainingRun>(std::move(cfg), opt.threads, opt.force, started);
+    run = std::make_unique<TrainingRun>(std::move(cfg), opt.threads, opt.force, started, opt.resume);
+  } catch (const RunFileError& e) {  // the --resume file
+    spdlog::error("{}", e.what());
+    return kExitUsage;
   } catch (const ConfigError& e) {
     spdlog::error("{}", e.what());
     return kExitUsage;
@@ -122,13 +126,16 @@ int run_train(const TrainOptions& opt) {
   if (!run->device_note().empty()) spdlog::info("{}", run->device_note());
   log_start(opt, *run);
   const Config& cfg = run->config();
+  if (!opt.resume.empty())
+    spdlog::info("resuming from {} after epoch {} of {}", opt.resume, run->resumed_epochs(), cfg.train.epochs);
+  if (!run->resume_note().empty()) spdlog::warn("{}", run->resume_note());
   Progress progress(cfg.train.epochs, cfg.train.log_every, opt.verbosity == Verbosity::Quiet);
   TrainResult r;
   try {
     r = run->run({[&](const EpochStats& st) { progress(st); },
                   [&](const TrainOutput& t) {
                     progress.finish();
-                    log_summary(cfg, t);
+                    log_summary(cfg, t, run->resumed_epochs());
                   },
                   [&](const FinalEval& f) { log_eval(cfg, run->data(), f); }});
   } catch (const RunFileError& e) {
