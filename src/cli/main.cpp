@@ -33,7 +33,8 @@ int main(int argc, char** argv) {
       "  turbanet predict runs/iris.h5 --input new.csv --out predictions.csv\n"
       "  turbanet sweep configs/spirals-small.yaml --swarm 1..128 --mode both --out sweep.csv\n"
       "  turbanet data generate configs/random-walk.yaml --out data/random-walk.csv\n"
-      "Exit codes: 0 ok, 1 I/O failure, 2 bad config/data/arguments/run file, 3 some members diverged.");
+      "Exit codes: 0 ok, 1 I/O failure, 2 bad config/data/arguments/run file, 3 some members diverged,\n"
+      "130/143 training interrupted by SIGINT/SIGTERM (work saved: checkpoint and run file).");
 
   tn::TrainOptions train;
   bool quiet = false, verbose = false;

@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include <charconv>
+#include <csignal>
 #include <chrono>
 #include <cmath>
 #include <memory>
@@ -10,6 +11,7 @@
 #include "cli/commands/commands.h"
 #include "cli/commands/eval_report.h"
 #include "cli/progress.h"
+#include "run/stop_signals.h"
 #include "run/train_run.h"
 #include "turbanet_version.h"
 
@@ -80,6 +82,22 @@ void log_summary(const Config& cfg, const TrainOutput& t, int resumed) {
   log_early_stopping(cfg, t);
 }
 
+// The command that continues an interrupted run: the same config and options, --resume CKPT.
+std::string resume_command(const TrainOptions& opt, const std::string& checkpoint) {
+  const auto quote = [](const std::string& s) {
+    if (s.find_first_of(" '\"$\\`!*?;&|<>()[]{}#~") == std::string::npos && !s.empty()) return s;
+    std::string q = "'";
+    for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+    return q + "'";
+  };
+  std::string cmd = "turbanet train " + quote(opt.config_path);
+  for (const std::string& s : opt.set) cmd += " --set " + quote(s);
+  if (opt.swarm) cmd += " --swarm " + std::to_string(*opt.swarm);
+  if (opt.seed) cmd += " --seed " + std::to_string(*opt.seed);
+  if (opt.out) cmd += " --out " + quote(*opt.out);
+  return cmd + " --resume " + quote(checkpoint);
+}
+
 void log_eval(const Config& cfg, const PreparedData& data, const FinalEval& f) {
   if (f.split->name != "test")
     spdlog::info("no test split: evaluated on the training split, which the members were trained on (optimistic)");
@@ -129,22 +147,38 @@ int run_train(const TrainOptions& opt) {
   if (!opt.resume.empty())
     spdlog::info("resuming from {} after epoch {} of {}", opt.resume, run->resumed_epochs(), cfg.train.epochs);
   if (!run->resume_note().empty()) spdlog::warn("{}", run->resume_note());
+  // SIGINT/SIGTERM stop after the epoch in progress, keeping the work; training in chunks
+  // (a device too small for the swarm) cannot stop between them and keeps the default.
+  std::unique_ptr<StopSignals> signals;
+  if (run->plan().chunks <= 1) signals = std::make_unique<StopSignals>();
   Progress progress(cfg.train.epochs, cfg.train.log_every, opt.verbosity == Verbosity::Quiet);
   TrainResult r;
   try {
     r = run->run({[&](const EpochStats& st) { progress(st); },
                   [&](const TrainOutput& t) {
                     progress.finish();
+                    if (t.interrupted)
+                      spdlog::warn("{} received: stopped after epoch {} of {}; saving the work",
+                                   StopSignals::requested() == SIGTERM ? "SIGTERM" : "SIGINT", t.epochs, cfg.train.epochs);
                     log_summary(cfg, t, run->resumed_epochs());
                   },
-                  [&](const FinalEval& f) { log_eval(cfg, run->data(), f); }});
+                  [&](const FinalEval& f) { log_eval(cfg, run->data(), f); },
+                  [] { return StopSignals::requested() != 0; }});
   } catch (const RunFileError& e) {
     spdlog::error("{}", e.what());
     return kExitIo;
   }
   spdlog::debug("phases: setup and training {:.3f} s (training loop {:.3f} s), evaluation {:.3f} s, "
                 "run file {:.3f} s", r.setup_and_train_seconds, r.out.train_seconds, r.eval_seconds, r.write_seconds);
-  spdlog::info("wrote {}", cfg.output.path);
+  spdlog::info("wrote {}{}", cfg.output.path, r.out.interrupted ? " (marked interrupted)" : "");
+  if (r.out.interrupted) {
+    const int sig = StopSignals::requested();
+    if (!r.checkpoint.empty())
+      spdlog::warn("wrote checkpoint {}; continue with:\n  {}", r.checkpoint, resume_command(opt, r.checkpoint));
+    else
+      spdlog::warn("continue with:\n  {}", resume_command(opt, cfg.output.path));
+    return 128 + sig;
+  }
   if (!r.diverged.empty()) {
     spdlog::error("{} of {} members diverged (members {}); their results are NaN in the run file. "
                   "Lower optimizer.lr or set optimizer.grad_clip", r.diverged.size(), cfg.swarm.size,
