@@ -12,41 +12,22 @@
 
 #include "cli/commands/commands.h"
 #include "io/run_file.h"
+#include "cli_test_util.h"
 
 using namespace tn;
+using tn::test::logged;
+using tn::test::slurp;
 namespace fs = std::filesystem;
 
 namespace {
 
-fs::path scratch(const std::string& name) {
-  fs::path d = fs::temp_directory_path() / ("turbanet-cli-" + std::to_string(::getpid()));
-  fs::create_directories(d);
-  return d / name;
-}
-
-fs::path write_config(const std::string& name, const std::string& text) {
-  const fs::path p = scratch(name);
-  std::ofstream(p) << text;
-  return p;
-}
+fs::path scratch(const std::string& name) { return tn::test::scratch_path("cli", name); }
+fs::path write_config(const std::string& name, const std::string& text) { return tn::test::write_text(scratch(name), text); }
 
 const std::string kGood =
     "name: cli\nseed: 1\nswarm: {size: 4}\nmodel:\n  layers:\n    - {type: dense, units: 8, activation: relu}\n"
     "    - {type: dense, units: 2}\nloss: cross_entropy\noptimizer: {type: adam, lr: 0.01}\n"
     "data:\n  source: {type: spirals, n: 64}\n  split: {train: 0.75, test: 0.25}\ntrain: {epochs: 5, batch_size: 16}\n";
-
-// What the logger printed while fn ran (the CLI's messages to the user).
-template <class Fn>
-std::string logged(Fn&& fn) {
-  setup_logging(Verbosity::Quiet);
-  std::ostringstream text;
-  auto sink = std::make_shared<spdlog::sinks::ostream_sink_mt>(text);
-  auto& sinks = spdlog::default_logger()->sinks();
-  sinks.push_back(sink);
-  fn();
-  sinks.pop_back();
-  return text.str();
-}
 
 TrainOptions opts(const fs::path& cfg, const fs::path& out) {
   TrainOptions o;
@@ -54,13 +35,6 @@ TrainOptions opts(const fs::path& cfg, const fs::path& out) {
   o.out = out.string();
   o.verbosity = Verbosity::Quiet;
   return o;
-}
-
-std::string slurp(const fs::path& p) {
-  std::ifstream f(p, std::ios::binary);
-  std::stringstream s;
-  s << f.rdbuf();
-  return s.str();
 }
 
 }  // namespace

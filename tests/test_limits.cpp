@@ -23,6 +23,7 @@
 #include "data/member_sets.h"
 #include "data/prepare.h"
 #include "io/run_file.h"
+#include "cli_test_util.h"
 #include "math/saturate.h"
 #include "model/model_ops.h"
 #include "train/memory_plan.h"
@@ -30,21 +31,13 @@
 
 using namespace tn;
 using tn::test::error_of;
+using tn::test::logged;
 namespace fs = std::filesystem;
 
 namespace {
 
-fs::path scratch(const std::string& name) {
-  const fs::path d = fs::temp_directory_path() / ("turbanet-limits-" + std::to_string(::getpid()));
-  fs::create_directories(d);
-  return d / name;
-}
-
-fs::path write_text(const std::string& name, const std::string& text) {
-  const fs::path p = scratch(name);
-  std::ofstream(p) << text;
-  return p;
-}
+fs::path scratch(const std::string& name) { return tn::test::scratch_path("limits", name); }
+fs::path write_text(const std::string& name, const std::string& text) { return tn::test::write_text(scratch(name), text); }
 
 }  // namespace
 
@@ -94,19 +87,6 @@ TEST_CASE("--seed takes the whole uint64 range and refuses anything else") {
 }
 
 namespace {
-
-// What the logger printed while fn ran (the messages a user sees).
-template <class Fn>
-std::string logged(Fn&& fn) {
-  setup_logging(Verbosity::Quiet);
-  std::ostringstream text;
-  auto sink = std::make_shared<spdlog::sinks::ostream_sink_mt>(text);
-  auto& sinks = spdlog::default_logger()->sinks();
-  sinks.push_back(sink);
-  fn();
-  sinks.pop_back();
-  return text.str();
-}
 
 // Sets what available_memory() returns for the lifetime of the object.
 struct AvailableMemory {

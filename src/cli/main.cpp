@@ -33,7 +33,8 @@ int main(int argc, char** argv) {
       "  turbanet predict runs/iris.h5 --input new.csv --out predictions.csv\n"
       "  turbanet sweep configs/spirals-small.yaml --swarm 1..128 --mode both --out sweep.csv\n"
       "  turbanet data generate configs/random-walk.yaml --out data/random-walk.csv\n"
-      "Exit codes: 0 ok, 1 I/O failure, 2 bad config/data/arguments/run file, 3 some members diverged.");
+      "Exit codes: 0 ok, 1 I/O failure, 2 bad config/data/arguments/run file, 3 some members diverged,\n"
+      "130/143 training interrupted by SIGINT/SIGTERM (work saved: checkpoint and run file).");
 
   tn::TrainOptions train;
   bool quiet = false, verbose = false;
@@ -55,6 +56,8 @@ int main(int argc, char** argv) {
           "UINT64"));
   t->add_option("--threads", train.threads, "CPU threads (default: all cores)")->check(CLI::NonNegativeNumber);
   t->add_flag("--force", train.force, "Replace an existing run file");
+  t->add_option("--resume", train.resume,
+                "Continue from a checkpoint (train.checkpoint) or an interrupted run file; replaces the run file");
   add_verbosity(t, &quiet, &verbose);
   t->footer("Example: turbanet train configs/spirals.yaml --swarm 32 --set train.epochs=200");
 

@@ -8,6 +8,9 @@
 #include <cmath>
 #include <cstdio>
 #include <string>
+#include <vector>
+
+#include <fmt/ranges.h>
 
 namespace tn {
 
@@ -25,14 +28,23 @@ std::string eta(const EpochStats& st) {
 }  // namespace
 
 void Progress::operator()(const EpochStats& st) {
-  for (int m : st.newly_diverged)
-    spdlog::warn("member {} diverged at epoch {} (loss is not finite); lower optimizer.lr or set "
-                 "optimizer.grad_clip", m, st.epoch);
+  if (!st.newly_diverged.empty()) {
+    // One line per epoch, however many members diverged in it.
+    constexpr std::size_t kListed = 20;
+    const std::size_t n = st.newly_diverged.size();
+    std::vector<int> listed(st.newly_diverged.begin(), st.newly_diverged.begin() + std::min(n, kListed));
+    std::string list = fmt::format("{}", fmt::join(listed, ", "));
+    if (n > kListed) list += fmt::format(" and {} more", n - kListed);
+    spdlog::warn("{} {} diverged at epoch {} (loss is not finite) and {} left out of the ensemble; lower "
+                 "optimizer.lr or set optimizer.grad_clip", n == 1 ? "member" : "members", list, st.epoch,
+                 n == 1 ? "is" : "are");
+  }
   if (quiet_) return;
   const bool line = st.epoch % log_every_ == 0 || st.epoch == epochs_ || st.epoch == 1;
   std::string acc = st.acc_mean >= 0 ? fmt::format(" acc {:.4f}", st.acc_mean) : "";
   std::string val = st.val_loss_mean >= 0 ? fmt::format(" val_loss {:.5f}", st.val_loss_mean) : "";
   std::string div = st.diverged > 0 ? fmt::format(" diverged {}", st.diverged) : "";
+  if (st.early_stopping) div += fmt::format(" training {}", st.training);
   const std::string chunk = st.chunks > 1 ? fmt::format("chunk {}/{} ", st.chunk, st.chunks) : "";
   if (line) {
     if (bar_shown_) std::fputs("\r\033[K", stderr);

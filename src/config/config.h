@@ -144,11 +144,32 @@ struct DataConfig {
   bool normalize_per_member = false;  // group_by only: statistics per group (per series)
 };
 
+// Per-member early stopping (`train.early_stopping`): a member whose `metric` has not improved
+// by more than min_delta for `patience` epochs stops training (its parameters stay as they
+// are; with restore_best they become those of its best epoch at the end). Off when metric is "".
+struct EarlyStoppingConfig {
+  std::string metric;  // val_loss | val_accuracy | train_loss | train_accuracy, or "" (off)
+  int patience = 10;
+  double min_delta = 0.0;
+  bool restore_best = true;
+  bool enabled() const { return !metric.empty(); }
+  bool maximize() const { return metric == "val_accuracy" || metric == "train_accuracy"; }
+};
+
+// Checkpoints (`train.checkpoint`): every `every_epochs` epochs (0 = only when interrupted)
+// the whole training state is written to `path` (default: output.path with .ckpt.h5).
+struct CheckpointConfig {
+  int every_epochs = 0;
+  std::string path;
+};
+
 struct TrainConfig {
   int epochs = 1;
   int batch_size = 32;  // full batch when >= the training split size
   bool shuffle = true;
   int log_every = 0;    // epochs between progress lines; 0 = about 10 lines per run
+  EarlyStoppingConfig early_stopping;
+  CheckpointConfig checkpoint;
 };
 
 struct OutputConfig {
@@ -224,6 +245,9 @@ Override parse_override(const std::string& arg);
 // The resolved configuration as YAML (every key, defaults filled in); parse_config of
 // this text gives back an equal Config.
 std::string to_yaml(const Config& c);
+// Key paths ("train.batch_size", "model.layers.0.units") whose resolved values differ
+// between `a` and `b`, in document order (compared through to_yaml).
+std::vector<std::string> config_differences(const Config& a, const Config& b);
 
 // Names used in YAML, messages and run files.
 const char* to_string(DevicePrecision p);

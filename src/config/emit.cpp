@@ -280,6 +280,18 @@ void emit_train(YAML::Emitter& e, const TrainConfig& t) {
   kv(e, "batch_size", t.batch_size);
   kv(e, "shuffle", t.shuffle);
   kv(e, "log_every", t.log_every);
+  if (t.early_stopping.enabled()) {
+    begin(e, "early_stopping");
+    kv(e, "metric", t.early_stopping.metric);
+    kv(e, "patience", t.early_stopping.patience);
+    kv(e, "min_delta", t.early_stopping.min_delta);
+    kv(e, "restore_best", t.early_stopping.restore_best);
+    e << YAML::EndMap;
+  }
+  begin(e, "checkpoint");
+  kv(e, "every_epochs", t.checkpoint.every_epochs);
+  kv(e, "path", t.checkpoint.path);
+  e << YAML::EndMap;
   e << YAML::EndMap;
 }
 

@@ -163,13 +163,42 @@ void read_schedule(const Field& f, ScheduleConfig& s) {
   f.get("min_lr", s.min_lr, Range::at_least(0));
 }
 
+void read_early_stopping(const Field& f, EarlyStoppingConfig& s) {
+  if (!has_section(f)) return;
+  f.check_keys({"metric", "patience", "min_delta", "restore_best"});
+  const std::vector<std::string> metrics = {"val_loss", "val_accuracy", "train_loss", "train_accuracy"};
+  s.metric = metrics[f.required("metric").choose(metrics)];
+  f.get("patience", s.patience, 1);
+  f.get("min_delta", s.min_delta, Range::at_least(0));
+  f.get("restore_best", s.restore_best);
+}
+
+void read_checkpoint(const Field& f, CheckpointConfig& c) {
+  if (!has_section(f)) return;
+  f.check_keys({"every_epochs", "path"});
+  f.get("every_epochs", c.every_epochs, 0);
+  if (Field p = f["path"]; p.present()) {
+    c.path = p.string();
+    if (c.path.empty()) p.fail("must not be empty (leave the key out for the default beside output.path)");
+  }
+}
+
 void read_train(const Field& f, TrainConfig& t) {
   if (!has_section(f)) return;
-  f.check_keys({"epochs", "batch_size", "shuffle", "log_every"});
+  f.check_keys({"epochs", "batch_size", "shuffle", "log_every", "early_stopping", "checkpoint"});
   f.get("epochs", t.epochs, 1);
   f.get("batch_size", t.batch_size, 1);
   f.get("shuffle", t.shuffle);
   f.get("log_every", t.log_every, 0);
+  read_early_stopping(f["early_stopping"], t.early_stopping);
+  read_checkpoint(f["checkpoint"], t.checkpoint);
+}
+
+// runs/x.h5 -> runs/x.ckpt.h5 (any other name: NAME.ckpt.h5).
+std::string default_checkpoint_path(const std::string& output) {
+  const std::string ext = ".h5";
+  const bool h5 = output.size() > ext.size() && output.compare(output.size() - ext.size(), ext.size(), ext) == 0;
+  return (h5 ? output.substr(0, output.size() - ext.size()) : output) + ".ckpt.h5";
 }
 
 void read_output(const Field& f, Config& c) {
@@ -206,6 +235,13 @@ void check_consistency(const Field& root, const Config& c) {
     root["data"]["sequence"].fail(std::string("sequence targets are numbers (the next values of '") +
                                   c.data.sequence.target + "'), so they need a regression loss: "
                                   "set loss: mse, mae or huber (the loss is " + to_string(c.loss.type) + ")");
+  const EarlyStoppingConfig& es = c.train.early_stopping;
+  if (es.enabled() && es.maximize() && !is_classification(c.loss.type))
+    root["train"]["early_stopping"]["metric"].fail(es.metric + " needs a classification loss (cross_entropy or bce); "
+                                                   "use " + (es.metric == "val_accuracy" ? "val_loss" : "train_loss"));
+  if (es.enabled() && es.metric.rfind("val_", 0) == 0 && c.data.split.val <= 0 && !c.data.sequence.enabled())
+    root["train"]["early_stopping"]["metric"].fail(es.metric + " needs a validation split: set data.split.val "
+                                                   "(e.g. 0.1), or use " + (es.maximize() ? "train_accuracy" : "train_loss"));
   if (c.loss.type == LossType::CrossEntropy && last.units < 2)
     units.fail("the cross_entropy loss needs at least 2 output units (one per class), got " +
                std::to_string(last.units) + "; for a single output use loss: bce");
@@ -267,6 +303,7 @@ Config read_config(const Field& root, const std::string& base_dir) {
   cfg::read_data(root.required("data"), c.data, base_dir);
   read_train(root["train"], c.train);
   read_output(root["output"], c);
+  if (c.train.checkpoint.path.empty()) c.train.checkpoint.path = default_checkpoint_path(c.output.path);
   cfg::read_grid(root, c);
   check_consistency(root, c);
   check_sizes(root, c);

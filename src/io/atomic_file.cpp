@@ -8,6 +8,7 @@
 
 #include <atomic>
 #include <cerrno>
+#include <csignal>
 #include <cstring>
 #include <filesystem>
 #include <system_error>
@@ -20,14 +21,28 @@ namespace {
 
 namespace fs = std::filesystem;
 
+// The temporary file being written, for remove_temporary_now (a signal handler): its path,
+// published before the file is created and withdrawn once it is moved into place or removed.
+char g_temporary[4096];
+volatile std::sig_atomic_t g_has_temporary = 0;
+
 // Removes the temporary file unless the write succeeded.
 struct TempFile {
   fs::path path;
   bool keep = false;
+  explicit TempFile(fs::path p) : path(std::move(p)) {
+    const std::string& s = path.native();
+    if (s.size() >= sizeof g_temporary) return;  // not published: a signal may then leave it
+    std::memcpy(g_temporary, s.c_str(), s.size() + 1);
+    g_has_temporary = 1;
+  }
   ~TempFile() {
     std::error_code ec;
     if (!keep) fs::remove(path, ec);
+    g_has_temporary = 0;
   }
+  TempFile(const TempFile&) = delete;
+  TempFile& operator=(const TempFile&) = delete;
 };
 
 // Closes a POSIX file descriptor when leaving scope (unless already closed).
@@ -122,6 +137,10 @@ fs::path aside_path(const fs::path& target, unsigned n) {
 }
 
 }  // namespace
+
+void remove_temporary_now() {
+  if (g_has_temporary) ::unlink(g_temporary);
+}
 
 void write_file_atomically(const std::string& path, const std::string& kind, std::string_view bytes, Replace replace) {
   const Failure f{"cannot write " + kind + " '" + path + "': "};

@@ -18,4 +18,8 @@ enum class Replace { No, Yes };
 // run are removed first. Throws RunFileError("cannot write <kind> '<path>': ...").
 void write_file_atomically(const std::string& path, const std::string& kind, std::string_view bytes, Replace replace);
 
+// Async-signal-safe: removes the temporary file of a write in progress in this process, if
+// any, so that a process ending at once (a second Ctrl-C) leaves no temporary file behind.
+void remove_temporary_now();
+
 }  // namespace tn::io

@@ -151,6 +151,10 @@ struct Validator {
     if (r.params.empty()) fail("the run has no parameters (/params/layer_0)");
     layers(r.params, "/params");
     layers(r.init_params, "/init_params");
+    layers(r.state.params, "/train_state/params");
+    layers(r.state.opt1, "/train_state/opt1");
+    layers(r.state.opt2, "/train_state/opt2");
+    layers(r.state.best_params, "/train_state/best_params");
     array(r.train_loss, "/history/train_loss", false);
     array(r.val_loss, "/history/val_loss", false);
     array(r.train_accuracy, "/history/train_accuracy", false);
@@ -190,6 +194,7 @@ void write_meta(hid_t file, const RunMeta& m) {
   h5::set_int_attr(id, g, "steps", m.steps, H5T_STD_I64LE);
   h5::set_double_attr(id, g, "wall_seconds", m.wall_seconds);
   h5::set_double_attr(id, g, "train_seconds", m.train_seconds);
+  h5::set_int_attr(id, g, "interrupted", m.interrupted ? 1 : 0, H5T_STD_I32LE);
   meta.close("group " + g);
 }
 
@@ -259,6 +264,20 @@ void write_splits(hid_t file, const std::vector<DataSplit>& splits) {
   }
 }
 
+void write_state(hid_t file, const TrainState& t) {
+  const std::string g = "/train_state";
+  h5::Handle group = h5::create_group(file, g);
+  h5::set_int_attr(group.get(), g, "epoch", t.epoch, H5T_STD_I32LE);
+  h5::set_string_attr(group.get(), g, "data_fingerprint", t.data_fingerprint);
+  h5::set_string_attr(group.get(), g, "kernel_target", t.kernel_target);
+  group.close("group " + g);
+  write_layers(file, g + "/params", t.params);
+  write_layers(file, g + "/opt1", t.opt1);
+  write_layers(file, g + "/opt2", t.opt2);
+  write_layers(file, g + "/best_params", t.best_params);
+  if (!t.best_value.empty()) h5::write_doubles(file, g + "/best_value", t.best_value);
+}
+
 void write_objects(hid_t file, const RunFile& run) {
   h5::set_int_attr(file, "/", "format_version", kFormatVersion, H5T_STD_I32LE);
   h5::write_string_dataset(file, "/config", run.config_yaml);
@@ -271,6 +290,9 @@ void write_objects(hid_t file, const RunFile& run) {
   write_if_present(file, "/history/val_accuracy", run.val_accuracy);
   if (!run.diverged_epoch.empty())
     h5::write_ints(file, "/members/diverged_epoch", run.diverged_epoch);
+  if (!run.stopped_epoch.empty()) h5::write_ints(file, "/members/stopped_epoch", run.stopped_epoch);
+  if (!run.best_epoch.empty()) h5::write_ints(file, "/members/best_epoch", run.best_epoch);
+  if (run.state.present()) write_state(file, run.state);
   write_members(file, run.members);
   write_splits(file, run.splits);
   write_if_present(file, "/data/normalization/mean", run.normalization.mean);
@@ -309,6 +331,9 @@ class Reader {
     if (h5::exists(file_, "/members/diverged_epoch")) {
       run.diverged_epoch = h5::read_ints(file_, "/members/diverged_epoch");
     }
+    if (h5::exists(file_, "/members/stopped_epoch")) run.stopped_epoch = h5::read_ints(file_, "/members/stopped_epoch");
+    if (h5::exists(file_, "/members/best_epoch")) run.best_epoch = h5::read_ints(file_, "/members/best_epoch");
+    if (h5::exists(file_, "/train_state")) read_state(run.state);
     read_optional("/data/normalization/mean", run.normalization.mean);
     read_optional("/data/normalization/std", run.normalization.std);
     read_optional("/data/normalization/target_mean", run.normalization.target_mean);
@@ -394,6 +419,7 @@ class Reader {
     if (m.steps < 0) damaged("/meta@steps is " + std::to_string(m.steps));
     m.wall_seconds = meta_attr(g, "wall_seconds", h5::get_double_attr);
     m.train_seconds = meta_attr(g, "train_seconds", h5::get_double_attr);
+    if (h5::has_attr(g, "/meta", "interrupted")) m.interrupted = h5::get_int_attr(g, "/meta", "interrupted") != 0;
   }
 
   Array read_array(const std::string& name) const {
@@ -426,6 +452,26 @@ class Reader {
       layers.push_back(std::move(l));
     }
     return layers;
+  }
+
+  void read_state(TrainState& t) const {
+    const std::string g = "/train_state";
+    {
+      h5::Handle group = h5::open_group(file_, g);
+      for (const char* a : {"epoch", "data_fingerprint", "kernel_target"})
+        if (!h5::has_attr(group.get(), g, a)) missing(g + " attribute '" + a + "'");
+      const std::int64_t e = h5::get_int_attr(group.get(), g, "epoch");
+      if (e < 0 || e > std::numeric_limits<int>::max()) damaged(g + "@epoch is " + std::to_string(e));
+      t.epoch = static_cast<int>(e);
+      t.data_fingerprint = h5::get_string_attr(group.get(), g, "data_fingerprint");
+      t.kernel_target = h5::get_string_attr(group.get(), g, "kernel_target");
+    }
+    require(g + "/opt1/layer_0");
+    t.params = read_layers(g + "/params");
+    t.opt1 = read_layers(g + "/opt1");
+    t.opt2 = read_layers(require(g + "/opt2"));
+    t.best_params = read_layers(g + "/best_params");
+    if (h5::exists(file_, g + "/best_value")) t.best_value = h5::read_doubles(file_, g + "/best_value");
   }
 
   void read_splits(std::vector<DataSplit>& splits) const {

@@ -48,6 +48,7 @@ struct RunMeta {
   double wall_seconds = 0;   // whole command
   double train_seconds = 0;  // training loop only
   std::string created;       // ISO-8601 UTC time
+  bool interrupted = false;  // @interrupted: training was stopped by a signal before train.epochs
 };
 
 // Predictions of every member on one set of samples: /predictions/<split>/.
@@ -153,6 +154,21 @@ struct EvalRecord {
   bool own() const { return combine == "own"; }
 };
 
+// The training state of a checkpoint (/train_state): with /params and the histories, all a
+// run needs to continue exactly where it stopped. Absent (opt1 empty) in run files.
+struct TrainState {
+  int epoch = 0;                         // @epoch: epochs trained
+  // /train_state/params/...: the parameters training continues from, when /params hold the
+  // best epochs' instead (an interrupted run file with restore_best); else empty: /params.
+  std::vector<LayerParams> params;
+  std::vector<LayerParams> opt1, opt2;   // /train_state/opt1|opt2/layer_<i>/<tensor>, shaped as /params
+  std::vector<LayerParams> best_params;  // /train_state/best_params/...: early stopping with restore_best
+  std::vector<double> best_value;        // /train_state/best_value [S]: early stopping, else empty
+  std::string data_fingerprint;          // @data_fingerprint: the training data and member sets
+  std::string kernel_target;             // @kernel_target: device and SIMD target that trained it
+  bool present() const { return !opt1.empty(); }
+};
+
 struct RunFile {
   std::string config_yaml;  // the resolved configuration
   RunMeta meta;
@@ -163,6 +179,9 @@ struct RunFile {
   Array train_accuracy;                  // /history/train_accuracy [S, epochs], classification
   Array val_accuracy;                    // /history/val_accuracy [S, epochs], classification with val
   std::vector<int> diverged_epoch;       // /members/diverged_epoch [S], -1 = never
+  std::vector<int> stopped_epoch;        // /members/stopped_epoch [S], -1 = never (early stopping)
+  std::vector<int> best_epoch;           // /members/best_epoch [S], 0 = none (early stopping)
+  TrainState state;                      // /train_state (checkpoints)
   MemberData members;                    // /members/...
   std::vector<DataSplit> splits;         // /data/splits/<name>/...
   Normalization normalization;           // /data/normalization/{mean,std,target_mean,target_std}

@@ -131,12 +131,20 @@ FileModel model_from_run_file(const RunFile& file, const Config& cfg, const std:
 
 RunFile make_run_file(const Config& cfg, const PreparedData& data, const MemberSets& sets, const TrainOutput& t,
                       const Backend& be, double wall, const Predictions& predictions, const EvalRecord& record) {
+  RunFile r = make_trained_file(cfg, data, sets, t, be, wall);
+  r.put(predictions);
+  r.put(record);
+  return r;
+}
+
+RunFile make_trained_file(const Config& cfg, const PreparedData& data, const MemberSets& sets, const TrainOutput& t,
+                          const Backend& be, double wall) {
   RunFile r;
   const std::uint64_t S = cfg.swarm.size, E = t.epochs;
   r.config_yaml = to_yaml(cfg);
   r.meta = {TURBANET_VERSION, cfg.name, be.name(), t.kernel, be.workers(), cfg.swarm.size,
             cfg.swarm.first_member, t.epochs, t.steps_per_epoch * t.epochs, wall, t.train_seconds,
-            utc_now()};
+            utc_now(), t.interrupted};
   r.params = params_to_layers(t.shape, t.layout, t.params);
   r.init_params = params_to_layers(t.shape, t.layout, t.init_params);
   auto hist = [&](const std::vector<float>& h) { return h.empty() ? Array{} : make_array({S, E}, h); };
@@ -145,6 +153,8 @@ RunFile make_run_file(const Config& cfg, const PreparedData& data, const MemberS
   r.train_accuracy = hist(t.train_acc);
   r.val_accuracy = hist(t.val_acc);
   r.diverged_epoch = t.diverged_epoch;
+  r.stopped_epoch = t.stopped_epoch;
+  r.best_epoch = t.best_epoch;
   r.members = member_data(cfg, sets);
   r.splits = data_splits(data);
   if (!data.mean.empty()) {  // per feature, or per step feature for sequence data
@@ -161,8 +171,6 @@ RunFile make_run_file(const Config& cfg, const PreparedData& data, const MemberS
   const std::string target = cfg.data.sequence.enabled() ? cfg.data.sequence.target
                              : cfg.data.source.type == "csv" ? cfg.data.source.target : "";
   r.data = {data.feature_names, data.class_names, target, data.seq_len, data.step_features};
-  r.put(predictions);
-  r.put(record);
   return r;
 }
 

@@ -30,6 +30,9 @@ std::vector<float> params_from_layers(const std::vector<LayerParams>& layers, co
 // normalization, and the final evaluation's predictions and record.
 RunFile make_run_file(const Config& cfg, const PreparedData& data, const MemberSets& sets, const TrainOutput& t,
                       const Backend& be, double wall, const Predictions& predictions, const EvalRecord& record);
+// The same without the final evaluation: what a checkpoint holds besides its /train_state.
+RunFile make_trained_file(const Config& cfg, const PreparedData& data, const MemberSets& sets, const TrainOutput& t,
+                          const Backend& be, double wall);
 
 // The model a read run file holds: its shape, rebuilt from the stored config and the first
 // layer's input width, and the parameters in ParamLayout order.

@@ -8,10 +8,13 @@
 #include <cstring>
 #include <filesystem>
 
+#include <spdlog/spdlog.h>
+
 #include "data/sequence.h"
 #include "eval/own.h"
 #include "model/build.h"
 #include "run/eval_record.h"
+#include "run/fingerprint.h"
 #include "run/swarm_file.h"
 
 namespace tn {
@@ -19,20 +22,21 @@ namespace {
 
 // Fails early (before training) when the run file could not be written: a directory that
 // cannot be created or written to, or a directory where the file should be.
-void check_output_path(const std::string& path, bool force) {
+// `key` names the setting in messages (output.path, train.checkpoint.path).
+void check_output_path(const std::string& path, bool force, const std::string& key = "output.path") {
   namespace fs = std::filesystem;
   const fs::path out(path);
   std::error_code ec;
   if (fs::is_directory(out, ec))
-    throw ConfigError("output.path: '" + path + "' is a directory; give a file name such as " + path + "/run.h5");
+    throw ConfigError(key + ": '" + path + "' is a directory; give a file name such as " + path + "/run.h5");
   if (fs::exists(out, ec) && !force)
-    throw ConfigError("output.path: " + path + " already exists; pass --force to replace it, or --out PATH to write elsewhere");
+    throw ConfigError(key + ": " + path + " already exists; pass --force to replace it, or --out PATH to write elsewhere");
   const fs::path dir = out.has_parent_path() ? out.parent_path() : fs::path(".");
   fs::create_directories(dir, ec);
-  if (ec) throw ConfigError("output.path: cannot create directory '" + dir.string() + "': " + ec.message());
+  if (ec) throw ConfigError(key + ": cannot create directory '" + dir.string() + "': " + ec.message());
   const fs::path probe = dir / (".turbanet-probe-" + std::to_string(::getpid()));
   std::FILE* f = std::fopen(probe.c_str(), "wb");
-  if (!f) throw ConfigError("output.path: cannot write to directory '" + dir.string() + "': " + std::strerror(errno));
+  if (!f) throw ConfigError(key + ": cannot write to directory '" + dir.string() + "': " + std::strerror(errno));
   std::fclose(f);
   fs::remove(probe, ec);
 }
@@ -75,9 +79,17 @@ double seconds_between(std::chrono::steady_clock::time_point a, std::chrono::ste
 
 }  // namespace
 
-TrainingRun::TrainingRun(Config cfg, int threads, bool force, std::chrono::steady_clock::time_point started)
-    : cfg_(std::move(cfg)), force_(force), started_(started) {
-  check_output_path(cfg_.output.path, force);
+TrainingRun::TrainingRun(Config cfg, int threads, bool force, std::chrono::steady_clock::time_point started,
+                         const std::string& resume)
+    : cfg_(std::move(cfg)), force_(force || !resume.empty()), started_(started) {
+  // A resumed run replaces the run file of the run it continues.
+  check_output_path(cfg_.output.path, force_);
+  // Checkpoints replace their predecessor, but never the run file.
+  check_output_path(cfg_.train.checkpoint.path, true, "train.checkpoint.path");
+  std::error_code ec;
+  if (std::filesystem::weakly_canonical(cfg_.train.checkpoint.path, ec) == std::filesystem::weakly_canonical(cfg_.output.path, ec))
+    throw ConfigError("train.checkpoint.path: '" + cfg_.train.checkpoint.path + "' is the run file (output.path); "
+                      "leave the key out (the default is beside the run file, with .ckpt.h5) or give another file");
   be_ = make_backend({cfg_.device, threads, cfg_.device_index, cfg_.device_precision == DevicePrecision::Tf32},
                      &device_note_);
   check_generated_data_memory(cfg_);
@@ -85,11 +97,42 @@ TrainingRun::TrainingRun(Config cfg, int threads, bool force, std::chrono::stead
   make_model_shape(cfg_, data_);  // validates
   sets_ = make_member_sets(cfg_, data_);
   plan_ = plan_training(cfg_, data_, sets_, *be_, /*with_run_file=*/true);
+  if (plan_.chunks > 1 && (cfg_.train.checkpoint.every_epochs > 0 || !resume.empty()))
+    throw ConfigError(std::string(resume.empty() ? "train.checkpoint.every_epochs" : "--resume") +
+                      ": checkpoints need the whole swarm trained at once, but " + be_->name() + " trains it in " +
+                      std::to_string(plan_.chunks) + " chunks; reduce swarm.size, or train on device: cpu");
+  fingerprint_ = data_fingerprint(data_, sets_);
+  if (resume.empty()) return;
+  resume_ = std::make_unique<ResumePoint>(read_resume_point(resume, cfg_, data_, fingerprint_));
+  if (resume_->kernel_target != kernel_target(*be_))
+    resume_note_ = "'" + resume + "' was trained with " + resume_->kernel_target + ", this run uses " +
+                   kernel_target(*be_) + ": the result will not be bitwise that of an uninterrupted run";
 }
 
 TrainResult TrainingRun::run(const TrainCallbacks& report) {
   TrainResult r;
-  r.out = train_swarm_in_chunks(cfg_, data_, sets_, *be_, report.progress, plan_.chunk);
+  TrainControl control;
+  control.resume = resume_ ? &resume_->state : nullptr;
+  TrainState interrupted;  // the state at an interruption, kept in the run file too
+  if (plan_.chunks <= 1) {
+    control.stop = report.stop;
+    control.checkpoint_every = cfg_.train.checkpoint.every_epochs;
+    control.checkpoint = [&](const TrainOutput& t) {
+      const std::string& path = cfg_.train.checkpoint.path;
+      RunFile ck = make_checkpoint(cfg_, data_, sets_, t, *be_, seconds_between(started_, std::chrono::steady_clock::now()),
+                                   fingerprint_);
+      try {
+        write_run_file(path, ck, true);
+        r.checkpoint = path;
+      } catch (const RunFileError& e) {  // training goes on; the previous checkpoint is intact
+        spdlog::error("{}", e.what());
+      }
+      if (!t.interrupted) return;
+      interrupted = std::move(ck.state);
+      if (cfg_.train.early_stopping.enabled() && cfg_.train.early_stopping.restore_best) interrupted.params = ck.params;
+    };
+  }
+  r.out = train_swarm_in_chunks(cfg_, data_, sets_, *be_, report.progress, plan_.chunk, control);
   if (report.trained) report.trained(r.out);
   const auto eval_start = std::chrono::steady_clock::now();
   r.final_eval = evaluate_final(cfg_, data_, r.out);
@@ -97,10 +140,10 @@ TrainResult TrainingRun::run(const TrainCallbacks& report) {
   const auto write_start = std::chrono::steady_clock::now();
   // Without --force the file is linked into place only if nothing is there now: one created
   // while this run trained is kept, and this result is written beside it.
-  write_run_file(cfg_.output.path,
-                 make_run_file(cfg_, data_, sets_, r.out, *be_, seconds_between(started_, write_start),
-                               r.final_eval.predictions, r.final_eval.record),
-                 force_);
+  RunFile file = make_run_file(cfg_, data_, sets_, r.out, *be_, seconds_between(started_, write_start),
+                               r.final_eval.predictions, r.final_eval.record);
+  file.state = std::move(interrupted);  // empty unless interrupted: the run file can be resumed too
+  write_run_file(cfg_.output.path, file, force_);
   r.setup_and_train_seconds = seconds_between(started_, eval_start);
   r.eval_seconds = seconds_between(eval_start, write_start);
   r.write_seconds = seconds_between(write_start, std::chrono::steady_clock::now());

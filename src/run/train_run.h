@@ -14,6 +14,7 @@
 #include "data/prepare.h"
 #include "eval/evaluate.h"
 #include "io/run_file.h"
+#include "run/checkpoint.h"
 #include "train/trainer.h"
 
 namespace tn {
@@ -32,27 +33,37 @@ struct TrainCallbacks {
   ProgressFn progress;                               // after every epoch
   std::function<void(const TrainOutput&)> trained;   // training done, before the evaluation
   std::function<void(const FinalEval&)> evaluated;   // evaluation done, before the file is written
+  // Polled between epochs: true stops training after the epoch; the state is written to the
+  // checkpoint and the run file (marked /meta@interrupted) is written of what was trained.
+  std::function<bool()> stop;
 };
 
 struct TrainResult {
   TrainOutput out;
   FinalEval final_eval;
   std::vector<int> diverged;  // global indices of members whose loss became non-finite
+  std::string checkpoint;     // the last checkpoint written (train.checkpoint.path), or ""
   double setup_and_train_seconds = 0, eval_seconds = 0, write_seconds = 0;
 };
 
 class TrainingRun {
  public:
   // Checks everything before any work: the output path (which must not exist unless
-  // `force`), the device, the data, the model against the data, the member sets and the
-  // memory plan. `started` is when the command began (the run file's wall time counts from
-  // it). Throws ConfigError, DataError or BackendError.
-  TrainingRun(Config cfg, int threads, bool force, std::chrono::steady_clock::time_point started);
+  // `force` or resuming), the device, the data, the model against the data, the member sets
+  // and the memory plan; with `resume` (a checkpoint or interrupted run file) that it is a
+  // state of this run (run/checkpoint.h). `started` is when the command began (the run
+  // file's wall time counts from it). Throws ConfigError, DataError, BackendError or
+  // RunFileError (an unreadable `resume` file).
+  TrainingRun(Config cfg, int threads, bool force, std::chrono::steady_clock::time_point started,
+              const std::string& resume = "");
   const Config& config() const { return cfg_; }
   const PreparedData& data() const { return data_; }
   const Backend& backend() const { return *be_; }
   const ChunkPlan& plan() const { return plan_; }
   const std::string& device_note() const { return device_note_; }  // "" or why auto chose the CPU
+  int resumed_epochs() const { return resume_ ? resume_->state.epochs : 0; }
+  // "" or why a resumed run will not be bitwise that of an uninterrupted one (another kernel target).
+  const std::string& resume_note() const { return resume_note_; }
 
   // Trains, evaluates and writes the run file to config().output.path. Throws RunFileError
   // when the file cannot be written (an existing file is left as it was).
@@ -67,6 +78,9 @@ class TrainingRun {
   PreparedData data_;
   MemberSets sets_;
   ChunkPlan plan_;
+  std::string fingerprint_;  // of data_ and sets_ (run/fingerprint.h)
+  std::unique_ptr<ResumePoint> resume_;
+  std::string resume_note_;
 };
 
 }  // namespace tn

@@ -15,6 +15,7 @@
 #include "swarm/sampler.h"
 #include "model/model_ops.h"
 #include "model/step_kernel.h"
+#include "train/early_stop.h"
 #include "train/predict.h"
 #include "train/schedule.h"
 #include "train/workspace.h"
@@ -54,12 +55,17 @@ int epochs_per_call(int n, int S, bool shuffle) {
 
 class Loop {
  public:
-  Loop(const Config& cfg, const PreparedData& data, const MemberSets& sets, Backend& be, TrainOutput& out)
+  // Starts from out.init_params, or from `resume`'s parameters and optimizer state.
+  Loop(const Config& cfg, const PreparedData& data, const MemberSets& sets, Backend& be, TrainOutput& out,
+       const TrainOutput* resume)
       : cfg_(cfg), be_(be), out_(out), sets_(sets), shape_(out.shape), layout_(out.layout),
         S_(cfg.swarm.size), F_(data.features), T_(data.targets), O_(shape_.outputs()),
         train_(be, data.train, F_, T_), val_(be, data.val, F_, T_),
         P_(be, static_cast<std::size_t>(layout_.total)), G_(be, static_cast<std::size_t>(layout_.total)),
-        S1_(be, static_cast<std::size_t>(layout_.total)), S2_(be, static_cast<std::size_t>(layout_.total)) {
+        S1_(be, static_cast<std::size_t>(layout_.total)), S2_(be, static_cast<std::size_t>(layout_.total)),
+        B_(be, cfg.train.early_stopping.restore_best && cfg.train.early_stopping.enabled()
+                   ? static_cast<std::size_t>(layout_.total) : 0),
+        stopped_(static_cast<std::size_t>(cfg.swarm.size), 0) {
     n_ = static_cast<int>(sets.max_size());  // positions of an epoch
     bcap_ = std::min(cfg.train.batch_size, n_);
     out_.steps_per_epoch = (n_ + bcap_ - 1) / bcap_;
@@ -69,7 +75,14 @@ class Loop {
       opt_.push_back(member_optimizer(cfg, cfg.swarm.first_member + s));
       sched_.push_back(make_schedule(cfg.schedule, opt_.back().lr, spe, cfg.train.epochs));
     }
-    be_.to_device(P_.p, out_.init_params.data(), out_.init_params.size() * sizeof(float));
+    const std::size_t bytes = static_cast<std::size_t>(layout_.total) * sizeof(float);
+    be_.to_device(P_.p, (resume ? resume->params : out_.init_params).data(), bytes);
+    if (resume) {
+      be_.to_device(S1_.p, resume->opt1.data(), bytes);
+      be_.to_device(S2_.p, resume->opt2.data(), bytes);
+      if (!resume->best_params.empty() && has_best()) be_.to_device(B_.p, resume->best_params.data(), bytes);
+      for (int s = 0; s < S_; ++s) stopped_[s] = !resume->stopped_epoch.empty() && resume->stopped_epoch[s] > 0;
+    }
     const std::int64_t per_member = model_buffer_bytes_per_member(shape_, bcap_, T_);
     // One step kernel for the whole run; the separate-ops kernel works in the workers' buffers.
     StepKernelChoice choice = choose_step_kernel(be_, shape_, bcap_, [this](int w) {
@@ -162,14 +175,39 @@ class Loop {
     });
   }
 
-  void download_params(std::vector<float>& host) {
-    host.resize(layout_.total);
-    be_.to_host(host.data(), P_.p, host.size() * sizeof(float));
+  void download_params(std::vector<float>& host) { download(host, P_.p); }
+  // The optimizer state and (restore_best) the best epochs' parameters, as far as trained.
+  void download_state(TrainOutput& t) {
+    download(t.opt1, S1_.p);
+    download(t.opt2, S2_.p);
+    if (has_best()) download(t.best_params, B_.p);
   }
+  bool has_best() const { return cfg_.train.early_stopping.enabled() && cfg_.train.early_stopping.restore_best; }
+  // Member s takes no more steps (early stopping); its later history is NaN.
+  void stop_member(int s) { stopped_[s] = 1; }
+  // Copies member s's parameters to (save) or from (restore) its best epoch's copy.
+  void save_best(int s) { copy_member(B_.p, P_.p, s); }
+  void restore_best(int s) { copy_member(P_.p, B_.p, s); }
   int n_train() const { return n_; }  // epoch positions (the largest member set)
+  int training() const {  // members not stopped early
+    int n = 0;
+    for (char c : stopped_) n += !c;
+    return n;
+  }
   int batch() const { return bcap_; }  // rows per batch (the buffers' capacity)
 
  private:
+  void download(std::vector<float>& host, const float* device) {
+    host.resize(layout_.total);
+    be_.to_host(host.data(), device, host.size() * sizeof(float));
+  }
+  void copy_member(float* dst, const float* src, int s) {
+    for (std::size_t t = 0; t < layout_.size.size(); ++t) {
+      const std::int64_t at = layout_.at(static_cast<int>(t), s);
+      be_.copy(dst + at, src + at, static_cast<std::size_t>(layout_.size[t]) * sizeof(float));
+    }
+  }
+
   // Runs the forward pass over every Bcap-row batch of split `d` (in order, same rows for
   // all members) and hands the outputs to fn(pos0, B, Z).
   template <class Fn>
@@ -198,7 +236,8 @@ class Loop {
     for (long step = 0; step < steps; ++step) {
       OptStep* h = wk.h_host.data() + step * Sb;
       for (int s = 0; s < Sb; ++s)
-        h[s] = s > 0 && member_spe_[b0 + s] == member_spe_[b0 + s - 1] && opt_[b0 + s] == opt_[b0 + s - 1]
+        h[s] = s > 0 && member_spe_[b0 + s] == member_spe_[b0 + s - 1] && opt_[b0 + s] == opt_[b0 + s - 1] &&
+                       stopped_[b0 + s] == stopped_[b0 + s - 1]
                    ? h[s - 1]
                    : member_step(b0 + s, e, step);
     }
@@ -279,7 +318,7 @@ class Loop {
   // Optimizer scalars of local member s at step `step` of epoch e: its own step count and
   // schedule (members with fewer samples take fewer steps per epoch).
   OptStep member_step(int s, int e, long step) const {
-    if (step >= member_spe_[s]) {
+    if (step >= member_spe_[s] || stopped_[s]) {
       OptStep idle{};
       idle.skip = true;
       return idle;
@@ -300,7 +339,7 @@ class Loop {
     for (int s0 = 0; s0 < S_; s0 += kTile) {
       for (int ea = e0; ea < e1; ea += kTile) {
         for (int s = s0; s < std::min(S_, s0 + kTile); ++s) {
-          const double n = count(s);
+          const double n = stopped_[s] ? std::numeric_limits<double>::quiet_NaN() : count(s);
           for (int e = ea; e < std::min(e1, ea + kTile); ++e) {
             const std::size_t at = static_cast<std::size_t>(s) * E + e, from = (e - e0) * pitch + s;
             loss[at] = static_cast<float>(l[from] / n);
@@ -320,6 +359,8 @@ class Loop {
   int S_, F_, T_, O_;
   DeviceSplit train_, val_;
   DeviceBuffer<float> P_, G_, S1_, S2_;  // swarm arrays in ParamLayout order
+  DeviceBuffer<float> B_;                 // restore_best: each member's best epoch's parameters
+  std::vector<char> stopped_;             // [S] member stopped early: its steps are skipped
   // Each block's tensors in P_, G_, S1_, S2_ (blocks start at multiples of block_), made once:
   // epoch_ops runs per block and epoch, and each view allocates.
   struct BlockViews {
@@ -347,13 +388,14 @@ class Loop {
 // non-finite epoch marks it diverged. Member by member, so each member's history is read
 // contiguously (epoch by epoch, every read landed on its own page); per epoch the sums still
 // run over the members in order.
+// Members stopped early (out.stopped_epoch) are left out from the epoch after their stop.
 std::vector<EpochStats> summarize(const TrainOutput& out, int S, int e0, int e1, int first_member,
                                   std::vector<int>& diverged) {
   const int n = e1 - e0;
   constexpr double kInf = std::numeric_limits<double>::infinity();
   std::vector<EpochStats> st(static_cast<std::size_t>(n));
   std::vector<double> sum(n, 0.0), acc(n, 0.0), vsum(n, 0.0);
-  std::vector<int> finite(n, 0), vcount(n, 0);  // vcount: a group_by member may have no validation rows
+  std::vector<int> finite(n, 0), vcount(n, 0), stopped(n, 0);  // vcount: a group_by member may have no validation rows
   for (EpochStats& x : st) {
     x.loss_min = kInf;
     x.loss_max = -kInf;
@@ -363,6 +405,10 @@ std::vector<EpochStats> summarize(const TrainOutput& out, int S, int e0, int e1,
       const int i = e - e0;
       const std::size_t at = static_cast<std::size_t>(s) * out.epochs + e;
       const double l = out.train_loss[at];
+      if (!out.stopped_epoch.empty() && out.stopped_epoch[s] > 0 && e >= out.stopped_epoch[s]) {
+        ++stopped[i];
+        continue;
+      }
       if (!std::isfinite(l)) {
         if (diverged[s] < 0) {
           diverged[s] = e + 1;
@@ -385,7 +431,8 @@ std::vector<EpochStats> summarize(const TrainOutput& out, int S, int e0, int e1,
     EpochStats& x = st[i];
     x.epoch = e0 + i + 1;
     x.epochs = out.epochs;
-    x.diverged = S - finite[i];
+    x.diverged = S - finite[i] - stopped[i];
+    x.training = S - x.diverged - stopped[i];
     if (finite[i] > 0) {
       x.loss_mean = sum[i] / finite[i];
       if (!out.train_acc.empty()) x.acc_mean = acc[i] / finite[i];
@@ -397,9 +444,84 @@ std::vector<EpochStats> summarize(const TrainOutput& out, int S, int e0, int e1,
   return st;
 }
 
+// A [S, from] history as [S, to]: columns cut off, or added as NaN.
+std::vector<float> history_columns(const std::vector<float>& h, int from, int to) {
+  if (h.empty() || from == to) return h;
+  const std::size_t S = h.size() / static_cast<std::size_t>(std::max(1, from));
+  std::vector<float> r(S * to, std::numeric_limits<float>::quiet_NaN());
+  const int keep = std::min(from, to);
+  for (std::size_t s = 0; s < S; ++s)
+    std::copy_n(h.begin() + static_cast<std::ptrdiff_t>(s * from), keep, r.begin() + static_cast<std::ptrdiff_t>(s * to));
+  return r;
+}
+
+// Resizes t's [S, t.epochs] histories to [S, epochs].
+void resize_history(TrainOutput& t, int epochs) {
+  for (std::vector<float>* h : {&t.train_loss, &t.val_loss, &t.train_acc, &t.val_acc})
+    *h = history_columns(*h, t.epochs, epochs);
+  t.epochs = epochs;
+}
+
+// A copy of `out` (histories [S, out.epochs]) with its histories cut to [S, done], without
+// copying the full histories first.
+TrainOutput copy_until(TrainOutput& out, int done) {
+  std::vector<float>* h[] = {&out.train_loss, &out.val_loss, &out.train_acc, &out.val_acc};
+  std::vector<float> full[4];
+  for (int i = 0; i < 4; ++i) full[i] = std::move(*h[i]);
+  TrainOutput t = out;
+  for (int i = 0; i < 4; ++i) *h[i] = std::move(full[i]);
+  t.train_loss = history_columns(out.train_loss, out.epochs, done);
+  t.val_loss = history_columns(out.val_loss, out.epochs, done);
+  t.train_acc = history_columns(out.train_acc, out.epochs, done);
+  t.val_acc = history_columns(out.val_acc, out.epochs, done);
+  t.epochs = done;
+  return t;
+}
+
+// After epoch e (0-based, the last one run): early stopping for every member still training
+// (train/early_stop.h); returns how many stopped.
+int early_stop_epoch(const Config& cfg, TrainOutput& out, Loop& loop, int e) {
+  const EarlyStoppingConfig& es = cfg.train.early_stopping;
+  const std::vector<float>& metric = es.metric == "val_loss"       ? out.val_loss
+                                     : es.metric == "val_accuracy" ? out.val_acc
+                                     : es.metric == "train_loss"   ? out.train_loss
+                                                                   : out.train_acc;
+  int stopped = 0;
+  for (int s = 0; s < cfg.swarm.size; ++s) {
+    if (out.stopped_epoch[s] > 0) continue;
+    const double v = metric[static_cast<std::size_t>(s) * out.epochs + e];
+    switch (early_stop_update(es, v, e + 1, out.best_value[s], out.best_epoch[s], out.stopped_epoch[s])) {
+      case EarlyStopEvent::Improved:
+        if (loop.has_best()) loop.save_best(s);
+        break;
+      case EarlyStopEvent::Stopped:
+        loop.stop_member(s);
+        ++stopped;
+        break;
+      case EarlyStopEvent::None: break;
+    }
+  }
+  return stopped;
+}
+
+// Starts `out` (histories [S, train.epochs]) from `from`: its histories, divergence and
+// early-stopping state as far as it trained.
+void start_from(TrainOutput& out, const TrainOutput& from) {
+  out.train_loss = history_columns(from.train_loss, from.epochs, out.epochs);
+  out.val_loss = history_columns(from.val_loss, from.epochs, out.epochs);
+  out.train_acc = history_columns(from.train_acc, from.epochs, out.epochs);
+  out.val_acc = history_columns(from.val_acc, from.epochs, out.epochs);
+  out.diverged_epoch = from.diverged_epoch;
+  if (!out.stopped_epoch.empty() && !from.stopped_epoch.empty()) {
+    out.stopped_epoch = from.stopped_epoch;
+    out.best_epoch = from.best_epoch;
+    out.best_value = from.best_value;
+  }
+}
+
 // One pass over all members of `cfg` at once.
 TrainOutput train_pass(const Config& cfg, const PreparedData& data, const MemberSets& sets, Backend& be,
-                       const ProgressFn& progress) {
+                       const ProgressFn& progress, const TrainControl& control) {
   TrainOutput out;
   const int S = cfg.swarm.size, E = cfg.train.epochs;
   out.shape = make_model_shape(cfg, data);
@@ -417,30 +539,70 @@ TrainOutput train_pass(const Config& cfg, const PreparedData& data, const Member
     if (classification) out.val_acc.assign(hist, 0.0f);
   }
   out.diverged_epoch.assign(S, -1);
+  const EarlyStoppingConfig& es = cfg.train.early_stopping;
+  if (es.enabled()) {
+    out.stopped_epoch.assign(S, -1);
+    out.best_epoch.assign(S, 0);
+    out.best_value.assign(S, early_stop_initial_best(es));
+  }
+  const int first = control.resume ? std::min(control.resume->epochs, E) : 0;
+  if (control.resume) start_from(out, *control.resume);
 
-  Loop loop(cfg, data, sets, be, out);
+  Loop loop(cfg, data, sets, be, out, control.resume);
+  // The state as far as trained (epochs [0, done)), for a checkpoint.
+  const auto snapshot = [&](int done) {
+    TrainOutput t = copy_until(out, done);
+    loop.download_params(t.params);
+    loop.download_state(t);
+    return t;
+  };
+  // Members still training: not stopped early, not diverged.
+  const auto active = [&] {
+    int n = 0;
+    for (int s = 0; s < S; ++s) n += out.diverged_epoch[s] < 0 && (out.stopped_epoch.empty() || out.stopped_epoch[s] < 0);
+    return n;
+  };
   const auto start = std::chrono::steady_clock::now();
   auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); };
   // Chunks of epochs sized to take about 50 ms, so progress stays live while threads
-  // rarely synchronize. Results do not depend on the chunking.
-  int chunk = 1;
-  for (int e0 = 0; e0 < E;) {
-    const int e1 = std::min({E, e0 + chunk, e0 + loop.max_chunk()});
+  // rarely synchronize. Results do not depend on the chunking. Early stopping decides after
+  // every epoch, and checkpoints fall on multiples of checkpoint_every.
+  const int every = control.checkpoint ? control.checkpoint_every : 0;
+  int chunk = 1, e0 = first;
+  bool all_stopped = es.enabled() && active() == 0;
+  while (e0 < E && !all_stopped && !out.interrupted) {
+    int e1 = std::min({E, e0 + chunk, e0 + loop.max_chunk()});
+    if (es.enabled()) e1 = e0 + 1;
+    if (every > 0) e1 = std::min(e1, (e0 / every + 1) * every);
     const double t0 = elapsed();
     loop.run_epochs(e0, e1);
     const double t1 = elapsed(), dt = t1 - t0;
     std::vector<EpochStats> stats = summarize(out, S, e0, e1, cfg.swarm.first_member, out.diverged_epoch);
+    if (es.enabled()) {
+      stats.back().early_stopping = true;
+      stats.back().newly_stopped = early_stop_epoch(cfg, out, loop, e1 - 1);
+      stats.back().training = active();
+      all_stopped = stats.back().training == 0;
+    }
     for (int e = e0; e < e1; ++e) {
       EpochStats& st = stats[e - e0];
       st.seconds = t0 + dt * (e + 1 - e0) / (e1 - e0);
-      st.member_samples_per_s = st.seconds > 0 ? static_cast<double>(S) * loop.n_train() * (e + 1) / st.seconds : 0;
+      st.member_samples_per_s =
+          st.seconds > 0 ? static_cast<double>(S) * loop.n_train() * (e + 1 - first) / st.seconds : 0;
       if (progress) progress(st);
     }
     const double per_epoch = dt / (e1 - e0);
     chunk = std::clamp(static_cast<int>(0.05 / std::max(per_epoch, 1e-9)), 1, std::max(1, 2 * chunk));
     e0 = e1;
+    out.interrupted = e0 < E && !all_stopped && control.stop && control.stop();
+    if (control.checkpoint && ((every > 0 && (e0 % every == 0 || e0 == E || all_stopped)) || out.interrupted))
+      control.checkpoint(snapshot(e0));
   }
   out.train_seconds = elapsed();
+  resize_history(out, e0);
+  if (loop.has_best())
+    for (int s = 0; s < S; ++s)
+      if (out.best_epoch[s] > 0) loop.restore_best(s);
   loop.download_params(out.params);
   const SplitData& split = data.test.n > 0 ? data.test : data.train;
   out.pred_split = split.name;
@@ -462,7 +624,7 @@ TrainOutput train_pass(const Config& cfg, const PreparedData& data, const Member
 }
 
 
-// Copies `part` (members [m0, m0 + part's S) of the swarm) into `out`.
+// Copies `part` (members [m0, m0 + part's S) of the swarm, histories as long as out's) into `out`.
 void merge_part(TrainOutput& out, const TrainOutput& part, int m0, int Sp) {
   for (std::size_t t = 0; t < out.layout.size.size(); ++t) {
     const std::int64_t n = out.layout.size[t] * Sp;
@@ -485,6 +647,9 @@ void merge_part(TrainOutput& out, const TrainOutput& part, int m0, int Sp) {
     if (part.pred_member[i] >= m0 && part.pred_member[i] < m0 + Sp)
       std::copy_n(part.pred_own.begin() + static_cast<std::ptrdiff_t>(i * O), O, out.pred_own.begin() + static_cast<std::ptrdiff_t>(i * O));
   std::copy(part.diverged_epoch.begin(), part.diverged_epoch.end(), out.diverged_epoch.begin() + m0);
+  std::copy(part.stopped_epoch.begin(), part.stopped_epoch.end(), out.stopped_epoch.begin() + m0);
+  std::copy(part.best_epoch.begin(), part.best_epoch.end(), out.best_epoch.begin() + m0);
+  std::copy(part.best_value.begin(), part.best_value.end(), out.best_value.begin() + m0);
   out.train_seconds += part.train_seconds;
 }
 
@@ -561,6 +726,8 @@ HostMemoryEstimate estimate_host_memory(const Config& cfg, const PreparedData& d
   // Per member settings in the training loop: optimizer, schedule, steps, init scale, divergence.
   const std::int64_t settings =
       static_cast<std::int64_t>(sizeof(OptimizerConfig) + sizeof(LrSchedule) + sizeof(long) + 2 * sizeof(float));
+  // Early stopping with restore_best keeps each member's best epoch's parameters.
+  const int best = cfg.train.early_stopping.enabled() && cfg.train.early_stopping.restore_best ? 1 : 0;
 
   // Training: the initial and trained parameters, the parameters, gradients and two optimizer
   // states of the loop, each worker's buffers for a block, a chunk of epochs' sample orders and
@@ -579,7 +746,7 @@ HostMemoryEstimate estimate_host_memory(const Config& cfg, const PreparedData& d
     if (cfg.train.shuffle) worker = sat_add(worker, sat_mul(n, 4));
     worker = sat_add(worker, 4 << 20);  // the step kernel's and the GEMMs' scratch
     HostMemoryPhase t{"training", {program, loaded}};
-    t.parts.push_back(params(6, ", gradients and optimizer state"));
+    t.parts.push_back(params(6 + best, ", gradients and optimizer state" + std::string(best ? ", best epochs'" : "")));
     t.parts.push_back(history);
     // A chunk of epochs' per-member sums and sample orders, each on the device and the host.
     // Fewer members may mean more epochs per chunk, so the bounds for any swarm are the caps.
@@ -594,6 +761,16 @@ HostMemoryEstimate estimate_host_memory(const Config& cfg, const PreparedData& d
     t.parts.push_back({"member settings", 0, settings, -1, none});
     t.parts.push_back(predictions(1));
     e.phases.push_back(t);
+  }
+  if (cfg.train.checkpoint.every_epochs > 0) {
+    // A checkpoint: the loop's arrays, the state copied to the host (parameters, optimizer
+    // state, best epochs') and the checkpoint file's copies of those and of the initial
+    // parameters; the histories, their copy and the file's.
+    HostMemoryPhase c{"writing a checkpoint", {program, loaded}};
+    c.parts.push_back(params(6 + best + 3 + best + 4 + best, ", optimizer state and their checkpoint copies"));
+    c.parts.push_back({"loss histories and their checkpoint copies " + std::to_string(3 * tables) + " x " + hist_shape, 0,
+                       sat_mul(history.per_member, 3), -1, epochs});
+    e.phases.push_back(c);
   }
   if (!with_run_file) return e;
   // The final evaluation: the trained swarm's outputs, their copy evaluated, each member's
@@ -705,9 +882,12 @@ ChunkPlan plan_training(const Config& cfg, const PreparedData& data, const Membe
 }
 
 TrainOutput train_swarm_in_chunks(const Config& cfg, const PreparedData& data, const MemberSets& sets, Backend& be,
-                                  const ProgressFn& progress, int chunk) {
+                                  const ProgressFn& progress, int chunk, const TrainControl& control) {
   const int S = cfg.swarm.size;
-  if (chunk <= 0 || chunk >= S) return train_pass(cfg, data, sets, be, progress);
+  if (chunk <= 0 || chunk >= S) return train_pass(cfg, data, sets, be, progress, control);
+  if (control.resume || control.checkpoint || control.stop)
+    throw std::logic_error("train_swarm_in_chunks: checkpoints, resuming and stopping need the whole swarm in one pass");
+  int epochs = 0;  // the most any chunk trained (early stopping may end a chunk sooner)
   TrainOutput out;
   const int chunks = (S + chunk - 1) / chunk;
   for (int c = 0; c < chunks; ++c) {
@@ -715,14 +895,17 @@ TrainOutput train_swarm_in_chunks(const Config& cfg, const PreparedData& data, c
     Config part_cfg = cfg;
     part_cfg.swarm.first_member = cfg.swarm.first_member + m0;
     part_cfg.swarm.size = m1 - m0;
-    const TrainOutput part = train_pass(part_cfg, data, slice_member_sets(sets, m0, m1), be,
-                                        [&](const EpochStats& st) {
-                                          if (!progress) return;
-                                          EpochStats s = st;
-                                          s.chunk = c + 1;
-                                          s.chunks = chunks;
-                                          progress(s);
-                                        });
+    TrainOutput part = train_pass(part_cfg, data, slice_member_sets(sets, m0, m1), be,
+                                  [&](const EpochStats& st) {
+                                    if (!progress) return;
+                                    EpochStats s = st;
+                                    s.chunk = c + 1;
+                                    s.chunks = chunks;
+                                    progress(s);
+                                  },
+                                  {});
+    epochs = std::max(epochs, part.epochs);
+    resize_history(part, cfg.train.epochs);
     if (c == 0) {
       // Everything but the per-member arrays is the same for every chunk.
       out = part;
@@ -733,11 +916,17 @@ TrainOutput train_swarm_in_chunks(const Config& cfg, const PreparedData& data, c
         grow(*v);
       std::fill(out.pred_own.begin(), out.pred_own.end(), 0.0f);
       out.diverged_epoch.assign(S, -1);
+      if (!out.stopped_epoch.empty()) {
+        out.stopped_epoch.assign(S, -1);
+        out.best_epoch.assign(S, 0);
+        out.best_value.assign(S, 0.0);
+      }
       out.train_seconds = 0;
       out.kernel += "; trained in " + std::to_string(chunks) + " chunks of up to " + std::to_string(chunk) + " members";
     }
     merge_part(out, part, m0, m1 - m0);
   }
+  resize_history(out, epochs);
   return out;
 }
 

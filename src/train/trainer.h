@@ -22,20 +22,45 @@ struct EpochStats {
   double val_loss_mean = -1;                         // when a validation split exists, else -1
   int diverged = 0;                                  // members whose loss is not finite
   std::vector<int> newly_diverged;                   // member indices (global) diverged this epoch
+  bool early_stopping = false;                       // train.early_stopping is on
+  int training = 0;                                  // members neither diverged nor stopped early
+  int newly_stopped = 0;                             // members stopped early after this epoch
   int chunk = 1, chunks = 1;                         // members trained in chunks: which one
   double seconds = 0;                                // since training started (of this chunk)
   double member_samples_per_s = 0;
 };
 using ProgressFn = std::function<void(const EpochStats&)>;
+struct TrainOutput;
 
+// How a run is continued, saved and stopped while it trains (whole-swarm passes only).
+struct TrainControl {
+  const TrainOutput* resume = nullptr;  // continue after resume->epochs epochs from its state
+  int checkpoint_every = 0;             // epochs between calls of `checkpoint` (0: none)
+  // Called with the whole state (TrainOutput as far as trained, histories [S, epochs]).
+  std::function<void(const TrainOutput&)> checkpoint;
+  std::function<bool()> stop;  // polled between epochs: true ends training after this epoch
+};
+
+// What training produced, and everything it needs to continue (a checkpoint's contents).
 struct TrainOutput {
   ModelShape shape;
   ParamLayout layout;
   std::vector<float> init_params, params;  // host copies in layout order
-  int epochs = 0;
+  // Optimizer state in layout order (adam/adamw: first and second moments; sgd: momentum;
+  // rmsprop: square average in opt2); step counts and schedule positions follow from `epochs`.
+  std::vector<float> opt1, opt2;
+  int epochs = 0;  // epochs trained (fewer than train.epochs when interrupted or all stopped early)
   long steps_per_epoch = 0;
-  std::vector<float> train_loss, val_loss, train_acc, val_acc;  // [S, epochs], empty if n/a
+  // [S, epochs], empty if n/a; NaN after a member's stopped_epoch
+  std::vector<float> train_loss, val_loss, train_acc, val_acc;
   std::vector<int> diverged_epoch;                              // [S], 1-based, -1 = never
+  // Early stopping (train.early_stopping), else empty: per member [S] the 1-based epoch it
+  // stopped after (-1 = still training), its best epoch (0 = none yet) and metric value, and
+  // the parameters of that epoch [layout order] when restore_best.
+  std::vector<int> stopped_epoch, best_epoch;
+  std::vector<double> best_value;
+  std::vector<float> best_params;
+  bool interrupted = false;  // stopped by TrainControl::stop before train.epochs
   std::string pred_split;                                       // "test" or "train"
   int pred_n = 0;
   std::vector<float> pred_members;                              // [S, N, outputs]; empty for group_by
@@ -74,7 +99,10 @@ void check_generated_data_memory(const Config& cfg);
 // Trains members in consecutive chunks of at most `chunk` (≤ 0: all at once), one after
 // another on the same backend, and merges the results: what train_swarm does when the
 // device memory planner splits the swarm. Each member's result does not depend on the chunk.
+// `control` needs the whole swarm in one pass (chunk <= 0 or >= swarm.size): std::logic_error
+// otherwise.
 TrainOutput train_swarm_in_chunks(const Config& cfg, const PreparedData& data, const MemberSets& sets,
-                                  Backend& be, const ProgressFn& progress, int chunk);
+                                  Backend& be, const ProgressFn& progress, int chunk,
+                                  const TrainControl& control = {});
 
 }  // namespace tn

@@ -1,7 +1,8 @@
 // Subcommands as ordinary functions taking typed options and returning the exit code, so
 // tests call them without a shell. Exit codes: 0 success; 1 an I/O failure (run file or
 // output not written); 2 a user error (bad config, data, arguments, device or run file;
-// nothing written); 3 training finished and was saved but some members diverged.
+// nothing written); 3 training finished and was saved but some members diverged;
+// 128 + signal (130 SIGINT, 143 SIGTERM) training was interrupted and its work saved.
 #pragma once
 #include <cstdint>
 #include <optional>
@@ -22,6 +23,7 @@ struct TrainOptions {
   std::optional<std::uint64_t> seed;
   int threads = 0;  // 0 = all cores
   bool force = false;
+  std::string resume;  // checkpoint or interrupted run file to continue from, or ""
   Verbosity verbosity = Verbosity::Normal;
 };
 

@@ -3,12 +3,15 @@
 #include <spdlog/spdlog.h>
 
 #include <charconv>
+#include <csignal>
 #include <chrono>
 #include <cmath>
+#include <memory>
 
 #include "cli/commands/commands.h"
 #include "cli/commands/eval_report.h"
 #include "cli/progress.h"
+#include "run/stop_signals.h"
 #include "run/train_run.h"
 #include "turbanet_version.h"
 
@@ -41,23 +44,58 @@ void log_start(const TrainOptions& opt, const TrainingRun& run) {
   if (!run.plan().note.empty()) spdlog::info("{}", run.plan().note);
 }
 
-void log_summary(const Config& cfg, const TrainOutput& t) {
+// Early stopping: how many members stopped, when, and which parameters they keep.
+void log_early_stopping(const Config& cfg, const TrainOutput& t) {
+  const EarlyStoppingConfig& es = cfg.train.early_stopping;
+  if (!es.enabled()) return;
+  int stopped = 0, first = 0, last = 0;
+  for (int e : t.stopped_epoch) {
+    if (e <= 0) continue;
+    first = stopped++ ? std::min(first, e) : e;
+    last = std::max(last, e);
+  }
+  spdlog::info("early stopping on {}: {} of {} members stopped{}{}", es.metric, stopped, cfg.swarm.size,
+               stopped ? fmt::format(" (after epochs {} to {})", first, last) : "",
+               es.restore_best ? "; every member keeps the parameters of its best epoch" : "");
+}
+
+void log_summary(const Config& cfg, const TrainOutput& t, int resumed) {
   const int S = cfg.swarm.size, E = t.epochs;
   double loss = 0, acc = 0;
   int finite = 0;
   for (int s = 0; s < S; ++s) {
-    const float l = t.train_loss[static_cast<std::size_t>(s) * E + E - 1];
+    // A member stopped early: its last epoch trained.
+    const int e = (t.stopped_epoch.empty() || t.stopped_epoch[s] <= 0 ? E : t.stopped_epoch[s]) - 1;
+    if (e < 0) continue;
+    const float l = t.train_loss[static_cast<std::size_t>(s) * E + e];
     if (!std::isfinite(l)) continue;
     ++finite;
     loss += l;
-    if (!t.train_acc.empty()) acc += t.train_acc[static_cast<std::size_t>(s) * E + E - 1];
+    if (!t.train_acc.empty()) acc += t.train_acc[static_cast<std::size_t>(s) * E + e];
   }
-  const double steps = static_cast<double>(t.steps_per_epoch) * E;
+  const double steps = static_cast<double>(t.steps_per_epoch) * (E - resumed);
   spdlog::info("trained {} members x {} steps in {:.3f} s ({:.3g} member-steps/s); final train loss "
                "mean {:.5f}{}", S, static_cast<long>(steps), t.train_seconds, S * steps / t.train_seconds,
                finite ? loss / finite : NAN,
                t.train_acc.empty() || !finite ? "" : fmt::format(", accuracy mean {:.4f}", acc / finite));
   spdlog::debug("kernel: {}", t.kernel);
+  log_early_stopping(cfg, t);
+}
+
+// The command that continues an interrupted run: the same config and options, --resume CKPT.
+std::string resume_command(const TrainOptions& opt, const std::string& checkpoint) {
+  const auto quote = [](const std::string& s) {
+    if (s.find_first_of(" '\"$\\`!*?;&|<>()[]{}#~") == std::string::npos && !s.empty()) return s;
+    std::string q = "'";
+    for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+    return q + "'";
+  };
+  std::string cmd = "turbanet train " + quote(opt.config_path);
+  for (const std::string& s : opt.set) cmd += " --set " + quote(s);
+  if (opt.swarm) cmd += " --swarm " + std::to_string(*opt.swarm);
+  if (opt.seed) cmd += " --seed " + std::to_string(*opt.seed);
+  if (opt.out) cmd += " --out " + quote(*opt.out);
+  return cmd + " --resume " + quote(checkpoint);
 }
 
 void log_eval(const Config& cfg, const PreparedData& data, const FinalEval& f) {
@@ -89,7 +127,10 @@ int run_train(const TrainOptions& opt) {
   std::unique_ptr<TrainingRun> run;
   try {
     Config cfg = resolve_config(opt);
-    run = std::make_unique<TrainingRun>(std::move(cfg), opt.threads, opt.force, started);
+    run = std::make_unique<TrainingRun>(std::move(cfg), opt.threads, opt.force, started, opt.resume);
+  } catch (const RunFileError& e) {  // the --resume file
+    spdlog::error("{}", e.what());
+    return kExitUsage;
   } catch (const ConfigError& e) {
     spdlog::error("{}", e.what());
     return kExitUsage;
@@ -103,22 +144,41 @@ int run_train(const TrainOptions& opt) {
   if (!run->device_note().empty()) spdlog::info("{}", run->device_note());
   log_start(opt, *run);
   const Config& cfg = run->config();
+  if (!opt.resume.empty())
+    spdlog::info("resuming from {} after epoch {} of {}", opt.resume, run->resumed_epochs(), cfg.train.epochs);
+  if (!run->resume_note().empty()) spdlog::warn("{}", run->resume_note());
+  // SIGINT/SIGTERM stop after the epoch in progress, keeping the work; training in chunks
+  // (a device too small for the swarm) cannot stop between them and keeps the default.
+  std::unique_ptr<StopSignals> signals;
+  if (run->plan().chunks <= 1) signals = std::make_unique<StopSignals>();
   Progress progress(cfg.train.epochs, cfg.train.log_every, opt.verbosity == Verbosity::Quiet);
   TrainResult r;
   try {
     r = run->run({[&](const EpochStats& st) { progress(st); },
                   [&](const TrainOutput& t) {
                     progress.finish();
-                    log_summary(cfg, t);
+                    if (t.interrupted)
+                      spdlog::warn("{} received: stopped after epoch {} of {}; saving the work",
+                                   StopSignals::requested() == SIGTERM ? "SIGTERM" : "SIGINT", t.epochs, cfg.train.epochs);
+                    log_summary(cfg, t, run->resumed_epochs());
                   },
-                  [&](const FinalEval& f) { log_eval(cfg, run->data(), f); }});
+                  [&](const FinalEval& f) { log_eval(cfg, run->data(), f); },
+                  [] { return StopSignals::requested() != 0; }});
   } catch (const RunFileError& e) {
     spdlog::error("{}", e.what());
     return kExitIo;
   }
   spdlog::debug("phases: setup and training {:.3f} s (training loop {:.3f} s), evaluation {:.3f} s, "
                 "run file {:.3f} s", r.setup_and_train_seconds, r.out.train_seconds, r.eval_seconds, r.write_seconds);
-  spdlog::info("wrote {}", cfg.output.path);
+  spdlog::info("wrote {}{}", cfg.output.path, r.out.interrupted ? " (marked interrupted)" : "");
+  if (r.out.interrupted) {
+    const int sig = StopSignals::requested();
+    if (!r.checkpoint.empty())
+      spdlog::warn("wrote checkpoint {}; continue with:\n  {}", r.checkpoint, resume_command(opt, r.checkpoint));
+    else
+      spdlog::warn("continue with:\n  {}", resume_command(opt, cfg.output.path));
+    return 128 + sig;
+  }
   if (!r.diverged.empty()) {
     spdlog::error("{} of {} members diverged (members {}); their results are NaN in the run file. "
                   "Lower optimizer.lr or set optimizer.grad_clip", r.diverged.size(), cfg.swarm.size,

@@ -1,0 +1,122 @@
+// Checkpoints and resuming (see run/checkpoint.h).
+#include "run/checkpoint.h"
+
+#include <algorithm>
+
+#include "model/build.h"
+#include "run/swarm_file.h"
+
+namespace tn {
+namespace {
+
+// A [S, epochs] history of the file, or empty; RunFileError when its shape is not that.
+std::vector<float> file_history(const Array& a, int S, int epochs, const std::string& name, const std::string& path) {
+  if (a.data.empty()) return {};
+  if (a.shape != std::vector<std::uint64_t>{static_cast<std::uint64_t>(S), static_cast<std::uint64_t>(epochs)})
+    throw RunFileError("checkpoint '" + path + "': " + name + " is not [" + std::to_string(S) + ", " +
+                       std::to_string(epochs) + "] (swarm_size, /train_state@epoch)");
+  return a.data;
+}
+
+std::vector<int> per_member(const std::vector<int>& v, int S, int fill, const std::string& name, const std::string& path) {
+  if (v.empty()) return std::vector<int>(static_cast<std::size_t>(S), fill);
+  if (static_cast<int>(v.size()) != S)
+    throw RunFileError("checkpoint '" + path + "': " + name + " does not have one entry per member");
+  return v;
+}
+
+std::string joined(const std::vector<std::string>& keys) {
+  std::string text;
+  for (const std::string& k : keys) text += (text.empty() ? "" : ", ") + k;
+  return text;
+}
+
+}  // namespace
+
+const std::vector<std::string>& resumable_keys() {
+  static const std::vector<std::string> keys = {
+      "name", "train.epochs", "train.log_every", "output.path", "train.checkpoint.every_epochs",
+      "train.checkpoint.path", "data.source.path", "data.source.images", "data.source.labels",
+      "data.source.test_images", "data.source.test_labels", "data.source.x_path", "data.source.y_path",
+      "data.source.test_x_path", "data.source.test_y_path"};
+  return keys;
+}
+
+std::string kernel_target(const Backend& be) {
+  const std::string d = be.describe();
+  const std::size_t end = d.find(')');  // "cpu: avx2 kernels (8 floats per vector), ..."
+  return be.name() + " " + (end == std::string::npos ? d.substr(0, d.find(',')) : d.substr(0, end + 1));
+}
+
+RunFile make_checkpoint(const Config& cfg, const PreparedData& data, const MemberSets& sets, const TrainOutput& t,
+                        const Backend& be, double wall, const std::string& fingerprint) {
+  RunFile r = make_trained_file(cfg, data, sets, t, be, wall);
+  TrainState& st = r.state;
+  st.epoch = t.epochs;
+  st.opt1 = params_to_layers(t.shape, t.layout, t.opt1);
+  st.opt2 = params_to_layers(t.shape, t.layout, t.opt2);
+  if (!t.best_params.empty()) st.best_params = params_to_layers(t.shape, t.layout, t.best_params);
+  st.best_value = t.best_value;
+  st.data_fingerprint = fingerprint;
+  st.kernel_target = kernel_target(be);
+  return r;
+}
+
+ResumePoint read_resume_point(const std::string& path, const Config& cfg, const PreparedData& data,
+                              const std::string& fingerprint) {
+  const RunFile f = read_run_file(path);
+  if (!f.state.present())
+    throw ConfigError("--resume: '" + path + "' holds no training state (/train_state): only checkpoints "
+                      "(train.checkpoint) and run files of interrupted runs can be resumed; to extend a run, "
+                      "train it with train.checkpoint.every_epochs > 0 and resume from its checkpoint");
+  const Config old = parse_config(f.config_yaml, path + ":/config");
+  std::vector<std::string> differ;
+  for (const std::string& key : config_differences(old, cfg)) {
+    const auto& ok = resumable_keys();
+    if (std::find(ok.begin(), ok.end(), key) == ok.end()) differ.push_back(key);
+  }
+  const bool schedule_needs_epochs = cfg.schedule.type == ScheduleType::Cosine || cfg.schedule.type == ScheduleType::Linear;
+  if (old.train.epochs != cfg.train.epochs && schedule_needs_epochs) differ.insert(differ.begin(), "train.epochs");
+  if (!differ.empty())
+    throw ConfigError("--resume: the configuration differs from that of '" + path + "' in " + joined(differ) +
+                      ", which change how the swarm trains; resume with the checkpoint's configuration (its /config). "
+                      "A resumed run may change only: " + joined(resumable_keys()) +
+                      (schedule_needs_epochs ? " (train.epochs not with a cosine or linear schedule, whose length is "
+                                               "train.epochs)" : ""));
+  if (f.state.data_fingerprint != fingerprint)
+    throw ConfigError("--resume: the training data differ from those of '" + path + "' (data fingerprint '" +
+                      f.state.data_fingerprint + "', now '" + fingerprint + "'); resume with the same data files");
+  if (cfg.train.epochs < f.state.epoch)
+    throw ConfigError("--resume: train.epochs is " + std::to_string(cfg.train.epochs) + ", but '" + path +
+                      "' has trained " + std::to_string(f.state.epoch) + " epochs; set train.epochs to at least that");
+  const int S = cfg.swarm.size, E = f.state.epoch;
+  if (f.meta.swarm_size != S || f.meta.first_member != cfg.swarm.first_member)
+    throw RunFileError("checkpoint '" + path + "': /meta@swarm_size or @first_member does not match its /config");
+  ResumePoint r;
+  TrainOutput& t = r.state;
+  t.shape = make_model_shape(cfg, data);
+  t.layout = ParamLayout(t.shape, S);
+  t.epochs = E;
+  t.params = params_from_layers(f.state.params.empty() ? f.params : f.state.params, t.shape, S, path);
+  t.opt1 = params_from_layers(f.state.opt1, t.shape, S, path);
+  t.opt2 = params_from_layers(f.state.opt2, t.shape, S, path);
+  if (!f.state.best_params.empty()) t.best_params = params_from_layers(f.state.best_params, t.shape, S, path);
+  t.train_loss = file_history(f.train_loss, S, E, "/history/train_loss", path);
+  t.val_loss = file_history(f.val_loss, S, E, "/history/val_loss", path);
+  t.train_acc = file_history(f.train_accuracy, S, E, "/history/train_accuracy", path);
+  t.val_acc = file_history(f.val_accuracy, S, E, "/history/val_accuracy", path);
+  t.diverged_epoch = per_member(f.diverged_epoch, S, -1, "/members/diverged_epoch", path);
+  if (cfg.train.early_stopping.enabled()) {
+    t.stopped_epoch = per_member(f.stopped_epoch, S, -1, "/members/stopped_epoch", path);
+    t.best_epoch = per_member(f.best_epoch, S, 0, "/members/best_epoch", path);
+    if (static_cast<int>(f.state.best_value.size()) != S)
+      throw RunFileError("checkpoint '" + path + "': /train_state/best_value does not have one entry per member");
+    t.best_value = f.state.best_value;
+    if (cfg.train.early_stopping.restore_best && t.best_params.empty())
+      throw RunFileError("checkpoint '" + path + "' has no /train_state/best_params, which restore_best needs");
+  }
+  r.kernel_target = f.state.kernel_target;
+  return r;
+}
+
+}  // namespace tn

@@ -1,0 +1,43 @@
+// Checkpoints of a training run and resuming from them: the state after some epochs as a
+// run file with /train_state (written atomically like every run file), and the reverse, a
+// checkpoint read back into the trainer's layout after checking that it belongs to this run.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "backend/backend.h"
+#include "config/config.h"
+#include "data/member_sets.h"
+#include "data/prepare.h"
+#include "io/run_file.h"
+#include "train/trainer.h"
+
+namespace tn {
+
+// Keys of the configuration a resumed run may change: they do not change what is trained.
+// train.epochs only when the schedule does not depend on it (not cosine or linear), and
+// data file paths because the data are compared by their fingerprint instead.
+const std::vector<std::string>& resumable_keys();
+
+// The device and SIMD target of `be`, the part of its description results depend on
+// ("cpu: avx2 kernels (8 floats per vector)").
+std::string kernel_target(const Backend& be);
+
+// The checkpoint of `t`, the state after t.epochs epochs (histories [S, t.epochs], the
+// optimizer state and the non-restored parameters).
+RunFile make_checkpoint(const Config& cfg, const PreparedData& data, const MemberSets& sets, const TrainOutput& t,
+                        const Backend& be, double wall, const std::string& fingerprint);
+
+struct ResumePoint {
+  TrainOutput state;         // what the trainer continues from (TrainControl::resume)
+  std::string kernel_target;  // of the run that wrote it
+};
+
+// Reads `path` (a checkpoint or an interrupted run file) and checks it against the run `cfg`
+// is about to start: ConfigError naming the keys that differ and may not (resumable_keys), a
+// different data fingerprint, or a file without a training state; RunFileError when the
+// file cannot be read.
+ResumePoint read_resume_point(const std::string& path, const Config& cfg, const PreparedData& data,
+                              const std::string& fingerprint);
+
+}  // namespace tn

@@ -1,0 +1,43 @@
+// Signal handlers for training runs (see run/stop_signals.h).
+#include "run/stop_signals.h"
+
+#include <unistd.h>
+
+#include <csignal>
+
+#include "io/atomic_file.h"
+
+namespace tn {
+namespace {
+
+volatile std::sig_atomic_t g_signal = 0;
+struct sigaction g_old_int, g_old_term;
+
+extern "C" void on_signal(int sig) {
+  if (g_signal != 0) {
+    io::remove_temporary_now();
+    ::_exit(128 + sig);
+  }
+  g_signal = sig;
+}
+
+}  // namespace
+
+StopSignals::StopSignals() {
+  g_signal = 0;
+  struct sigaction sa {};
+  sa.sa_handler = on_signal;
+  sigemptyset(&sa.sa_mask);
+  sa.sa_flags = SA_RESTART;
+  sigaction(SIGINT, &sa, &g_old_int);
+  sigaction(SIGTERM, &sa, &g_old_term);
+}
+
+StopSignals::~StopSignals() {
+  sigaction(SIGINT, &g_old_int, nullptr);
+  sigaction(SIGTERM, &g_old_term, nullptr);
+}
+
+int StopSignals::requested() { return g_signal; }
+
+}  // namespace tn
