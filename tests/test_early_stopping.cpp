@@ -41,7 +41,7 @@ TrainOutput train(const std::string& yaml, int threads) {
   return train_swarm(cfg, data, be, nullptr);
 }
 
-bool same_bits(const float* a, const float* b, std::size_t n) { return std::memcmp(a, b, n * sizeof(float)) == 0; }
+bool same_bits(const float* a, const float* b, std::size_t n) { return n == 0 || std::memcmp(a, b, n * sizeof(float)) == 0; }
 bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
   return a.size() == b.size() && same_bits(a.data(), b.data(), a.size());
 }

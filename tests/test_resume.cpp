@@ -68,7 +68,7 @@ TrainResult train(const Config& cfg, int threads, int stop_after = 0, const std:
 
 bool same_bits(const Array& a, const Array& b) {
   return a.shape == b.shape && a.data.size() == b.data.size() &&
-         std::memcmp(a.data.data(), b.data.data(), a.data.size() * sizeof(float)) == 0;
+         (a.data.empty() || std::memcmp(a.data.data(), b.data.data(), a.data.size() * sizeof(float)) == 0);
 }
 
 // Parameters, histories and predictions of two run files, bitwise.

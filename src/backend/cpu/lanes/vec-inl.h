@@ -20,6 +20,7 @@
 
 #include "backend/cpu/target-inl.h"
 #include "math/activations.h"
+#include "math/fastmath.h"
 HWY_BEFORE_NAMESPACE();
 namespace tn {
 namespace HWY_NAMESPACE {
@@ -98,92 +99,38 @@ TN_INLINE Vec vsqrt(Vec v) {
 #endif
 }
 
-// fast_exp and fast_log (math/fastmath.h) on lane vectors: the same operations, lane by lane.
-// Upper = false: for x ≤ 0 or NaN only, where the upper clamp changes nothing.
-template <bool Upper = true>
-TN_INLINE Vec vexp(Vec x) {
+// The operations math/fastmath.h's polynomials need, on lane vectors: with them, vexp, vlog,
+// vtanh and verf are fast_exp, fast_log, fast_tanh and fast_erf, the same operations lane by
+// lane.
+struct VecOps {
+  static TN_INLINE Vec splat(float x) { return ::tn::HWY_NAMESPACE::splat(x); }
+  static TN_INLINE Vec select(IVec m, Vec a, Vec b) { return m ? a : b; }
+  static TN_INLINE UVec bits(Vec v) { return reinterpret_cast<UVec>(v); }
+  static TN_INLINE Vec from_bits(UVec u) { return reinterpret_cast<Vec>(u); }
+  static TN_INLINE IVec as_int(UVec u) { return reinterpret_cast<IVec>(u); }
+  static TN_INLINE Vec to_float(IVec i) { return __builtin_convertvector(i, Vec); }
 #if HWY_TARGET == HWY_AVX3
-  // max(c, x) = c > x ? c : x and min(c, x) = c < x ? c : x, NaN passing through as below.
-  __m512 xm = _mm512_max_ps(_mm512_set1_ps(-87.3f), reinterpret_cast<__m512>(x));
-  if constexpr (Upper) xm = _mm512_min_ps(_mm512_set1_ps(88.3f), xm);
-  const Vec xc = reinterpret_cast<Vec>(xm);
+  // max(c, x) = c > x ? c : x and min(c, x) = c < x ? c : x, NaN passing through as in FloatOps.
+  static TN_INLINE Vec at_least(Vec x, float c) {
+    return reinterpret_cast<Vec>(_mm512_max_ps(_mm512_set1_ps(c), reinterpret_cast<__m512>(x)));
+  }
+  static TN_INLINE Vec at_most(Vec x, float c) {
+    return reinterpret_cast<Vec>(_mm512_min_ps(_mm512_set1_ps(c), reinterpret_cast<__m512>(x)));
+  }
 #else
-  Vec xc = select(x < splat(-87.3f), splat(-87.3f), x);
-  if constexpr (Upper) xc = select(xc > splat(88.3f), splat(88.3f), xc);
+  static TN_INLINE Vec at_least(Vec x, float c) { return select(x < splat(c), splat(c), x); }
+  static TN_INLINE Vec at_most(Vec x, float c) { return select(x > splat(c), splat(c), x); }
 #endif
-  const Vec shifted = xc * 1.44269504088896341f + 12582912.0f;
-  const Vec n = shifted - 12582912.0f;
-  const UVec ni = reinterpret_cast<UVec>(shifted) - 0x4B400000u;
-  const Vec r = (xc - n * 0.693359375f) + n * 2.12194440e-4f;
-  Vec p = splat(1.9875691500e-4f);
-  p = p * r + 1.3981999507e-3f;
-  p = p * r + 8.3334519073e-3f;
-  p = p * r + 4.1665795894e-2f;
-  p = p * r + 1.6666665459e-1f;
-  p = p * r + 5.0000001201e-1f;
-  p = p * r * r + r + 1.0f;
-  return p * reinterpret_cast<Vec>((ni + 127u) << 23);
-}
+};
 
-// General = false: for finite x ≥ 1 or NaN only, where only the NaN case needs handling.
+#include "math/fastmath_poly.inc"  // exp_poly, log_poly, tanh_poly, erf_poly for this target
+
+template <bool Upper = true>
+TN_INLINE Vec vexp(Vec x) { return exp_poly<Vec, VecOps, Upper>(x); }
 template <bool General = true>
-TN_INLINE Vec vlog(Vec x) {
-  const UVec u = reinterpret_cast<UVec>(x);
-  Vec e = __builtin_convertvector(reinterpret_cast<IVec>((u >> 23) & 0xffu) - 126, Vec);
-  Vec m = reinterpret_cast<Vec>((u & 0x807fffffu) | 0x3f000000u);
-  const IVec small = m < splat(0.707106781186547524f);
-  e = select(small, e - 1.0f, e);
-  m = select(small, m + m - 1.0f, m - 1.0f);
-  const Vec z = m * m;
-  Vec p = splat(7.0376836292e-2f);
-  p = p * m - 1.1514610310e-1f;
-  p = p * m + 1.1676998740e-1f;
-  p = p * m - 1.2420140846e-1f;
-  p = p * m + 1.4249322787e-1f;
-  p = p * m - 1.6668057665e-1f;
-  p = p * m + 2.0000714765e-1f;
-  p = p * m - 2.4999993993e-1f;
-  p = p * m + 3.3333331174e-1f;
-  Vec y = m * z * p;
-  y += -2.12194440e-4f * e;
-  y += -0.5f * z;
-  y = m + y + 0.693359375f * e;
-  if constexpr (!General) return select(x != x, splat(NAN), y);
-  y = select(x == splat(0.0f), splat(-INFINITY), y);
-  y = select(x == splat(INFINITY), x, y);
-  return select((x < splat(0.0f)) | (x != x), splat(NAN), y);
-}
-
-TN_INLINE Vec vneg_if(IVec m, Vec v) { return select(m, -v, v); }
-
-// fast_tanh and fast_erf on lane vectors.
-TN_INLINE Vec vtanh(Vec x) {
-  const IVec neg = x < splat(0.0f);
-  const Vec ax = vneg_if(neg, x);
-  const Vec z = x * x;
-  Vec p = splat(-5.70498872745e-3f);
-  p = p * z + 2.06390887954e-2f;
-  p = p * z - 5.37397155531e-2f;
-  p = p * z + 1.33314422036e-1f;
-  p = p * z - 3.33332819422e-1f;
-  const Vec small = p * z * x + x;
-  Vec big = 1.0f - 2.0f / (vexp(2.0f * ax) + 1.0f);
-  big = vneg_if(neg, big);
-  return select(ax < splat(0.625f), small, big);
-}
-
-TN_INLINE Vec verf(Vec x) {
-  const IVec neg = x < splat(0.0f);
-  const Vec ax = vneg_if(neg, x);
-  const Vec t = 1.0f / (1.0f + 0.3275911f * ax);
-  Vec p = splat(1.061405429f);
-  p = p * t - 1.453152027f;
-  p = p * t + 1.421413741f;
-  p = p * t - 0.284496736f;
-  p = p * t + 0.254829592f;
-  const Vec y = 1.0f - p * t * vexp(-ax * ax);
-  return vneg_if(neg, y);
-}
+TN_INLINE Vec vlog(Vec x) { return log_poly<Vec, VecOps, General>(x); }
+TN_INLINE Vec vtanh(Vec x) { return tanh_poly<Vec, VecOps>(x); }
+TN_INLINE Vec verf(Vec x) { return erf_poly<Vec, VecOps>(x); }
 
 // act_forward and act_derivative (math/activations.h) on lane vectors.
 template <Activation A>
