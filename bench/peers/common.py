@@ -89,6 +89,8 @@ def parse_args(description, default_threads=2):
                     help="development only: stop each epoch after this many steps (W3)")
     ap.add_argument("--seed", type=int, default=0, help="bootstrap/shuffle seed (W3)")
     ap.add_argument("--turbanet", default=TURBANET)
+    ap.add_argument("--device", default="cpu",
+                    help="PyTorch peers: the torch device to train on (cpu, cuda, cuda:1)")
     args = ap.parse_args()
     if args.epochs is None:
         args.epochs = WORKLOADS[args.workload]["epochs"]

@@ -6,6 +6,7 @@ member's mean cross-entropy, so member s's gradient is exactly its own loss's gr
 Adam is elementwise. (torch.func does not exist in PyTorch 1.13; bmm is what a user writes.)
 
     /usr/bin/python3 bench/peers/torch_vmap.py W2 --size 32 --epochs 4 [--run-file R.h5]
+    python3 bench/peers/torch_vmap.py W2 --size 128 --device cuda   # on a GPU, beside turbanet's
 
 Warm-up: a few steps on a throw-away copy of the stacked weights, reported as warmup_seconds.
 """
@@ -23,10 +24,11 @@ import torch.nn.functional as F
 import common
 
 
-def make(task):
+def make(task, device):
     params = []
     for W, b in task.init:
-        params += [torch.tensor(W, requires_grad=True), torch.tensor(b, requires_grad=True)]
+        params += [torch.tensor(W, device=device, requires_grad=True),
+                   torch.tensor(b, device=device, requires_grad=True)]
     opt = torch.optim.Adam(params, lr=task.lr, betas=common.BETAS, eps=common.EPS)
     return params, opt
 
@@ -41,7 +43,7 @@ def forward(params, x):  # x [S, B, in] -> logits [S, B, K]
 
 
 def train(task, X, y, order, steps):
-    params, opt = make(task)
+    params, opt = make(task, X.device)
     S = task.size
     if order is None:  # full batch: the same rows for every member, every step
         xb = X.unsqueeze(0).expand(S, -1, -1)
@@ -56,6 +58,8 @@ def train(task, X, y, order, steps):
         loss = F.cross_entropy(logits.reshape(S * B, -1), yb, reduction="sum") / B
         loss.backward()
         opt.step()
+    if X.is_cuda:
+        torch.cuda.synchronize(X.device)  # the time is the work done, not the work queued
     return params
 
 
@@ -63,8 +67,9 @@ def main():
     args = common.parse_args(__doc__)
     torch.set_num_threads(args.threads)
     task = common.Task(args)
-    X, y = torch.from_numpy(task.X), torch.from_numpy(task.y)
-    order = None if task.order is None else torch.from_numpy(task.order)
+    dev = torch.device(args.device)
+    X, y = torch.from_numpy(task.X).to(dev), torch.from_numpy(task.y).to(dev)
+    order = None if task.order is None else torch.from_numpy(task.order).to(dev)
 
     t0 = time.perf_counter()
     train(task, X, y, order, min(task.steps, 10))
@@ -74,15 +79,15 @@ def main():
     params = train(task, X, y, order, task.steps)
     seconds = time.perf_counter() - t0
 
-    Xe = torch.from_numpy(task.X_eval)
+    Xe = torch.from_numpy(task.X_eval).to(dev)
     with torch.no_grad():
         def logits(s, _):
-            return forward([p[s:s + 1] for p in params], Xe.unsqueeze(0))[0].numpy()
+            return forward([p[s:s + 1] for p in params], Xe.unsqueeze(0))[0].cpu().numpy()
         loss, acc = common.evaluate(task, logits)
-        pairs = [(params[2 * i].detach().numpy(), params[2 * i + 1].detach().numpy())
+        pairs = [(params[2 * i].detach().cpu().numpy(), params[2 * i + 1].detach().cpu().numpy())
                  for i in range(len(params) // 2)]
     common.result("pytorch-vmap", task, seconds, warmup, loss, acc, pairs,
-                  threads=torch.get_num_threads(), torch=torch.__version__,
+                  threads=torch.get_num_threads(), torch=torch.__version__, device=str(dev),
                   openblas_threads=os.environ["OPENBLAS_NUM_THREADS"])
 
 

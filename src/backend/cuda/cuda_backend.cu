@@ -89,6 +89,7 @@ CudaBackend::~CudaBackend() {
   for (auto& [key, r] : recorded_)
     if (r.exec) cudaGraphExecDestroy(static_cast<cudaGraphExec_t>(r.exec));
   if (scratch_) cudaFree(scratch_);
+  for (void* p : retired_scratch_) cudaFree(p);
   if (cublas_workspace_) cudaFree(cublas_workspace_);
   if (cublas_) cublasDestroy(as_cublas(cublas_));
   if (stream_) {
@@ -129,6 +130,8 @@ void CudaBackend::drop_recordings() {
   for (auto& [key, r] : recorded_)
     if (r.exec) TN_CUDA_CHECK(cudaGraphExecDestroy(static_cast<cudaGraphExec_t>(r.exec)));
   recorded_.clear();
+  for (void* p : retired_scratch_) TN_CUDA_CHECK(cudaFree(p));
+  retired_scratch_.clear();
 }
 
 void CudaBackend::run_recorded(std::uint64_t key, const std::function<void()>& ops) {
@@ -196,9 +199,11 @@ void CudaBackend::to_host(void* dst, const void* src, std::size_t bytes) {
 
 void* CudaBackend::scratch(std::size_t bytes) {
   if (bytes > scratch_bytes_) {
-    if (scratch_) release(scratch_);
-    scratch_ = nullptr;
-    scratch_ = alloc_bytes(bytes);
+    // Recorded graphs may point into the old buffer: keep it until they are dropped, so that
+    // growing the scratch (an op outside the recordings with more rows, say) costs no re-capture.
+    void* grown = alloc_bytes(bytes);
+    if (scratch_) retired_scratch_.push_back(scratch_);
+    scratch_ = grown;
     scratch_bytes_ = bytes;
   }
   return scratch_;

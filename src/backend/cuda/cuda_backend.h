@@ -6,6 +6,7 @@
 #pragma once
 #include <cstdint>
 #include <unordered_map>
+#include <vector>
 
 #include "backend/backend.h"
 #include "backend/devices.h"
@@ -82,7 +83,8 @@ class CudaBackend final : public Backend {
  private:
   // Device scratch of at least `bytes` (grow-only; reused by every op on the stream).
   void* scratch(std::size_t bytes);
-  // Drops every recorded graph (memory they point into is going away).
+  // Drops every recorded graph (memory they point into is going away) and frees the retired
+  // scratch buffers only they could still use.
   void drop_recordings();
   // Throws when called while a sequence is being captured (allocation, host copies, sync).
   void not_capturing(const char* what) const;
@@ -98,6 +100,7 @@ class CudaBackend final : public Backend {
   void* cublas_ = nullptr;  // cublasHandle_t
   void* scratch_ = nullptr;
   std::size_t scratch_bytes_ = 0;
+  std::vector<void*> retired_scratch_;  // outgrown scratch buffers that recordings may still use
   void* cublas_workspace_ = nullptr;
   struct Recording {
     int runs = 0;           // eager runs before capture (the first sizes scratch buffers)
