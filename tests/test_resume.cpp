@@ -1,11 +1,12 @@
-// Checkpoints and --resume: a run stopped after some epochs and resumed (onto another thread
-// count) is bitwise the uninterrupted run, for shared, bootstrap and group_by data, Adam and
-// SGD with schedules, an LSTM and early stopping; a finished run extends with a larger
+// Checkpoints and --resume: a run stopped after some epochs, or between the steps of an epoch,
+// and resumed (onto another thread count) is bitwise the uninterrupted run, for shared,
+// bootstrap and group_by data, Adam and SGD with schedules, an LSTM and early stopping; a finished run extends with a larger
 // train.epochs; resumes that would change the trajectory are refused naming the keys.
 #include <doctest/doctest.h>
 
 #include <unistd.h>
 
+#include <atomic>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -56,13 +57,21 @@ Config config_for(const std::string& yaml, const fs::path& out, const std::vecto
   return parse_config(yaml, "test", ov);
 }
 
-// Trains cfg with `threads`; stop_after > 0 stops it after that many polls (one per epoch
-// with checkpoints every epoch), writing the checkpoint; returns the result.
-TrainResult train(const Config& cfg, int threads, int stop_after = 0, const std::string& resume = "") {
+// Trains cfg with `threads`; stop_after > 0 stops it after that many epochs (the stop is
+// polled right after the epoch's progress report), stop_at_poll > 0 at that poll of `stop`,
+// which also comes between steps, from every worker; returns the result.
+TrainResult train(const Config& cfg, int threads, int stop_after = 0, const std::string& resume = "",
+                  int stop_at_poll = 0) {
   TrainingRun run(cfg, threads, true, std::chrono::steady_clock::now(), resume);
-  int polls = 0;
+  std::atomic<int> polls{0};
+  std::atomic<bool> epoch_done{false};
   TrainCallbacks cb;
-  if (stop_after > 0) cb.stop = [&] { return ++polls >= stop_after; };
+  if (stop_after > 0) {
+    cb.progress = [&](const EpochStats& st) { epoch_done = epoch_done || st.epoch >= stop_after; };
+    cb.stop = [&] { return epoch_done.load(); };
+  } else if (stop_at_poll > 0) {
+    cb.stop = [&] { return ++polls >= stop_at_poll; };
+  }
   return run.run(cb);
 }
 
@@ -116,7 +125,49 @@ void check_resume_is_exact(const std::string& name, const std::string& yaml, int
   check_same_run(full, part);
 }
 
+// The uninterrupted run against one stopped between steps at the `poll`-th poll of the stop
+// (2 threads), resumed on 1 thread, stopped again at the resumed run's first poll (still in
+// the interrupted epoch, before any member's next step when poll2 is 1), and resumed again.
+void check_step_resume_is_exact(const std::string& name, const std::string& yaml, int poll, int poll2) {
+  CAPTURE(name);
+  const fs::path full = scratch(name + "-sfull.h5"), part = scratch(name + "-spart.h5"), ck = scratch(name + ".sckpt.h5");
+  const Override checkpoint{"train.checkpoint", "{every_epochs: 1, path: " + quoted(ck) + "}"};
+  train(config_for(yaml, full), 2);
+  const TrainResult stopped = train(config_for(yaml, part, {checkpoint}), 2, 0, "", poll);
+  REQUIRE(stopped.out.interrupted);
+  REQUIRE(stopped.out.partial.present());
+  const RunFile ckf = read_run_file(ck.string());
+  CHECK(ckf.state.epoch == stopped.out.epochs);
+  CHECK(ckf.state.next_step == stopped.out.partial.next_step);
+  CHECK(read_run_file(part.string()).meta.interrupted);
+  const TrainResult again = train(config_for(yaml, part, {checkpoint}), 1, 0, ck.string(), poll2);
+  REQUIRE(again.out.interrupted);
+  REQUIRE(again.out.partial.present());
+  for (std::size_t s = 0; s < again.out.partial.next_step.size(); ++s)
+    CHECK(again.out.partial.next_step[s] >= stopped.out.partial.next_step[s]);
+  train(config_for(yaml, part, {checkpoint}), 1, 0, ck.string());
+  check_same_run(full, part);
+}
+
 }  // namespace
+
+TEST_CASE("resume: interrupted between steps (members of different blocks at different steps), bitwise") {
+  // 40 members: several lane blocks, each stopped at its own step; 2 threads, then 1.
+  const std::string shared = "name: r\nseed: 5\nswarm: {size: 40}\nmodel:\n  layers:\n"
+                             "    - {type: dense, units: 8, activation: tanh}\n    - {type: dense, units: 2}\n"
+                             "loss: cross_entropy\noptimizer: {type: adam, lr: {values: [0.02, 0.005]}}\n"
+                             "schedule: {type: cosine, min_lr: 0.001}\n"
+                             "data:\n  source: {type: spirals, n: 400}\n  split: {train: 0.8, val: 0.1, test: 0.1}\n"
+                             "  per_member: bootstrap\ntrain: {epochs: 3, batch_size: 8}\n";
+  check_step_resume_is_exact("steps-bootstrap", shared, 70, 1);
+  check_step_resume_is_exact("steps-later-epoch", shared, 300, 3);
+  // Unequal member sets (group_by): members take different numbers of steps per epoch.
+  check_step_resume_is_exact("steps-lstm", lstm_group_yaml(3), 3, 2);
+  // SGD with momentum and early stopping, stopped at step 1 of epoch 2 (4 steps per epoch).
+  check_step_resume_is_exact(
+      "steps-early", dense_yaml("bootstrap", "{type: sgd, lr: 0.1, momentum: 0.9}", "constant", 5,
+                                ", early_stopping: {metric: val_loss, patience: 2}"), 7, 1);
+}
 
 TEST_CASE("resume: shared data, adam with a cosine schedule, onto another thread count, bitwise") {
   check_resume_is_exact("shared", dense_yaml("shared", "{type: adam, lr: 0.02, grad_clip: 1.0}",

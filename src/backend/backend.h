@@ -57,6 +57,9 @@ class Backend {
   // copy to or from the host, allocate or release. Recordings are dropped whenever device
   // memory is released (a recording may point into it).
   virtual void run_recorded(std::uint64_t key, const std::function<void()>& ops) { ops(); }
+  // True when run_recorded may replay a recording: `ops` must then issue the whole sequence
+  // every time (a sequence cut short, say by an interruption, would be recorded as such).
+  virtual bool replays_recordings() const { return false; }
 
   // Runs fn(begin, end, worker) over blocks of members covering [0, S), at most
   // `max_block` members each. Blocks may run concurrently on distinct workers

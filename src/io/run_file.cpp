@@ -276,6 +276,13 @@ void write_state(hid_t file, const TrainState& t) {
   write_layers(file, g + "/opt2", t.opt2);
   write_layers(file, g + "/best_params", t.best_params);
   if (!t.best_value.empty()) h5::write_doubles(file, g + "/best_value", t.best_value);
+  if (!t.next_step.empty()) {
+    const std::string pe = g + "/partial_epoch";
+    h5::create_group(file, pe).close("group " + pe);
+    h5::write_ints(file, pe + "/next_step", t.next_step);
+    h5::write_doubles(file, pe + "/train_loss_sum", t.partial_loss);
+    if (!t.partial_correct.empty()) h5::write_doubles(file, pe + "/train_correct_sum", t.partial_correct);
+  }
 }
 
 void write_objects(hid_t file, const RunFile& run) {
@@ -472,6 +479,12 @@ class Reader {
     t.opt2 = read_layers(require(g + "/opt2"));
     t.best_params = read_layers(g + "/best_params");
     if (h5::exists(file_, g + "/best_value")) t.best_value = h5::read_doubles(file_, g + "/best_value");
+    const std::string pe = g + "/partial_epoch";
+    if (h5::exists(file_, pe)) {
+      t.next_step = h5::read_ints(file_, require(pe + "/next_step"));
+      t.partial_loss = h5::read_doubles(file_, require(pe + "/train_loss_sum"));
+      if (h5::exists(file_, pe + "/train_correct_sum")) t.partial_correct = h5::read_doubles(file_, pe + "/train_correct_sum");
+    }
   }
 
   void read_splits(std::vector<DataSplit>& splits) const {

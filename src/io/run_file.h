@@ -166,6 +166,10 @@ struct TrainState {
   std::vector<double> best_value;        // /train_state/best_value [S]: early stopping, else empty
   std::string data_fingerprint;          // @data_fingerprint: the training data and member sets
   std::string kernel_target;             // @kernel_target: device and SIMD target that trained it
+  // /train_state/partial_epoch/...: an epoch interrupted between steps (epoch @epoch, 0-based),
+  // else empty: each member's next step, its loss and correct sums so far [S].
+  std::vector<int> next_step;
+  std::vector<double> partial_loss, partial_correct;
   bool present() const { return !opt1.empty(); }
 };
 

@@ -59,11 +59,14 @@ RunFile make_checkpoint(const Config& cfg, const PreparedData& data, const Membe
   st.best_value = t.best_value;
   st.data_fingerprint = fingerprint;
   st.kernel_target = kernel_target(be);
+  st.next_step = t.partial.next_step;
+  st.partial_loss = t.partial.loss_sum;
+  st.partial_correct = t.partial.correct_sum;
   return r;
 }
 
 ResumePoint read_resume_point(const std::string& path, const Config& cfg, const PreparedData& data,
-                              const std::string& fingerprint) {
+                              const MemberSets& sets, const std::string& fingerprint) {
   const RunFile f = read_run_file(path);
   if (!f.state.present())
     throw ConfigError("--resume: '" + path + "' holds no training state (/train_state): only checkpoints "
@@ -114,6 +117,25 @@ ResumePoint read_resume_point(const std::string& path, const Config& cfg, const 
     t.best_value = f.state.best_value;
     if (cfg.train.early_stopping.restore_best && t.best_params.empty())
       throw RunFileError("checkpoint '" + path + "' has no /train_state/best_params, which restore_best needs");
+  }
+  if (!f.state.next_step.empty()) {
+    // Interrupted between steps of epoch E + 1: continue it from each member's step.
+    const long n = static_cast<long>(sets.max_size()), batch = std::min<long>(cfg.train.batch_size, std::max(1L, n));
+    const long spe = (n + batch - 1) / batch;
+    const bool shaped = static_cast<int>(f.state.next_step.size()) == S && static_cast<int>(f.state.partial_loss.size()) == S &&
+                        (f.state.partial_correct.empty() || static_cast<int>(f.state.partial_correct.size()) == S);
+    if (!shaped)
+      throw RunFileError("checkpoint '" + path + "': /train_state/partial_epoch does not have one entry per member");
+    for (int k : f.state.next_step)
+      if (k < 0 || k > spe)
+        throw RunFileError("checkpoint '" + path + "': /train_state/partial_epoch/next_step holds " + std::to_string(k) +
+                           ", outside the epoch's " + std::to_string(spe) + " steps");
+    if (cfg.train.epochs <= E)
+      throw ConfigError("--resume: '" + path + "' was interrupted during epoch " + std::to_string(E + 1) +
+                        "; set train.epochs to at least " + std::to_string(E + 1) + " to finish it");
+    t.partial.next_step = f.state.next_step;
+    t.partial.loss_sum = f.state.partial_loss;
+    t.partial.correct_sum = f.state.partial_correct;
   }
   r.kernel_target = f.state.kernel_target;
   return r;

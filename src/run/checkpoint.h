@@ -36,8 +36,8 @@ struct ResumePoint {
 // Reads `path` (a checkpoint or an interrupted run file) and checks it against the run `cfg`
 // is about to start: ConfigError naming the keys that differ and may not (resumable_keys), a
 // different data fingerprint, or a file without a training state; RunFileError when the
-// file cannot be read.
+// file cannot be read. An epoch interrupted between steps comes back as state.partial.
 ResumePoint read_resume_point(const std::string& path, const Config& cfg, const PreparedData& data,
-                              const std::string& fingerprint);
+                              const MemberSets& sets, const std::string& fingerprint);
 
 }  // namespace tn

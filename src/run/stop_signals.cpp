@@ -3,6 +3,7 @@
 
 #include <unistd.h>
 
+#include <atomic>
 #include <csignal>
 
 #include "io/atomic_file.h"
@@ -10,7 +11,9 @@
 namespace tn {
 namespace {
 
-volatile std::sig_atomic_t g_signal = 0;
+// Lock-free, so safe in a signal handler; read by every training thread between steps.
+std::atomic<int> g_signal{0};
+static_assert(std::atomic<int>::is_always_lock_free);
 struct sigaction g_old_int, g_old_term;
 
 extern "C" void on_signal(int sig) {
@@ -38,6 +41,6 @@ StopSignals::~StopSignals() {
   sigaction(SIGTERM, &g_old_term, nullptr);
 }
 
-int StopSignals::requested() { return g_signal; }
+int StopSignals::requested() { return g_signal.load(std::memory_order_relaxed); }
 
 }  // namespace tn

@@ -1,7 +1,8 @@
-// SIGINT and SIGTERM during a training run. The first asks the run to stop after the epoch in
-// progress, keeping the work (TrainCallbacks::stop polls requested()); a second ends the
-// process at once with 128 + the signal, removing the temporary file of a write in progress
-// (io/atomic_file.h) so that existing files stay as they were and nothing half-written remains.
+// SIGINT and SIGTERM during a training run. The first asks the run to stop after the step in
+// progress (on a GPU, and in a chunk of short epochs, after the epoch), keeping the work
+// (TrainCallbacks::stop polls requested()); a second ends the process at once with 128 + the
+// signal, removing the temporary file of a write in progress (io/atomic_file.h) so that
+// existing files stay as they were and nothing half-written remains.
 #pragma once
 
 namespace tn {

@@ -103,7 +103,7 @@ TrainingRun::TrainingRun(Config cfg, int threads, bool force, std::chrono::stead
                       std::to_string(plan_.chunks) + " chunks; reduce swarm.size, or train on device: cpu");
   fingerprint_ = data_fingerprint(data_, sets_);
   if (resume.empty()) return;
-  resume_ = std::make_unique<ResumePoint>(read_resume_point(resume, cfg_, data_, fingerprint_));
+  resume_ = std::make_unique<ResumePoint>(read_resume_point(resume, cfg_, data_, sets_, fingerprint_));
   if (resume_->kernel_target != kernel_target(*be_))
     resume_note_ = "'" + resume + "' was trained with " + resume_->kernel_target + ", this run uses " +
                    kernel_target(*be_) + ": the result will not be bitwise that of an uninterrupted run";

@@ -33,8 +33,9 @@ struct TrainCallbacks {
   ProgressFn progress;                               // after every epoch
   std::function<void(const TrainOutput&)> trained;   // training done, before the evaluation
   std::function<void(const FinalEval&)> evaluated;   // evaluation done, before the file is written
-  // Polled between epochs: true stops training after the epoch; the state is written to the
-  // checkpoint and the run file (marked /meta@interrupted) is written of what was trained.
+  // Polled between epochs and, on the CPU, between steps (from every worker thread): true
+  // stops training there; the state is written to the checkpoint and the run file (marked
+  // /meta@interrupted) is written of what was trained (TrainControl::stop).
   std::function<bool()> stop;
 };
 
@@ -62,6 +63,10 @@ class TrainingRun {
   const ChunkPlan& plan() const { return plan_; }
   const std::string& device_note() const { return device_note_; }  // "" or why auto chose the CPU
   int resumed_epochs() const { return resume_ ? resume_->state.epochs : 0; }
+  // The resumed epoch's position when the checkpoint was interrupted between steps, else null.
+  const PartialEpoch* resumed_partial() const {
+    return resume_ && resume_->state.partial.present() ? &resume_->state.partial : nullptr;
+  }
   // "" or why a resumed run will not be bitwise that of an uninterrupted one (another kernel target).
   const std::string& resume_note() const { return resume_note_; }
 

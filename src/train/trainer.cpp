@@ -55,9 +55,11 @@ int epochs_per_call(int n, int S, bool shuffle) {
 
 class Loop {
  public:
-  // Starts from out.init_params, or from `resume`'s parameters and optimizer state.
+  // Starts from out.init_params, or from `resume`'s parameters and optimizer state (and the
+  // position in its interrupted epoch). `stop` (may be null) is polled between steps when an
+  // epoch is a chunk of its own and the backend runs steps one by one.
   Loop(const Config& cfg, const PreparedData& data, const MemberSets& sets, Backend& be, TrainOutput& out,
-       const TrainOutput* resume)
+       const TrainOutput* resume, const std::function<bool()>* stop)
       : cfg_(cfg), be_(be), out_(out), sets_(sets), shape_(out.shape), layout_(out.layout),
         S_(cfg.swarm.size), F_(data.features), T_(data.targets), O_(shape_.outputs()),
         train_(be, data.train, F_, T_), val_(be, data.val, F_, T_),
@@ -65,7 +67,8 @@ class Loop {
         S1_(be, static_cast<std::size_t>(layout_.total)), S2_(be, static_cast<std::size_t>(layout_.total)),
         B_(be, cfg.train.early_stopping.restore_best && cfg.train.early_stopping.enabled()
                    ? static_cast<std::size_t>(layout_.total) : 0),
-        stopped_(static_cast<std::size_t>(cfg.swarm.size), 0) {
+        stopped_(static_cast<std::size_t>(cfg.swarm.size), 0),
+        stop_(stop && *stop ? stop : nullptr), stopped_at_(static_cast<std::size_t>(cfg.swarm.size), -1) {
     n_ = static_cast<int>(sets.max_size());  // positions of an epoch
     bcap_ = std::min(cfg.train.batch_size, n_);
     out_.steps_per_epoch = (n_ + bcap_ - 1) / bcap_;
@@ -82,6 +85,16 @@ class Loop {
       be_.to_device(S2_.p, resume->opt2.data(), bytes);
       if (!resume->best_params.empty() && has_best()) be_.to_device(B_.p, resume->best_params.data(), bytes);
       for (int s = 0; s < S_; ++s) stopped_[s] = !resume->stopped_epoch.empty() && resume->stopped_epoch[s] > 0;
+      if (resume->partial.present()) {
+        // The interrupted epoch continues from each member's step, its sums from where they were.
+        resume_epoch_ = resume->epochs;
+        next_step_ = resume->partial.next_step;
+        std::vector<double> sums(static_cast<std::size_t>(2) * S_, 0.0);
+        std::copy(resume->partial.loss_sum.begin(), resume->partial.loss_sum.end(), sums.begin());
+        std::copy(resume->partial.correct_sum.begin(), resume->partial.correct_sum.end(), sums.begin() + S_);
+        init_sums_ = be_.alloc<double>(sums.size());
+        be_.to_device(init_sums_, sums.data(), sums.size() * sizeof(double));
+      }
     }
     const std::int64_t per_member = model_buffer_bytes_per_member(shape_, bcap_, T_);
     // One step kernel for the whole run; the separate-ops kernel works in the workers' buffers.
@@ -126,6 +139,7 @@ class Loop {
     if (order_) be_.release(order_);
     if (vtable_) be_.release(vtable_);
     if (vrows_) be_.release(vrows_);
+    if (init_sums_) be_.release(init_sums_);
     be_.release(hist_);
   }
 
@@ -136,6 +150,8 @@ class Loop {
   // its members stay in one core's cache and threads meet once per chunk, not per epoch.
   // The per-member sums of each epoch stay on the device until the chunk ends.
   void run_epochs(int e0, int e1) {
+    step_stop_ = stop_ && e1 == e0 + 1 && !be_.replays_recordings();
+    std::fill(stopped_at_.begin(), stopped_at_.end(), -1);
     if (order_) {
       // Each epoch's order is a pure function of (seed, epoch): drawn on all the backend's
       // workers (a W1 chunk of 256 epochs took ~0.4 ms on the main thread alone).
@@ -173,6 +189,23 @@ class Loop {
                       static_cast<std::size_t>(B) * O_ * sizeof(float));
       }, p);
     });
+  }
+
+  // After run_epochs(e, e + 1): whether `stop` ended epoch e between steps, and where each
+  // member stands in it (members of blocks that finished it: after its last step).
+  bool stopped_in_epoch() const {
+    return std::any_of(stopped_at_.begin(), stopped_at_.end(), [](int k) { return k >= 0; });
+  }
+  PartialEpoch partial_epoch(int e) const {
+    PartialEpoch r;
+    for (int s = 0; s < S_; ++s) {
+      int k = stopped_at_[s] < 0 ? static_cast<int>(out_.steps_per_epoch) : stopped_at_[s];
+      if (e == resume_epoch_) k = std::max(k, next_step_[s]);  // stopped while still skipping
+      r.next_step.push_back(k);
+      r.loss_sum.push_back(hist_host_[s]);
+      if (!out_.train_acc.empty()) r.correct_sum.push_back(hist_host_[S_ + s]);
+    }
+    return r;
   }
 
   void download_params(std::vector<float>& host) { download(host, P_.p); }
@@ -229,6 +262,8 @@ class Loop {
   void epoch_block(int e, int slot, int b0, int b1, int w) {
     const int Sb = b1 - b0;
     Worker& wk = *workers_[w];
+    // Continuing an interrupted epoch: each member skips the steps it took before.
+    const bool resuming = e == resume_epoch_;
     long steps = 0;
     for (int s = b0; s < b1; ++s) steps = std::max(steps, member_spe_[s]);
     // Members with as many steps per epoch and the same hyperparameters share the schedule
@@ -236,10 +271,10 @@ class Loop {
     for (long step = 0; step < steps; ++step) {
       OptStep* h = wk.h_host.data() + step * Sb;
       for (int s = 0; s < Sb; ++s)
-        h[s] = s > 0 && member_spe_[b0 + s] == member_spe_[b0 + s - 1] && opt_[b0 + s] == opt_[b0 + s - 1] &&
-                       stopped_[b0 + s] == stopped_[b0 + s - 1]
+        h[s] = s > 0 && !resuming && member_spe_[b0 + s] == member_spe_[b0 + s - 1] &&
+                       opt_[b0 + s] == opt_[b0 + s - 1] && stopped_[b0 + s] == stopped_[b0 + s - 1]
                    ? h[s - 1]
-                   : member_step(b0 + s, e, step);
+                   : member_step(b0 + s, e, step, resuming && step < next_step_[b0 + s]);
     }
     be_.to_device(wk.h, wk.h_host.data(), static_cast<std::size_t>(steps) * Sb * sizeof(OptStep));
     BatchSampler sampler = sampler_;
@@ -248,21 +283,31 @@ class Loop {
       sampler.order = wk.order;
     }
     if (!sets_.equal_sizes()) {
-      // Each member's own epoch order, laid out for the block (host order, host table), and
-      // its valid rows at each step (members whose set is exhausted get 0 and skip the step).
+      // Each member's own epoch order, laid out for the block (host order, host table).
       const std::uint32_t* order = order_ ? order_host_.data() + static_cast<std::size_t>(slot) * n_ : nullptr;
       for (int s = b0; s < b1; ++s)
         member_epoch_rows(sets_, s, order, table_stride_, wk.table_host.data() + static_cast<std::size_t>(s - b0) * table_stride_);
       be_.to_device(wk.table, wk.table_host.data(), static_cast<std::size_t>(Sb) * table_stride_ * sizeof(std::uint32_t));
       sampler.table = wk.table;
       sampler.table_member0 = static_cast<std::uint32_t>(cfg_.swarm.first_member + b0);
+    }
+    if (!sets_.equal_sizes() || resuming) {
+      // Valid rows of each member at each step: 0 once its set is exhausted, and for the steps
+      // a resumed member took before the interruption (no loss, no gradient, no update).
       for (long step = 0; step < steps; ++step)
-        for (int s = 0; s < Sb; ++s)
-          wk.rows_host[step * Sb + s] = static_cast<int>(std::clamp<long>(static_cast<long>(sets_.size(b0 + s)) - step * bcap_, 0, bcap_));
+        for (int s = 0; s < Sb; ++s) {
+          const long left = static_cast<long>(sets_.equal_sizes() ? n_ : sets_.size(b0 + s)) - step * bcap_;
+          const bool taken = resuming && step < next_step_[b0 + s];
+          wk.rows_host[step * Sb + s] = taken ? 0 : static_cast<int>(std::clamp<long>(left, 0, bcap_));
+        }
       be_.to_device(wk.rows, wk.rows_host.data(), static_cast<std::size_t>(steps) * Sb * sizeof(int));
     }
-    const std::uint64_t key = static_cast<std::uint64_t>(b0) << 16 | static_cast<std::uint64_t>(w);
-    be_.run_recorded(key, [&] { epoch_ops(b0, Sb, steps, sampler, wk, w); });
+    if (resuming) {
+      epoch_ops(b0, Sb, steps, sampler, wk, w, true);  // once: not recorded
+    } else {
+      const std::uint64_t key = static_cast<std::uint64_t>(b0) << 16 | static_cast<std::uint64_t>(w);
+      be_.run_recorded(key, [&] { epoch_ops(b0, Sb, steps, sampler, wk, w, false); });
+    }
     double* h = hist_ + static_cast<std::size_t>(slot) * kHistKinds * S_ + b0;
     be_.copy(h, wk.loss, Sb * sizeof(double));
     be_.copy(h + S_, wk.correct, Sb * sizeof(double));
@@ -272,20 +317,31 @@ class Loop {
     }
   }
 
-  // The ops of one epoch of a block: every training step, then the validation loss.
-  void epoch_ops(int b0, int Sb, long steps, const BatchSampler& sampler, Worker& wk, int w) {
+  // The ops of one epoch of a block: every training step, then the validation loss. When
+  // `resuming`, the sums start from the interrupted epoch's and every member has its rows.
+  // Between steps, `stop` may end the epoch (step_stop_): the block's members record where.
+  void epoch_ops(int b0, int Sb, long steps, const BatchSampler& sampler, Worker& wk, int w, bool resuming) {
     const BlockViews& v = views_[static_cast<std::size_t>(b0 / block_)];
     const BlockParams &p = v.p, &g = v.g, &s1 = v.s1, &s2 = v.s2;
     const std::int64_t sX = static_cast<std::int64_t>(bcap_) * F_, sY = static_cast<std::int64_t>(bcap_) * T_;
     const std::int64_t sZ = static_cast<std::int64_t>(bcap_) * O_;
     const auto clip = static_cast<float>(cfg_.optimizer.grad_clip);
     const auto member0 = static_cast<std::uint32_t>(cfg_.swarm.first_member + b0);
-    be_.fill_zero(wk.loss, Sb * sizeof(double));
-    be_.fill_zero(wk.correct, Sb * sizeof(double));
+    if (resuming) {
+      be_.copy(wk.loss, init_sums_ + b0, Sb * sizeof(double));
+      be_.copy(wk.correct, init_sums_ + S_ + b0, Sb * sizeof(double));
+    } else {
+      be_.fill_zero(wk.loss, Sb * sizeof(double));
+      be_.fill_zero(wk.correct, Sb * sizeof(double));
+    }
     for (long step = 0; step < steps; ++step) {
+      if (step_stop_ && (*stop_)()) {
+        std::fill_n(stopped_at_.begin() + b0, Sb, static_cast<int>(step));
+        return;
+      }
       const int pos0 = static_cast<int>(step * bcap_);
       const int B = std::min(bcap_, n_ - pos0);
-      const int* rows = sets_.equal_sizes() ? nullptr : wk.rows + step * Sb;
+      const int* rows = sets_.equal_sizes() && !resuming ? nullptr : wk.rows + step * Sb;
       const StepBatch batch{&shape_, &cfg_.loss, &sampler, member0, Sb, static_cast<std::uint32_t>(pos0), B,
                             train_.X, train_.Y, T_, &p, &g, wk.loss, wk.correct, rows};
       kernel_->step(batch, StepUpdate{cfg_.optimizer.type, &s1, &s2, wk.h + step * Sb, clip}, w);
@@ -316,9 +372,10 @@ class Loop {
   }
 
   // Optimizer scalars of local member s at step `step` of epoch e: its own step count and
-  // schedule (members with fewer samples take fewer steps per epoch).
-  OptStep member_step(int s, int e, long step) const {
-    if (step >= member_spe_[s] || stopped_[s]) {
+  // schedule (members with fewer samples take fewer steps per epoch); none when `taken`
+  // (the step was taken before an interruption).
+  OptStep member_step(int s, int e, long step, bool taken) const {
+    if (step >= member_spe_[s] || stopped_[s] || taken) {
       OptStep idle{};
       idle.skip = true;
       return idle;
@@ -361,6 +418,12 @@ class Loop {
   DeviceBuffer<float> P_, G_, S1_, S2_;  // swarm arrays in ParamLayout order
   DeviceBuffer<float> B_;                 // restore_best: each member's best epoch's parameters
   std::vector<char> stopped_;             // [S] member stopped early: its steps are skipped
+  const std::function<bool()>* stop_;     // polled between steps when step_stop_
+  bool step_stop_ = false;                // this run_epochs call may stop between steps
+  std::vector<int> stopped_at_;           // [S] step at which `stop` ended the epoch, -1: not
+  int resume_epoch_ = -1;                 // the interrupted epoch a resume continues, else -1
+  std::vector<int> next_step_;            // [S] its first step for each member
+  double* init_sums_ = nullptr;           // [2, S] its loss and correct sums so far
   // Each block's tensors in P_, G_, S1_, S2_ (blocks start at multiples of block_), made once:
   // epoch_ops runs per block and epoch, and each view allocates.
   struct BlockViews {
@@ -507,10 +570,12 @@ int early_stop_epoch(const Config& cfg, TrainOutput& out, Loop& loop, int e) {
 // Starts `out` (histories [S, train.epochs]) from `from`: its histories, divergence and
 // early-stopping state as far as it trained.
 void start_from(TrainOutput& out, const TrainOutput& from) {
-  out.train_loss = history_columns(from.train_loss, from.epochs, out.epochs);
-  out.val_loss = history_columns(from.val_loss, from.epochs, out.epochs);
-  out.train_acc = history_columns(from.train_acc, from.epochs, out.epochs);
-  out.val_acc = history_columns(from.val_acc, from.epochs, out.epochs);
+  if (from.epochs > 0) {  // else (interrupted in the first epoch) nothing to keep: out's stay
+    out.train_loss = history_columns(from.train_loss, from.epochs, out.epochs);
+    out.val_loss = history_columns(from.val_loss, from.epochs, out.epochs);
+    out.train_acc = history_columns(from.train_acc, from.epochs, out.epochs);
+    out.val_acc = history_columns(from.val_acc, from.epochs, out.epochs);
+  }
   out.diverged_epoch = from.diverged_epoch;
   if (!out.stopped_epoch.empty() && !from.stopped_epoch.empty()) {
     out.stopped_epoch = from.stopped_epoch;
@@ -548,7 +613,7 @@ TrainOutput train_pass(const Config& cfg, const PreparedData& data, const Member
   const int first = control.resume ? std::min(control.resume->epochs, E) : 0;
   if (control.resume) start_from(out, *control.resume);
 
-  Loop loop(cfg, data, sets, be, out, control.resume);
+  Loop loop(cfg, data, sets, be, out, control.resume, &control.stop);
   // The state as far as trained (epochs [0, done)), for a checkpoint.
   const auto snapshot = [&](int done) {
     TrainOutput t = copy_until(out, done);
@@ -576,6 +641,12 @@ TrainOutput train_pass(const Config& cfg, const PreparedData& data, const Member
     if (every > 0) e1 = std::min(e1, (e0 / every + 1) * every);
     const double t0 = elapsed();
     loop.run_epochs(e0, e1);
+    if (loop.stopped_in_epoch()) {  // interrupted between steps of epoch e0 (e1 == e0 + 1)
+      out.partial = loop.partial_epoch(e0);
+      out.interrupted = true;
+      if (control.checkpoint) control.checkpoint(snapshot(e0));
+      break;
+    }
     const double t1 = elapsed(), dt = t1 - t0;
     std::vector<EpochStats> stats = summarize(out, S, e0, e1, cfg.swarm.first_member, out.diverged_epoch);
     if (es.enabled()) {

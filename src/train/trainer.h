@@ -38,7 +38,19 @@ struct TrainControl {
   int checkpoint_every = 0;             // epochs between calls of `checkpoint` (0: none)
   // Called with the whole state (TrainOutput as far as trained, histories [S, epochs]).
   std::function<void(const TrainOutput&)> checkpoint;
-  std::function<bool()> stop;  // polled between epochs: true ends training after this epoch
+  // Polled between epochs, and between steps when an epoch is a chunk of its own on a backend
+  // that runs steps one by one (the CPU; a GPU replays whole epochs): true ends training
+  // there, with the epoch's position in TrainOutput::partial. Called from every worker thread.
+  std::function<bool()> stop;
+};
+
+// An epoch interrupted between steps (TrainOutput::partial): with the parameters and
+// optimizer state at that point, what continuing it exactly takes.
+struct PartialEpoch {
+  std::vector<int> next_step;       // [S] the epoch's step each member continues from
+  std::vector<double> loss_sum;     // [S] training loss summed over the steps taken
+  std::vector<double> correct_sum;  // [S] correct predictions over them (classification)
+  bool present() const { return !next_step.empty(); }
 };
 
 // What training produced, and everything it needs to continue (a checkpoint's contents).
@@ -61,6 +73,7 @@ struct TrainOutput {
   std::vector<double> best_value;
   std::vector<float> best_params;
   bool interrupted = false;  // stopped by TrainControl::stop before train.epochs
+  PartialEpoch partial;      // interrupted between steps: where epoch `epochs` (0-based) stands
   std::string pred_split;                                       // "test" or "train"
   int pred_n = 0;
   std::vector<float> pred_members;                              // [S, N, outputs]; empty for group_by

@@ -36,6 +36,7 @@ class CudaBackend final : public Backend {
   std::uint64_t memory_budget() const override;
   int block_members(int S, std::int64_t bytes_per_member) const override { return S; }
   void run_recorded(std::uint64_t key, const std::function<void()>& ops) override;
+  bool replays_recordings() const override { return true; }
   void for_each_block(int S, int max_block, const std::function<void(int, int, int)>& fn) override;
 
   void gemm_strided_batched(Trans ta, Trans tb, int m, int n, int k, float alpha, const float* A,

@@ -2,6 +2,7 @@
 // progress, summaries and the exit code.
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <charconv>
 #include <csignal>
 #include <chrono>
@@ -26,6 +27,12 @@ Config resolve_config(const TrainOptions& opt) {
   if (opt.seed) ov.push_back({"seed", std::to_string(*opt.seed)});
   if (opt.out) ov.push_back({"output.path", "'" + *opt.out + "'"});
   return load_config(opt.config_path, ov);
+}
+
+// Where an epoch interrupted between steps stands: "members at step 40 of 250" (or a range).
+std::string step_position(const PartialEpoch& p) {
+  const auto [lo, hi] = std::minmax_element(p.next_step.begin(), p.next_step.end());
+  return *lo == *hi ? fmt::format("members at step {}", *lo) : fmt::format("members at steps {} to {}", *lo, *hi);
 }
 
 void log_start(const TrainOptions& opt, const TrainingRun& run) {
@@ -144,10 +151,15 @@ int run_train(const TrainOptions& opt) {
   if (!run->device_note().empty()) spdlog::info("{}", run->device_note());
   log_start(opt, *run);
   const Config& cfg = run->config();
-  if (!opt.resume.empty())
-    spdlog::info("resuming from {} after epoch {} of {}", opt.resume, run->resumed_epochs(), cfg.train.epochs);
+  if (!opt.resume.empty()) {
+    if (const PartialEpoch* p = run->resumed_partial())
+      spdlog::info("resuming from {} in epoch {} of {} ({})", opt.resume, run->resumed_epochs() + 1, cfg.train.epochs,
+                   step_position(*p));
+    else
+      spdlog::info("resuming from {} after epoch {} of {}", opt.resume, run->resumed_epochs(), cfg.train.epochs);
+  }
   if (!run->resume_note().empty()) spdlog::warn("{}", run->resume_note());
-  // SIGINT/SIGTERM stop after the epoch in progress, keeping the work; training in chunks
+  // SIGINT/SIGTERM stop after the step in progress, keeping the work; training in chunks
   // (a device too small for the swarm) cannot stop between them and keeps the default.
   std::unique_ptr<StopSignals> signals;
   if (run->plan().chunks <= 1) signals = std::make_unique<StopSignals>();
@@ -157,9 +169,13 @@ int run_train(const TrainOptions& opt) {
     r = run->run({[&](const EpochStats& st) { progress(st); },
                   [&](const TrainOutput& t) {
                     progress.finish();
-                    if (t.interrupted)
-                      spdlog::warn("{} received: stopped after epoch {} of {}; saving the work",
-                                   StopSignals::requested() == SIGTERM ? "SIGTERM" : "SIGINT", t.epochs, cfg.train.epochs);
+                    const char* sig = StopSignals::requested() == SIGTERM ? "SIGTERM" : "SIGINT";
+                    if (t.interrupted && t.partial.present())
+                      spdlog::warn("{} received: stopped in epoch {} of {} ({}); saving the work", sig, t.epochs + 1,
+                                   cfg.train.epochs, step_position(t.partial));
+                    else if (t.interrupted)
+                      spdlog::warn("{} received: stopped after epoch {} of {}; saving the work", sig, t.epochs,
+                                   cfg.train.epochs);
                     log_summary(cfg, t, run->resumed_epochs());
                   },
                   [&](const FinalEval& f) { log_eval(cfg, run->data(), f); },
