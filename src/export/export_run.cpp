@@ -21,8 +21,8 @@ std::string model_json(const StoredSwarm& run) {
   m["loss"] = to_string(run.cfg.loss.type);
   m["output"] = run.cfg.loss.type == LossType::CrossEntropy ? "softmax" : run.cfg.loss.type == LossType::Bce ? "sigmoid" : "identity";
   m["inputs"] = shape.inputs();
-  m["seq_len"] = shape.seq_len;
-  m["step_features"] = shape.step_features;
+  m["seq_len"] = run.file.data.seq_len;  // windows, for recurrent and dense models alike
+  m["step_features"] = run.file.data.step_features;
   m["recurrent"] = nlohmann::json::array();
   for (const RecurrentLayer& l : shape.recurrent)
     m["recurrent"].push_back({{"cell", l.cell == CellType::Lstm ? "lstm" : "gru"}, {"in", l.in}, {"units", l.units}});
@@ -63,13 +63,13 @@ std::vector<NpyArray> npz_arrays(const StoredSwarm& run, const std::vector<int>&
   for (int s : members) global.push_back(run.first_member + s);
   out.push_back({"members/member", {global.size()}, global});
   const Normalization& n = run.file.normalization;
-  const std::size_t F = static_cast<std::size_t>(shape.seq_len > 0 ? shape.step_features : shape.inputs());
+  const DataInfo& info = run.file.data;
+  const std::size_t F = static_cast<std::size_t>(info.seq_len > 0 ? info.step_features : shape.inputs());
   add_stats(out, "data/normalization/mean", n.mean, F, members.front(), one_member);
   add_stats(out, "data/normalization/std", n.std, F, members.front(), one_member);
   add_stats(out, "data/normalization/target_mean", n.target_mean, 1, members.front(), one_member);
   add_stats(out, "data/normalization/target_std", n.target_std, 1, members.front(), one_member);
   if (!n.method.empty()) out.push_back({"data/normalization/method", {}, std::vector<std::string>{n.method}});
-  const DataInfo& info = run.file.data;
   if (!info.feature_names.empty()) out.push_back({"data/feature_names", {info.feature_names.size()}, info.feature_names});
   if (run.classification) out.push_back({"data/class_names", {run.class_names.size()}, run.class_names});
   out.push_back({"config", {}, std::vector<std::string>{run.file.config_yaml}});
@@ -78,7 +78,7 @@ std::vector<NpyArray> npz_arrays(const StoredSwarm& run, const std::vector<int>&
 }
 
 ExportedModel build_export(const std::string& run_path, ExportFormat format, const MemberChoice& choice) {
-  const StoredSwarm run = load_swarm(run_path, false);
+  const StoredSwarm run = load_swarm_model(run_path);
   const std::vector<int> members = choose_members(run, choice);
   ExportedModel m;
   m.ensemble = !choice.member;

@@ -22,15 +22,16 @@ constexpr int kOpset = 17;
 constexpr int kLstmGate[4] = {0, 3, 1, 2};  // i, o, f, c ← i, f, g, o
 constexpr int kGruGate[3] = {1, 0, 2};      // z, r, h ← r, z, n
 
-bool sequence_run(const StoredSwarm& run) { return run.shape.seq_len > 0; }
+// Windows of a sequence run (/data@seq_len), whether the model is recurrent or dense.
+bool sequence_run(const StoredSwarm& run) { return run.file.data.seq_len > 0; }
 
 // Values per sample of the input statistics: step features for sequences, else features.
 int stat_width(const StoredSwarm& run) {
-  return sequence_run(run) ? run.shape.step_features : run.shape.inputs();
+  return sequence_run(run) ? run.file.data.step_features : run.shape.inputs();
 }
 
 std::vector<Dim> input_dims(const StoredSwarm& run) {
-  if (sequence_run(run)) return {"N", run.shape.seq_len, run.shape.step_features};
+  if (sequence_run(run)) return {"N", run.file.data.seq_len, run.file.data.step_features};
   return {"N", run.shape.inputs()};
 }
 
