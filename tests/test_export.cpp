@@ -5,6 +5,7 @@
 // write nothing; the .npy writer's headers.
 #include <doctest/doctest.h>
 
+#include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <map>
@@ -106,6 +107,21 @@ TEST_CASE("export: onnxruntime reproduces predict and the stored predictions for
                                        "  split: {train: 0.8, val: 0.0, test: 0.2}\n  normalize: minmax\n"
                                        "train: {epochs: 2, batch_size: 16}\n")
                      .string());
+  // A sequence ensemble (one series, bootstrap): one GRU node per member, a batched dense head.
+  std::string csv = "day,price,vol\n";
+  double price = 100;
+  for (int t = 0; t < 200; ++t) {
+    price += std::sin(t * 0.7) + 0.3 * std::cos(t * 1.3);
+    csv += std::to_string(t) + "," + std::to_string(price) + "," + std::to_string(0.5 + 0.4 * std::sin(t * 0.31)) + "\n";
+  }
+  const fs::path series = write_file("export-series.csv", csv);
+  runs.push_back(train_run("seq-ensemble", "name: seqens\nseed: 0\nswarm: {size: 3}\nmodel:\n  layers:\n"
+                                           "    - {type: gru, units: 4}\n    - {type: dense, units: 1}\nloss: mse\n"
+                                           "data:\n  source: {type: csv, path: " + series.string() + "}\n"
+                                           "  split: {train: 0.7, val: 0.15, test: 0.15}\n  per_member: bootstrap\n"
+                                           "  normalize: standard\n  sequence: {window: 5, horizon: 1, target: price, "
+                                           "features: [price, vol], time: day}\ntrain: {epochs: 1, batch_size: 16}\n")
+                     .string());
   std::string cmd = python + " " + TURBANET_SOURCE_DIR + "/scripts/check_export.py " + TURBANET_BINARY;
   for (const std::string& r : runs) cmd += " '" + r + "'";
   const std::string out = tn::test::run_command(cmd + " 2>&1");
@@ -113,6 +129,7 @@ TEST_CASE("export: onnxruntime reproduces predict and the stored predictions for
   CHECK_MESSAGE(out.find("\n0 failures") != std::string::npos, out);
   CHECK(out.find("FAIL") == std::string::npos);
   CHECK(out.find("onnx.checker accepts export-stocks-gru-m0.onnx") != std::string::npos);
+  CHECK(out.find("ok   seq-ensemble ensemble: members vs /predictions/test/members") != std::string::npos);
 }
 
 TEST_CASE("export: a bad request exits 2 with what to do and writes nothing") {
