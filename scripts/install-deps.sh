@@ -14,6 +14,10 @@ PACKAGES=(
   libopenblas-openmp-dev             # large per-member GEMMs (one thread per call: the threads are ours)
   libcsv-dev                         # CSV parsing (RFC 4180 quoting)
   libhwy-dev                         # SIMD kernels compiled per CPU target, chosen at run time
+  libonnx-dev libprotobuf-dev        # export --format onnx: the ONNX project's protobuf classes
+  libzip-dev                         # export --format npz: NumPy archives are zip files
+  python3-venv                       # the export tests' onnxruntime environment (scripts/install-test-venv.sh)
+  python3-torch                      # the export tests load a member with scripts/to_torch.py
   python3 python3-h5py python3-numpy # the tests check that h5py reads run files
   python3-yaml                       # scripts/check_member.py reads /config
   python3-matplotlib                 # scripts/plot_sweep.py draws sweep timings

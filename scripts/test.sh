@@ -20,6 +20,7 @@ if [ "${1:-}" = "--quick" ]; then
   shift
 fi
 scripts/install-deps.sh
+scripts/install-test-venv.sh   # onnxruntime for the export tests (PyPI)
 scripts/build.sh
 ctest --test-dir build --output-on-failure -j"$(nproc)" "$@"
 if ((quick)); then exit 0; fi

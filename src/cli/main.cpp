@@ -31,6 +31,7 @@ int main(int argc, char** argv) {
       "  turbanet train configs/iris.yaml --threads 1 --out runs/iris-1.h5\n"
       "  turbanet eval runs/spirals.h5 --split test --json\n"
       "  turbanet predict runs/iris.h5 --input new.csv --out predictions.csv\n"
+      "  turbanet export runs/iris.h5 --format onnx --out iris.onnx\n"
       "  turbanet sweep configs/spirals-small.yaml --swarm 1..128 --mode both --out sweep.csv\n"
       "  turbanet data generate configs/random-walk.yaml --out data/random-walk.csv\n"
       "Exit codes: 0 ok, 1 I/O failure, 2 bad config/data/arguments/run file, 3 some members diverged,\n"
@@ -110,6 +111,21 @@ int main(int argc, char** argv) {
   add_verbosity(w, &quiet, &verbose);
   w->footer("Example: turbanet sweep configs/spirals-small.yaml --swarm 1..128 --mode both --out sweep.csv");
 
+  tn::ExportOptions exp;
+  std::string export_format;
+  int export_member = 0;
+  CLI::App* x = app.add_subcommand("export", "A member or the whole ensemble as an ONNX model or NumPy arrays (.npz)");
+  x->add_option("run", exp.run_path, "Run file written by turbanet train")->required();
+  x->add_option("--format", export_format, "onnx or npz (default: from the --out extension)")
+      ->check(CLI::IsMember({"onnx", "npz"}));
+  x->add_option("--out", exp.out, "FILE.onnx or FILE.npz to write")->required();
+  x->add_option("--member", export_member, "Export this member alone (its global index)")->check(CLI::NonNegativeNumber);
+  x->add_flag("--ensemble", exp.ensemble, "Export every member in one graph with the combined prediction (default)");
+  x->add_flag("--force", exp.force, "Replace an existing --out file");
+  add_verbosity(x, &quiet, &verbose);
+  x->footer("Examples: turbanet export runs/iris.h5 --format onnx --out iris.onnx\n"
+            "          turbanet export runs/stocks-lstm.h5 --member 3 --out stock3.onnx");
+
   tn::DataGenerateOptions generate;
   CLI::App* dt = app.add_subcommand("data", "Data tools");
   dt->require_subcommand(1);
@@ -156,6 +172,12 @@ int main(int argc, char** argv) {
       if (w->count("--out")) sweep.out = sweep_out;
       sweep.verbosity = verbosity(quiet, verbose);
       return tn::run_sweep(sweep);
+    }
+    if (x->parsed()) {
+      if (x->count("--format")) exp.format = export_format;
+      if (x->count("--member")) exp.member = export_member;
+      exp.verbosity = verbosity(quiet, verbose);
+      return tn::run_export(exp);
     }
     if (p->parsed()) {
       if (p->count("--out")) predict.out = predict_out;

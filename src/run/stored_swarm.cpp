@@ -96,21 +96,24 @@ bool is_yaml(const std::string& file) {
   return ext == ".yaml" || ext == ".yml";
 }
 
-}  // namespace
-
-StoredSwarm load_swarm(const std::string& path, bool own_data) {
+// load_swarm and load_swarm_model: `for_new_data` refuses sequence runs (what predict and eval
+// --data cannot serve yet).
+StoredSwarm load(const std::string& path, bool own_data, bool for_new_data) {
   StoredSwarm r;
   r.path = path;
   r.file = read_run_file(path);
-  if (!own_data && r.file.data.seq_len > 0)
+  if (for_new_data && r.file.data.seq_len > 0)
     throw UsageError("run file '" + path + "' holds a sequence model (data.sequence, windows of " +
                      std::to_string(r.file.data.seq_len) + " steps): predicting or evaluating new data "
                      "is not supported for sequence runs yet, since it needs the whole series to cut "
                      "windows from; evaluate the run's own splits with: turbanet eval " + path + " --split test");
   std::vector<Override> ov;
   if (!own_data) {  // neither the training data nor its per-member sampling is needed
-    ov.push_back({"data.source", "{type: spirals}"});
-    ov.push_back({"data.per_member", "shared"});
+    // A stand-in source of the same kind (the model's shapes come from the run file).
+    const bool seq = r.file.data.seq_len > 0;
+    ov.push_back({"data.source", seq ? "{type: random_walk}" : "{type: spirals}"});
+    if (seq) ov.push_back({"data.sequence", "{window: " + std::to_string(r.file.data.seq_len) + ", target: close}"});
+    ov.push_back({"data.per_member", seq ? "{group_by: ticker}" : "shared"});
     ov.push_back({"data.normalize_per_member", "false"});  // group statistics are in the run file
   }
   r.cfg = parse_config(r.file.config_yaml, path + ":/config", ov);
@@ -133,6 +136,12 @@ StoredSwarm load_swarm(const std::string& path, bool own_data) {
     for (int k = 0; k < r.K; ++k) r.class_names.push_back(std::to_string(k));
   return r;
 }
+
+}  // namespace
+
+StoredSwarm load_swarm(const std::string& path, bool own_data) { return load(path, own_data, !own_data); }
+
+StoredSwarm load_swarm_model(const std::string& path) { return load(path, false, false); }
 
 Inputs own_split(const StoredSwarm& run, const std::optional<std::string>& split) {
   const PreparedData d = prepare_data(load_dataset(run.cfg.data, run.classification), run.cfg.data);

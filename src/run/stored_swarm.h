@@ -35,6 +35,10 @@ struct StoredSwarm {
 // RunFileError, ConfigError or UsageError.
 StoredSwarm load_swarm(const std::string& path, bool own_data);
 
+// The model alone (shape, parameters, stored statistics and names), for any run, sequence runs
+// included: the config's data section is not used (as load_swarm with own_data false).
+StoredSwarm load_swarm_model(const std::string& path);
+
 // Samples to evaluate or predict, preprocessed as in training.
 struct Inputs {
   std::string split;   // "test", "val", "train", "all" or "data"

@@ -60,6 +60,19 @@ struct PredictOptions {
 // `turbanet predict`: ensemble and member predictions with per-sample uncertainty.
 int run_predict(const PredictOptions& opt);
 
+struct ExportOptions {
+  std::string run_path;
+  std::optional<std::string> format;  // onnx | npz; default: from the --out extension
+  std::string out;                    // FILE.onnx or FILE.npz, written atomically
+  std::optional<int> member;          // one member (global index); else the ensemble
+  bool ensemble = false;              // every member in one graph (the default)
+  bool force = false;                 // replace an existing --out file
+  Verbosity verbosity = Verbosity::Normal;
+};
+
+// `turbanet export`: a member or the ensemble as ONNX (docs/export.md) or NumPy arrays.
+int run_export(const ExportOptions& opt);
+
 struct SweepOptions {
   std::string config_path;
   std::string swarm = "1..128";       // A..B (powers of two), A..B:K (steps of K), or a list 1,3,17

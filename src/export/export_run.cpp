@@ -1,0 +1,100 @@
+// The export service (export_run.h): load, choose members, build the file, write it atomically.
+#include "export/export_run.h"
+
+#include <nlohmann/json.hpp>
+#include <spdlog/spdlog.h>
+
+#include <stdexcept>
+
+#include "export/onnx_model.h"
+#include "io/atomic_file.h"
+
+namespace tn {
+namespace {
+
+using U = std::uint64_t;
+
+// The architecture in the words of scripts/to_torch.py.
+std::string model_json(const StoredSwarm& run) {
+  nlohmann::json m;
+  const ModelShape& shape = run.shape;
+  m["loss"] = to_string(run.cfg.loss.type);
+  m["output"] = run.cfg.loss.type == LossType::CrossEntropy ? "softmax" : run.cfg.loss.type == LossType::Bce ? "sigmoid" : "identity";
+  m["inputs"] = shape.inputs();
+  m["seq_len"] = run.file.data.seq_len;  // windows, for recurrent and dense models alike
+  m["step_features"] = run.file.data.step_features;
+  m["recurrent"] = nlohmann::json::array();
+  for (const RecurrentLayer& l : shape.recurrent)
+    m["recurrent"].push_back({{"cell", l.cell == CellType::Lstm ? "lstm" : "gru"}, {"in", l.in}, {"units", l.units}});
+  m["dense"] = nlohmann::json::array();
+  for (const DenseLayer& l : shape.layers)
+    m["dense"].push_back({{"in", l.in}, {"out", l.out}, {"activation", to_string(l.act)}, {"slope", l.slope}});
+  return m.dump();
+}
+
+// `a` (a normalization array of the run file) as an .npy array: one member's row of per-group
+// statistics, else as stored.
+void add_stats(std::vector<NpyArray>& out, const std::string& name, const Array& a, std::size_t width, int row,
+               bool one_member) {
+  if (a.data.empty()) return;
+  if (one_member && a.data.size() > width) out.push_back({name, {width}, stats_row(a.data, width, row)});
+  else out.push_back({name, a.shape, a.data});
+}
+
+}  // namespace
+
+ExportFormat parse_export_format(const std::string& name) {
+  if (name == "onnx") return ExportFormat::Onnx;
+  if (name == "npz") return ExportFormat::Npz;
+  throw UsageError("--format: unknown format '" + name + "'; allowed: onnx, npz");
+}
+
+std::vector<NpyArray> npz_arrays(const StoredSwarm& run, const std::vector<int>& members, bool one_member) {
+  std::vector<NpyArray> out;
+  const ModelShape& shape = run.shape;
+  for (int t = 0; t < shape.tensors(); ++t) {
+    std::vector<U> dims;
+    if (!one_member) dims.push_back(members.size());
+    for (std::int64_t d : shape.tensor_dims(t)) dims.push_back(static_cast<U>(d));
+    out.push_back({"params/layer_" + std::to_string(shape.layer_of(t)) + "/" + shape.tensor_name(t), dims,
+                   stacked_tensor(run, t, members)});
+  }
+  std::vector<std::int32_t> global;
+  for (int s : members) global.push_back(run.first_member + s);
+  out.push_back({"members/member", {global.size()}, global});
+  const Normalization& n = run.file.normalization;
+  const DataInfo& info = run.file.data;
+  const std::size_t F = static_cast<std::size_t>(info.seq_len > 0 ? info.step_features : shape.inputs());
+  add_stats(out, "data/normalization/mean", n.mean, F, members.front(), one_member);
+  add_stats(out, "data/normalization/std", n.std, F, members.front(), one_member);
+  add_stats(out, "data/normalization/target_mean", n.target_mean, 1, members.front(), one_member);
+  add_stats(out, "data/normalization/target_std", n.target_std, 1, members.front(), one_member);
+  if (!n.method.empty()) out.push_back({"data/normalization/method", {}, std::vector<std::string>{n.method}});
+  if (!info.feature_names.empty()) out.push_back({"data/feature_names", {info.feature_names.size()}, info.feature_names});
+  if (run.classification) out.push_back({"data/class_names", {run.class_names.size()}, run.class_names});
+  out.push_back({"config", {}, std::vector<std::string>{run.file.config_yaml}});
+  out.push_back({"model", {}, std::vector<std::string>{model_json(run)}});
+  return out;
+}
+
+ExportedModel build_export(const std::string& run_path, ExportFormat format, const MemberChoice& choice) {
+  const StoredSwarm run = load_swarm_model(run_path);
+  const std::vector<int> members = choose_members(run, choice);
+  ExportedModel m;
+  m.ensemble = !choice.member;
+  for (int s : members) m.members.push_back(run.first_member + s);
+  try {
+    if (format == ExportFormat::Npz) m.bytes = npz_bytes(npz_arrays(run, members, !m.ensemble));
+    else m.bytes = m.ensemble ? onnx_ensemble_model(run, members) : onnx_member_model(run, members.front());
+  } catch (const std::length_error& e) {
+    throw UsageError(std::string(e.what()) + "; export fewer members (--member K) or use --format npz");
+  }
+  return m;
+}
+
+void write_export(const std::string& path, ExportFormat format, const ExportedModel& model, bool replace) {
+  io::write_file_atomically(path, format == ExportFormat::Onnx ? "ONNX model" : "NumPy archive", model.bytes,
+                            replace ? io::Replace::Yes : io::Replace::No);
+}
+
+}  // namespace tn
