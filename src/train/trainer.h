@@ -39,6 +39,10 @@ struct TrainControl {
   // Called with the whole state (TrainOutput as far as trained, histories [S, epochs]).
   std::function<void(const TrainOutput&)> checkpoint;
   std::function<bool()> stop;  // polled between epochs: true ends training after this epoch
+  // Replaces the random initial parameters (`params`, ParamLayout order) of members
+  // [first_member, first_member + layout.S) before training: a warm start (model.init_from).
+  // Not called when resuming. Works with chunks too (called once per chunk).
+  std::function<void(int first_member, const ParamLayout& layout, std::vector<float>& params)> init;
 };
 
 // What training produced, and everything it needs to continue (a checkpoint's contents).
@@ -99,8 +103,8 @@ void check_generated_data_memory(const Config& cfg);
 // Trains members in consecutive chunks of at most `chunk` (≤ 0: all at once), one after
 // another on the same backend, and merges the results: what train_swarm does when the
 // device memory planner splits the swarm. Each member's result does not depend on the chunk.
-// `control` needs the whole swarm in one pass (chunk <= 0 or >= swarm.size): std::logic_error
-// otherwise.
+// `control` needs the whole swarm in one pass (chunk <= 0 or >= swarm.size), except for its
+// `init`: std::logic_error otherwise.
 TrainOutput train_swarm_in_chunks(const Config& cfg, const PreparedData& data, const MemberSets& sets,
                                   Backend& be, const ProgressFn& progress, int chunk,
                                   const TrainControl& control = {});
