@@ -10,6 +10,7 @@
 #include "config/config.h"
 #include "eval_test_util.h"
 #include "io/run_file.h"
+#include "python_test_util.h"
 
 using namespace tn;
 using namespace evaltest;
@@ -69,6 +70,17 @@ TEST_CASE("warm start: member k starts from source member members[k], recorded i
     const Config stored = parse_config(r.config_yaml, "stored");
     CHECK(stored.model.init_from.members == std::vector<int>{2, 0, 2});
     CHECK(!stored.model.init_from.all);
+    // h5py reads the records as documented.
+    const std::string py = tn::test::python_with_h5py();
+    if (py.empty()) {
+      MESSAGE("no Python with h5py: the h5py check is skipped");
+    } else {
+      const std::string out = tn::test::run_command(
+          py + " -c \"import h5py; f = h5py.File('" + run.string() + "', 'r'); "
+               "print(f['members/init_from'][()].tolist(), f['members'].attrs['init_from'] == '" +
+          r.members.init_from_path + "', len(f['data'].attrs['base_dir']) > 0)\" 2>&1");
+      CHECK_MESSAGE(out == "[2, 0, 2] True True\n", out);
+    }
   }
   SUBCASE("all, for members [first_member, first_member + size) of the swarm") {
     std::string yaml = base_yaml(2, 2, "{type: adam, lr: 0.01}", init_from(source, "all"));
