@@ -6,7 +6,7 @@
 
 (Debian's /usr/bin/python3: needs python3-h5py, python3-numpy, python3-matplotlib.)
 
-Reads the evaluation group `/eval/<split>/` that `turbanet train` and `turbanet eval` write
+Reads the evaluation group `/eval/<split>/` that `turbanet train` and `turbanet eval --save` write
 (docs/run-file.md): metric names in `metrics`, each member's value of metric m in
 `members/<m>` ([S], float64, NaN for a member left out). A dataset `members` [S, M] (columns
 in `metrics` order) is read as well. When the group also holds a per-member baseline,
@@ -86,7 +86,7 @@ def main():
         if g not in f:
             have = sorted(f["eval"]) if "eval" in f else []
             raise SystemExit(f"{args.run}: no /{g} (evaluated splits: {have or 'none'}; "
-                             f"run `turbanet eval {args.run} --split {args.split}`)")
+                             f"run `turbanet eval {args.run} --split {args.split} --save {args.split}`)")
         grp = f[g]
         task = grp.attrs.get("task", "")
         task = task.decode() if isinstance(task, bytes) else str(task)

@@ -1,13 +1,18 @@
 // Test helpers for commands run as functions: scratch files, the log lines printed while a
-// function runs, and a file's bytes.
+// function runs, and a file's bytes; and for the binary run in another working directory.
 #pragma once
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <memory>
 #include <sstream>
 #include <string>
+#include <utility>
 
+#include <sys/wait.h>
 #include <unistd.h>
+
+#include <vector>
 
 #include <spdlog/sinks/ostream_sink.h>
 #include <spdlog/spdlog.h>
@@ -49,6 +54,29 @@ inline std::string slurp(const std::filesystem::path& p) {
   std::stringstream s;
   s << f.rdbuf();
   return s.str();
+}
+
+// Runs the turbanet binary (TURBANET_BINARY) with `args` in working directory `dir`; its exit
+// code (1000 + signal when killed) and everything it printed on stdout and stderr.
+inline std::pair<int, std::string> run_binary_in(const std::filesystem::path& dir, std::vector<std::string> args) {
+  const std::filesystem::path log = scratch_path("binary", "output-" + std::to_string(::getpid()));
+  args.insert(args.begin(), TURBANET_BINARY);
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    if (::chdir(dir.c_str()) != 0) ::_exit(126);
+    std::FILE* f = std::freopen(log.c_str(), "w", stdout);
+    (void)f;
+    ::dup2(STDOUT_FILENO, STDERR_FILENO);
+    std::vector<char*> argv;
+    for (std::string& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    ::execv(argv[0], argv.data());
+    ::_exit(127);
+  }
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  const int rc = WIFSIGNALED(status) ? 1000 + WTERMSIG(status) : WEXITSTATUS(status);
+  return {rc, slurp(log)};
 }
 
 }  // namespace tn::test

@@ -7,6 +7,7 @@
 
 #include <cmath>
 #include <limits>
+#include <tuple>
 #include <nlohmann/json.hpp>
 
 #include "config/config.h"
@@ -135,19 +136,21 @@ TEST_CASE("train stores the evaluation of the test split, or of the training spl
   CHECK(r.evals[0].n_samples == 200);
 }
 
-TEST_CASE("eval: other splits and combination rules are added to the run file") {
+TEST_CASE("eval: other splits and combination rules, kept in the run file under the names --save gives") {
   const fs::path run = train_run("splits", spirals_yaml(5, 20));
   EvalOptions o = eval_opts(run);
   o.split = "val";
+  o.save = "val";
   CHECK(eval_json(o)["n_samples"] == 20);
   o.split = "all";
   o.combine = "vote";
+  o.save = "all-vote";
   const json all = eval_json(o);
   CHECK(all["n_samples"] == 200);
   CHECK(all["combine"] == "vote");
   // Vote: the ensemble's class is the majority of the members' classes.
   const RunFile r = read_run_file(run.string());
-  const Predictions* p = r.find_predictions("all");
+  const Predictions* p = r.find_predictions("all-vote");
   REQUIRE(p != nullptr);
   int correct = 0;
   for (int i = 0; i < 200; ++i) {
@@ -164,12 +167,71 @@ TEST_CASE("eval: other splits and combination rules are added to the run file") 
   CHECK(all["ensemble"]["accuracy"].get<double>() == doctest::Approx(correct / 200.0));
   o.split = "test";
   o.combine = "mean_logit";
+  o.save = "test-logit";
   CHECK(eval_json(o)["combine"] == "mean_logit");
-  // Every evaluation is kept, each under its own split.
+  // Every evaluation is kept under its own name; training's own record is untouched.
   const RunFile after = read_run_file(run.string());
   CHECK(find_eval(after, "val") != nullptr);
-  CHECK(find_eval(after, "all") != nullptr);
-  CHECK(find_eval(after, "test")->combine == "mean_logit");
+  CHECK(find_eval(after, "all-vote")->source.find("all samples of") == 0);
+  CHECK(find_eval(after, "test-logit")->combine == "mean_logit");
+  CHECK(find_eval(after, "test")->combine == "mean_prob");
+  CHECK(find_eval(after, "test")->source == find_eval(r, "test")->source);
+}
+
+TEST_CASE("eval changes nothing unless asked: the run file's bytes stay, --save writes, a record is replaced only with --force") {
+  const fs::path run = train_run("readonly", spirals_yaml(3, 5));
+  const std::string before = slurp(run);
+  const auto before_time = fs::last_write_time(run);
+  EvalOptions o = eval_opts(run);
+  o.combine = "vote";
+  const json vote = eval_json(o);  // eval --combine vote --json: printed, nothing written
+  CHECK(vote["combine"] == "vote");
+  o.split = "val";
+  o.combine = "mean_prob";
+  eval_json(o);
+  o.split.reset();
+  o.json = false;
+  capture(1, [&] { CHECK(run_eval(o) == kExitOk); });  // the table
+  CHECK(slurp(run) == before);
+  CHECK(fs::last_write_time(run) == before_time);
+  // Files of this run in the scratch directory (temporary files would start with ".readonly").
+  const auto files_of_run = [&] {
+    int n = 0;
+    for (const auto& e : fs::directory_iterator(run.parent_path())) n += e.path().filename().string().find("readonly") != std::string::npos;
+    return n;
+  };
+  const int files = files_of_run();
+
+  // --out naming the run file is refused: storing in it is what --save is for.
+  o.out = run.string();
+  auto [rc, err] = eval_error(o);
+  CHECK(rc == kExitUsage);
+  CHECK_MESSAGE(err.find("is the run file; to store the results in it, use --save NAME") != std::string::npos, err);
+  o.out.reset();
+  o.save = "test/../x";
+  std::tie(rc, err) = eval_error(o);
+  CHECK(rc == kExitUsage);
+  CHECK_MESSAGE(err.find("is not a record name") != std::string::npos, err);
+  // Training's record is replaced only with --force.
+  o.save = "test";
+  o.combine = "vote";
+  std::tie(rc, err) = eval_error(o);
+  CHECK(rc == kExitUsage);
+  CHECK_MESSAGE(err.find("already has a record 'test'") != std::string::npos, err);
+  CHECK(slurp(run) == before);
+  CHECK(files_of_run() == files);
+
+  o.save = "test-vote";
+  eval_json(o);
+  const RunFile saved = read_run_file(run.string());
+  CHECK(find_eval(saved, "test")->combine == "mean_prob");
+  CHECK(find_eval(saved, "test-vote")->combine == "vote");
+  CHECK(saved.find_predictions("test-vote") != nullptr);
+  CHECK(files_of_run() == files);
+  o.save = "test";
+  o.force = true;
+  eval_json(o);
+  CHECK(find_eval(read_run_file(run.string()), "test")->combine == "vote");
 }
 
 TEST_CASE("eval --out writes elsewhere and leaves the run file as it was") {
@@ -293,12 +355,13 @@ TEST_CASE("eval --data: a labeled CSV with the run's columns, in any order, by n
     csv += std::to_string(static_cast<int>(d.test.y[i])) + ",n," + fmt::format("{:.9g},{:.9g}\n", d.test.X[2 * i + 1], d.test.X[2 * i]);
   EvalOptions o = eval_opts(run);
   o.data = write_file("test-points.csv", csv).string();
+  o.save = "new-points";
   const json j = eval_json(o);
   CHECK(j["split"] == "data");
   CHECK(j["n_samples"] == d.test.n);
   CHECK(j["ensemble"]["accuracy"].get<double>() == test["ensemble"]["accuracy"].get<double>());
   CHECK(j["ensemble"]["log_loss"].get<double>() == doctest::Approx(test["ensemble"]["log_loss"].get<double>()));
-  CHECK(find_eval(read_run_file(run.string()), "data")->source == *o.data);
+  CHECK(find_eval(read_run_file(run.string()), "new-points")->source == *o.data);
 }
 
 TEST_CASE("eval: a member with NaN parameters is left out and reported by its global index") {
@@ -311,6 +374,7 @@ TEST_CASE("eval: a member with NaN parameters is left out and reported by its gl
   write_run_file(run.string(), r);
   EvalOptions o = eval_opts(run);
   o.json = true;
+  o.save = "test-nan";
   int rc = -1;
   std::string out;
   const std::string err = capture(2, [&] { out = capture(1, [&] { rc = run_eval(o); }); });
@@ -325,7 +389,7 @@ TEST_CASE("eval: a member with NaN parameters is left out and reported by its gl
   for (int s : {0, 2, 3}) sum += j["members"][s]["accuracy"].get<double>();
   CHECK(j["member_mean"]["accuracy"].get<double>() == doctest::Approx(sum / 3));
   CHECK(j["ensemble"]["accuracy"].is_number());
-  CHECK(find_eval(read_run_file(run.string()), "test")->excluded == std::vector<int>{4});
+  CHECK(find_eval(read_run_file(run.string()), "test-nan")->excluded == std::vector<int>{4});
 }
 
 TEST_CASE("eval: per-member hyperparameters give the best member per metric and metrics by value") {

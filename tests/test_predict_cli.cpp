@@ -201,6 +201,7 @@ TEST_CASE("a bootstrapped spirals swarm is more uncertain near the class boundar
   const fs::path run = train_run("boundary", spirals_yaml(16, 150));
   EvalOptions o = eval_opts(run);
   o.split = "all";
+  o.save = "all";
   int rc = -1;
   capture(1, [&] { rc = run_eval(o); });
   REQUIRE(rc == kExitOk);

@@ -63,8 +63,9 @@ int main(int argc, char** argv) {
   t->footer("Example: turbanet train configs/spirals.yaml --swarm 32 --set train.epochs=200");
 
   tn::EvalOptions eval;
-  std::string split, data, eval_out;
-  CLI::App* e = app.add_subcommand("eval", "Metrics of every member and of the ensemble; stored in the run file under /eval/<split>");
+  std::string split, data, eval_out, eval_save;
+  CLI::App* e = app.add_subcommand("eval", "Metrics of every member and of the ensemble, printed; the run file is "
+                                           "changed only with --save");
   e->add_option("run", eval.run_path, "Run file written by turbanet train")->required();
   e->add_option("--split", split, "Split of the run's data: test (default; train if there is none), val, train, all")
       ->check(CLI::IsMember({"test", "val", "train", "all"}));
@@ -73,12 +74,14 @@ int main(int argc, char** argv) {
   e->add_option("--combine", eval.combine, "Ensemble rule: mean_prob (default), vote, mean_logit")
       ->check(CLI::IsMember({"mean_prob", "vote", "mean_logit"}));
   e->add_flag("--json", eval.json, "Print one JSON object on stdout instead of the table");
-  e->add_option("--out", eval_out, "Write the results to FILE.json, or to FILE.h5 (a copy of the run "
-                                   "file) instead of updating the run file");
-  e->add_flag("--force", eval.force, "Replace an existing --out file");
+  e->add_option("--out", eval_out, "Also write the results to FILE.json, or to FILE.h5 (a copy of the run "
+                                   "file with the results)");
+  e->add_option("--save", eval_save, "Store the results in the run file as /eval/NAME and /predictions/NAME "
+                                     "(e.g. --save test-vote)");
+  e->add_flag("--force", eval.force, "Replace an existing --out file, or the record --save names");
   e->add_option("--threads", eval.threads, "CPU threads (default: all cores)")->check(CLI::NonNegativeNumber);
   add_verbosity(e, &quiet, &verbose);
-  e->footer("Example: turbanet eval runs/spirals.h5 --split all --combine vote");
+  e->footer("Example: turbanet eval runs/spirals.h5 --split all --combine vote --save all-vote");
 
   tn::PredictOptions predict;
   std::string predict_out;
@@ -159,6 +162,7 @@ int main(int argc, char** argv) {
       if (e->count("--split")) eval.split = split;
       if (e->count("--data")) eval.data = data;
       if (e->count("--out")) eval.out = eval_out;
+      if (e->count("--save")) eval.save = eval_save;
       eval.verbosity = verbosity(quiet, verbose);
       return tn::run_eval(eval);
     }

@@ -2,8 +2,10 @@
 // Built and validated from YAML in config/load.cpp; nothing else includes yaml-cpp.
 #pragma once
 #include <cstdint>
+#include <optional>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "backend/devices.h"
@@ -18,6 +20,14 @@ namespace tn {
 // ("file:line:col: key.path: problem; expected ...; allowed: ...; did you mean 'x'?").
 struct ConfigError : std::runtime_error {
   using std::runtime_error::runtime_error;
+};
+
+// A data file (or model.init_from's run file) that is in none of the places looked in; what()
+// names them. `key` is the key path ("data.source.path"), `written` the path as written.
+struct DataFileNotFound : ConfigError {
+  DataFileNotFound(const std::string& what, std::string key_path, std::string path)
+      : ConfigError(what), key(std::move(key_path)), written(std::move(path)) {}
+  std::string key, written;
 };
 
 // GEMM precision on a GPU: fp32 (default, matches the CPU) or tf32 tensor cores (faster,
@@ -40,9 +50,22 @@ struct LayerConfig {
   double forget_bias = 1.0;       // lstm: initial forget-gate bias
 };
 
+// Warm start (`model.init_from: {path: RUN.h5, members: [...] | all}`): members start from the
+// trained parameters (/params) of members of another run file of the same model, instead of
+// random ones; the optimizer state, schedule and early stopping start fresh. Member k (global
+// index) takes the source run's member source_member(k) (its global index there).
+struct InitFromConfig {
+  std::string path;          // the source run file as found (like data files); "" = off
+  bool all = true;           // members: all (member k takes member k)
+  std::vector<int> members;  // else one source member per member 0 .. first_member + size - 1
+  bool enabled() const { return !path.empty(); }
+  int source_member(int k) const { return all ? k : members[static_cast<std::size_t>(k)]; }
+};
+
 struct ModelConfig {
   std::vector<LayerConfig> layers;
   double init_scale = 1.0;  // multiplies every initial weight (biases start at 0)
+  InitFromConfig init_from;
 };
 
 struct OptimizerConfig {
@@ -235,11 +258,15 @@ struct Override {
   std::string value;  // parsed as YAML, so "1e-3", "[a, b]" and "{type: sgd}" all work
 };
 
-// Reads, overrides and validates a configuration file. Throws ConfigError.
+// Reads, overrides and validates a configuration file. Throws ConfigError. Relative data
+// file paths are looked up in the working directory, then in the file's directory.
 Config load_config(const std::string& path, const std::vector<Override>& overrides = {});
 // Same, from YAML text; `origin` names it in messages (used by tests and by run files).
+// Relative data file paths are looked up in `data_dirs` in order ("" is the working
+// directory); by default the working directory, then the directory of `origin`.
 Config parse_config(const std::string& yaml_text, const std::string& origin,
-                    const std::vector<Override>& overrides = {});
+                    const std::vector<Override>& overrides = {},
+                    const std::optional<std::vector<std::string>>& data_dirs = std::nullopt);
 // Parses "key.path=value" as given to --set. Throws ConfigError on a malformed string.
 Override parse_override(const std::string& arg);
 // The resolved configuration as YAML (every key, defaults filled in); parse_config of

@@ -97,6 +97,18 @@ void kv_member(YAML::Emitter& e, const char* key, double v, const Config& c, con
 void emit_model(YAML::Emitter& e, const ModelConfig& m, const Config& c) {
   begin(e, "model");
   kv_member(e, "init_scale", m.init_scale, c, "model.init_scale");
+  if (m.init_from.enabled()) {
+    e << YAML::Key << "init_from" << YAML::Value << YAML::Flow << YAML::BeginMap;
+    kv(e, "path", m.init_from.path);
+    if (m.init_from.all) {
+      kv(e, "members", "all");
+    } else {
+      e << YAML::Key << "members" << YAML::Value << YAML::Flow << YAML::BeginSeq;
+      for (int k : m.init_from.members) e << k;
+      e << YAML::EndSeq;
+    }
+    e << YAML::EndMap;
+  }
   e << YAML::Key << "layers" << YAML::Value << YAML::BeginSeq;
   for (const LayerConfig& l : m.layers) {
     e << YAML::Flow << YAML::BeginMap;

@@ -93,14 +93,33 @@ void check_layer_order(const std::vector<Field>& fields, std::vector<LayerConfig
   }
 }
 
-void read_model(const Field& f, Config& c) {
-  f.check_keys({"layers", "init_scale"});
+// model.init_from: {path, members: all | [k, ...]}. The path is looked up like a data file;
+// one that is not found is kept as written and refused when training starts (a stored config
+// must stay readable after its source run has moved).
+void read_init_from(const Field& f, InitFromConfig& w, const std::vector<std::string>& dirs) {
+  if (!f.present()) return;
+  if (!f.is_map()) f.fail_type("a map like {path: runs/old.h5, members: all}");
+  f.check_keys({"path", "members"});
+  const Field path = f.required("path");
+  w.path = path.string();
+  if (w.path.empty()) path.fail("must not be empty");
+  if (std::string found = cfg::find_file(w.path, dirs); !found.empty()) w.path = found;
+  const Field members = f["members"];
+  if (!members.present() || (members.is_scalar() && members.string() == "all")) return;
+  if (!members.node().IsSequence()) members.fail_type("'all' or a list of source member indices like [0, 0, 3]");
+  w.all = false;
+  for (const Field& m : members.items()) w.members.push_back(static_cast<int>(m.integer(0, kIntMax)));
+}
+
+void read_model(const Field& f, Config& c, const std::vector<std::string>& dirs) {
+  f.check_keys({"layers", "init_scale", "init_from"});
   ModelConfig& m = c.model;
   const std::vector<Field> layers = f.required("layers").items();
   if (layers.empty()) f["layers"].fail("must contain at least one layer");
   for (const Field& layer : layers) m.layers.push_back(read_layer(layer));
   check_layer_order(layers, m.layers);
   cfg::read_member_value(f["init_scale"], "model.init_scale", m.init_scale, Range::above(0), c);
+  read_init_from(f["init_from"], m.init_from, dirs);
 }
 
 // A section given as a name ("sgd") or as a map with a `type` key.
@@ -242,6 +261,18 @@ void check_consistency(const Field& root, const Config& c) {
   if (es.enabled() && es.metric.rfind("val_", 0) == 0 && c.data.split.val <= 0 && !c.data.sequence.enabled())
     root["train"]["early_stopping"]["metric"].fail(es.metric + " needs a validation split: set data.split.val "
                                                    "(e.g. 0.1), or use " + (es.maximize() ? "train_accuracy" : "train_loss"));
+  const InitFromConfig& w = c.model.init_from;
+  const Field init_from = root["model"]["init_from"];
+  const long long members = static_cast<long long>(c.swarm.first_member) + c.swarm.size;
+  if (w.enabled() && !w.all && static_cast<long long>(w.members.size()) != members)
+    init_from["members"].fail(
+        "lists " + std::to_string(w.members.size()) + " source members, but the swarm has " + std::to_string(members) +
+        " members (0.." + std::to_string(members - 1) + "): give one source member per member, in member order" +
+        (c.swarm.first_member > 0 ? " (entries before swarm.first_member are not used)" : "") +
+        ", or write members: all (member k starts from member k)");
+  if (w.enabled() && (c.model.init_scale != 1.0 || find_member_values(c, "model.init_scale")))
+    root["model"]["init_scale"].fail("scales random initial weights, but model.init_from starts every member from a "
+                                     "trained run's parameters; remove one of the two");
   if (c.loss.type == LossType::CrossEntropy && last.units < 2)
     units.fail("the cross_entropy loss needs at least 2 output units (one per class), got " +
                std::to_string(last.units) + "; for a single output use loss: bce");
@@ -287,7 +318,7 @@ void check_sizes(const Field& root, const Config& c) {
         std::to_string(kIntMax) + " input values per sample; reduce data.sequence.window");
 }
 
-Config read_config(const Field& root, const std::string& base_dir) {
+Config read_config(const Field& root, const std::vector<std::string>& data_dirs) {
   root.check_keys({"name", "seed", "device", "device_precision", "swarm", "model", "loss", "optimizer", "schedule",
                    "data", "train", "output", "grid"});
   Config c;
@@ -296,11 +327,11 @@ Config read_config(const Field& root, const std::string& base_dir) {
   read_device(root["device"], c);
   root.get("device_precision", c.device_precision, {DevicePrecision::Fp32, DevicePrecision::Tf32});
   read_swarm(root["swarm"], c.swarm);
-  read_model(root.required("model"), c);
+  read_model(root.required("model"), c, data_dirs);
   read_loss(root["loss"], c.loss);
   read_optimizer(root["optimizer"], c);
   read_schedule(root["schedule"], c.schedule);
-  cfg::read_data(root.required("data"), c.data, base_dir);
+  cfg::read_data(root.required("data"), c.data, data_dirs);
   read_train(root["train"], c.train);
   read_output(root["output"], c);
   if (c.train.checkpoint.path.empty()) c.train.checkpoint.path = default_checkpoint_path(c.output.path);
@@ -336,14 +367,16 @@ std::string read_file(const std::string& path) {
 }  // namespace
 
 Config parse_config(const std::string& yaml_text, const std::string& origin,
-                    const std::vector<Override>& overrides) {
+                    const std::vector<Override>& overrides, const std::optional<std::vector<std::string>>& data_dirs) {
   const cfg::Origin where{origin, overrides};
   YAML::Node root = parse_yaml(yaml_text, where);
   const Field top(where, root, "", root.Mark());
   if (!root.IsMap()) top.fail_type("a map of settings (name, model, data, ...) at the top level");
   try {
     cfg::apply_overrides(root, overrides);
-    Config c = read_config(top, std::filesystem::path(origin).parent_path().string());
+    const std::string origin_dir = std::filesystem::path(origin).parent_path().string();
+    Config c = read_config(top, data_dirs.value_or(origin_dir.empty() ? std::vector<std::string>{""}
+                                                                      : std::vector<std::string>{"", origin_dir}));
     c.source_file = origin;
     return c;
   } catch (const YAML::Exception& e) {  // a yaml-cpp surprise still names the file

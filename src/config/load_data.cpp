@@ -29,18 +29,35 @@ std::string non_empty(const Field& f) {
   return v;
 }
 
-// A data file path as written if it exists from the working directory, else relative to
-// the config file's directory; fails when neither exists.
-std::string resolve_path(const Field& f, const std::string& base_dir) {
-  const std::string written = non_empty(f);
+}  // namespace
+
+std::string find_file(const std::string& written, const std::vector<std::string>& dirs,
+                      std::vector<std::string>* looked) {
   const fs::path p(written);
-  if (is_file(p)) return written;
-  if (p.is_relative() && !base_dir.empty() && is_file(fs::path(base_dir) / p))
-    return (fs::path(base_dir) / p).lexically_normal().string();
-  std::string looked = "the working directory";
-  if (!base_dir.empty()) looked += " and '" + base_dir + "'";
-  f.fail("file not found: '" + written + "'" +
-         (p.is_relative() ? "; looked in " + looked : std::string()));
+  if (p.is_absolute()) return is_file(p) ? written : "";
+  for (std::size_t i = 0; i < dirs.size(); ++i) {
+    const std::string& dir = dirs[i];
+    if (std::find(dirs.begin(), dirs.begin() + static_cast<std::ptrdiff_t>(i), dir) != dirs.begin() + static_cast<std::ptrdiff_t>(i))
+      continue;  // looked there already
+    const fs::path candidate = dir.empty() ? p : (fs::path(dir) / p).lexically_normal();
+    if (is_file(candidate)) return candidate.string();
+    if (looked) looked->push_back(dir.empty() ? "the working directory" : "'" + dir + "'");
+  }
+  return "";
+}
+
+namespace {
+
+// A data file path found by find_file; fails with DataFileNotFound naming every place looked in.
+std::string resolve_path(const Field& f, const std::vector<std::string>& dirs) {
+  const std::string written = non_empty(f);
+  std::vector<std::string> looked;
+  if (std::string found = find_file(written, dirs, &looked); !found.empty()) return found;
+  std::string where;
+  for (std::size_t i = 0; i < looked.size(); ++i)
+    where += (i == 0 ? "" : i + 1 == looked.size() ? " and " : ", ") + looked[i];
+  throw DataFileNotFound(f.message("file not found: '" + written + "'" + (where.empty() ? "" : "; looked in " + where)),
+                         f.path(), written);
 }
 
 // An optional pair of keys naming the test set: both or neither. `read` reads one value.
@@ -76,8 +93,8 @@ void read_features(const Field& features, SourceConfig& s) {
 
 // With data.sequence the columns come from the sequence section, so target and features
 // are not source keys.
-void read_csv(const Field& f, SourceConfig& s, const std::string& base_dir, bool sequence) {
-  s.path = resolve_path(f.required("path"), base_dir);
+void read_csv(const Field& f, SourceConfig& s, const std::vector<std::string>& dirs, bool sequence) {
+  s.path = resolve_path(f.required("path"), dirs);
   if (sequence) {
     for (const char* key : {"target", "features"})
       if (Field k = f[key]; k.present())
@@ -117,8 +134,8 @@ void read_random_walk(const Field& f, SourceConfig& s) {
   read_interval(f, "start_price", w.start_lo, w.start_hi, Range::between(1e-3, 1e6));
 }
 
-void read_files(const Field& f, SourceConfig& s, const std::string& base_dir) {
-  const auto file = [&](const Field& k) { return resolve_path(k, base_dir); };
+void read_files(const Field& f, SourceConfig& s, const std::vector<std::string>& dirs) {
+  const auto file = [&](const Field& k) { return resolve_path(k, dirs); };
   if (s.type == "idx") {
     s.images = file(f.required("images"));
     s.labels = file(f.required("labels"));
@@ -136,7 +153,7 @@ void read_files(const Field& f, SourceConfig& s, const std::string& base_dir) {
   }
 }
 
-void read_source(const Field& f, SourceConfig& s, const std::string& base_dir, bool sequence) {
+void read_source(const Field& f, SourceConfig& s, const std::vector<std::string>& dirs, bool sequence) {
   const std::vector<std::string> types = {"spirals", "moons", "sine", "random_walk", "csv",
                                           "idx",     "hdf5",  "npy"};
   if (f.is_map()) {
@@ -157,8 +174,8 @@ void read_source(const Field& f, SourceConfig& s, const std::string& base_dir, b
   } else {
     s.type = types[f.choose(types)];
   }
-  if (s.type == "csv") return read_csv(f, s, base_dir, sequence);
-  if (s.type == "idx" || s.type == "hdf5" || s.type == "npy") return read_files(f, s, base_dir);
+  if (s.type == "csv") return read_csv(f, s, dirs, sequence);
+  if (s.type == "idx" || s.type == "hdf5" || s.type == "npy") return read_files(f, s, dirs);
   if (s.type == "random_walk") return read_random_walk(f, s);
   f.get("n", s.n, 2);
   f.get("noise", s.noise, Range::at_least(0));
@@ -253,10 +270,10 @@ void read_per_member(const Field& f, DataConfig& d) {
 
 }  // namespace
 
-void read_data(const Field& f, DataConfig& d, const std::string& base_dir) {
+void read_data(const Field& f, DataConfig& d, const std::vector<std::string>& dirs) {
   f.check_keys({"source", "split", "per_member", "normalize", "normalize_per_member", "sequence"});
   const Field sequence = f["sequence"];
-  read_source(f.required("source"), d.source, base_dir, sequence.present());
+  read_source(f.required("source"), d.source, dirs, sequence.present());
   read_split(f["split"], d.split, d.source);
   read_per_member(f["per_member"], d);
   f.get("normalize", d.normalize, {Normalize::None, Normalize::Standard, Normalize::MinMax});

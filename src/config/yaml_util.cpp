@@ -144,10 +144,11 @@ Field::Field(const Origin& origin, YAML::Node node, std::string path, YAML::Mark
   if (present_) mark_ = node_.Mark();
 }
 
-void Field::fail(const std::string& problem) const {
-  const std::string where = origin_->where(mark_, path_);
-  throw ConfigError(where + ": " + (path_.empty() ? "" : path_ + ": ") + problem);
+std::string Field::message(const std::string& problem) const {
+  return origin_->where(mark_, path_) + ": " + (path_.empty() ? "" : path_ + ": ") + problem;
 }
+
+void Field::fail(const std::string& problem) const { throw ConfigError(message(problem)); }
 
 void Field::fail_type(const std::string& expected) const {
   fail("expected " + expected + ", got " + describe_value());

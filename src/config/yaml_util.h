@@ -70,6 +70,7 @@ class Field {
   bool is_map() const { return present_ && node_.IsMap(); }
   bool is_scalar() const { return present_ && node_.IsScalar(); }
   [[noreturn]] void fail(const std::string& problem) const;
+  std::string message(const std::string& problem) const;  // what fail() throws: "file:line:col: key: problem"
   [[noreturn]] void fail_type(const std::string& expected) const;  // "expected X, got Y"
 
   Field operator[](const std::string& key) const;  // child of a map, maybe missing

@@ -224,10 +224,11 @@ void write_predictions(hid_t file, const Predictions& p) {
 void write_data_info(hid_t file, const DataInfo& d) {
   if (!d.feature_names.empty()) h5::write_strings(file, "/data/feature_names", d.feature_names);
   if (!d.class_names.empty()) h5::write_strings(file, "/data/class_names", d.class_names);
-  if (d.target.empty() && d.seq_len == 0) return;
+  if (d.target.empty() && d.seq_len == 0 && d.base_dir.empty()) return;
   h5::Handle group = h5::exists(file, "/data") ? h5::open_group(file, "/data")
                                                : h5::create_group(file, "/data");
   if (!d.target.empty()) h5::set_string_attr(group.get(), "/data", "target", d.target);
+  if (!d.base_dir.empty()) h5::set_string_attr(group.get(), "/data", "base_dir", d.base_dir);
   if (d.seq_len > 0) {
     h5::set_int_attr(group.get(), "/data", "seq_len", d.seq_len, H5T_STD_I32LE);
     h5::set_int_attr(group.get(), "/data", "step_features", d.step_features, H5T_STD_I32LE);
@@ -241,7 +242,9 @@ void write_members(hid_t file, const MemberData& m) {
   h5::set_string_attr(g.get(), "/members", "per_member", m.per_member);
   h5::set_double_attr(g.get(), "/members", "fraction", m.fraction);
   if (!m.group_by.empty()) h5::set_string_attr(g.get(), "/members", "group_by", m.group_by);
+  if (!m.init_from_path.empty()) h5::set_string_attr(g.get(), "/members", "init_from", m.init_from_path);
   g.close("group /members");
+  if (!m.init_from.empty()) h5::write_ints(file, "/members/init_from", m.init_from);
   h5::write_ints(file, "/members/sample_count", m.sample_count);
   if (!m.set_offset.empty()) {
     h5::write_ints(file, "/members/set_offset", m.set_offset);
@@ -510,6 +513,9 @@ class Reader {
       m.fraction = h5::get_double_attr(g.get(), "/members", "fraction");
     if (h5::has_attr(g.get(), "/members", "group_by"))
       m.group_by = h5::get_string_attr(g.get(), "/members", "group_by");
+    if (h5::has_attr(g.get(), "/members", "init_from"))
+      m.init_from_path = h5::get_string_attr(g.get(), "/members", "init_from");
+    if (h5::exists(file_, "/members/init_from")) m.init_from = h5::read_ints(file_, "/members/init_from");
     m.sample_count = h5::read_ints(file_, "/members/sample_count");
     if (h5::exists(file_, "/members/set_offset")) {
       m.set_offset = h5::read_ints(file_, "/members/set_offset");
@@ -530,6 +536,8 @@ class Reader {
     h5::Handle group = h5::open_group(file_, "/data");
     if (h5::has_attr(group.get(), "/data", "target"))
       d.target = h5::get_string_attr(group.get(), "/data", "target");
+    if (h5::has_attr(group.get(), "/data", "base_dir"))
+      d.base_dir = h5::get_string_attr(group.get(), "/data", "base_dir");
     if (h5::has_attr(group.get(), "/data", "seq_len")) {
       d.seq_len = static_cast<int>(h5::get_int_attr(group.get(), "/data", "seq_len"));
       d.step_features = static_cast<int>(h5::get_int_attr(group.get(), "/data", "step_features"));

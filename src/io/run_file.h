@@ -103,6 +103,10 @@ struct MemberData {
   std::string group_by;                  // group_by: the column
   // Per-member hyperparameters (/members/hparams/<key>, [S] float64 each), e.g. "optimizer.lr".
   std::vector<std::pair<std::string, std::vector<double>>> hparams;
+  // Warm starts (model.init_from): /members@init_from, the source run file's absolute path, and
+  // /members/init_from [S], the source member (its global index there) each member started from.
+  std::string init_from_path;
+  std::vector<int> init_from;
 };
 
 // What the inputs and outputs mean: /data/feature_names, /data/class_names, /data@target.
@@ -114,6 +118,10 @@ struct DataInfo {
   // Sequence data (/data@seq_len, /data@step_features): the window length and the inputs per
   // time step (feature_names are then the step features); 0 otherwise.
   int seq_len = 0, step_features = 0;
+  // /data@base_dir: the absolute directory that relative data file paths in /config are
+  // relative to (train's working directory; paths are stored as resolved there). "" in files
+  // written before it was recorded.
+  std::string base_dir;
 };
 
 // Scores of every member on its own samples, pooled, and their distribution across members

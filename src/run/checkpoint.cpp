@@ -35,7 +35,7 @@ std::string joined(const std::vector<std::string>& keys) {
 
 const std::vector<std::string>& resumable_keys() {
   static const std::vector<std::string> keys = {
-      "name", "train.epochs", "train.log_every", "output.path", "train.checkpoint.every_epochs",
+      "name", "train.epochs", "train.log_every", "output.path", "model.init_from.path", "train.checkpoint.every_epochs",
       "train.checkpoint.path", "data.source.path", "data.source.images", "data.source.labels",
       "data.source.test_images", "data.source.test_labels", "data.source.x_path", "data.source.y_path",
       "data.source.test_x_path", "data.source.test_y_path"};
@@ -72,7 +72,7 @@ ResumePoint read_resume_point(const std::string& path, const Config& cfg, const 
     throw ConfigError("--resume: '" + path + "' holds no training state (/train_state): only checkpoints "
                       "(train.checkpoint) and run files of interrupted runs can be resumed; to extend a run, "
                       "train it with train.checkpoint.every_epochs > 0 and resume from its checkpoint");
-  const Config old = parse_config(f.config_yaml, path + ":/config");
+  const Config old = run_file_config(f, path);
   std::vector<std::string> differ;
   for (const std::string& key : config_differences(old, cfg)) {
     const auto& ok = resumable_keys();
@@ -101,6 +101,7 @@ ResumePoint read_resume_point(const std::string& path, const Config& cfg, const 
   t.layout = ParamLayout(t.shape, S);
   t.epochs = E;
   t.params = params_from_layers(f.state.params.empty() ? f.params : f.state.params, t.shape, S, path);
+  if (!f.init_params.empty()) t.init_params = params_from_layers(f.init_params, t.shape, S, path);
   t.opt1 = params_from_layers(f.state.opt1, t.shape, S, path);
   t.opt2 = params_from_layers(f.state.opt2, t.shape, S, path);
   if (!f.state.best_params.empty()) t.best_params = params_from_layers(f.state.best_params, t.shape, S, path);

@@ -3,6 +3,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
+#include <cctype>
 #include <utility>
 
 #include "eval/own.h"
@@ -46,9 +48,27 @@ EvalOutcome evaluate_stored(const EvalRequest& req) {
   return o;
 }
 
-void save_evaluation(EvalOutcome& o, const std::string& path, bool replace) {
-  o.run.file.put(std::move(o.predictions));
-  o.run.file.put(std::move(o.record));
+void check_record_name(const std::string& name) {
+  const bool ok = !name.empty() && name.size() <= 64 && name[0] != '.' &&
+                  std::all_of(name.begin(), name.end(), [](unsigned char c) {
+                    return std::isalnum(c) || c == '.' || c == '_' || c == '-';
+                  });
+  if (!ok)
+    throw UsageError("--save: '" + name + "' is not a record name; use up to 64 letters, digits, '.', '_' and '-' "
+                     "(not starting with '.'), e.g. --save test-vote");
+}
+
+bool has_record(const RunFile& file, const std::string& name) {
+  return file.find_predictions(name) != nullptr ||
+         std::any_of(file.evals.begin(), file.evals.end(), [&](const EvalRecord& e) { return e.split == name; });
+}
+
+void save_evaluation(EvalOutcome& o, const std::string& name, const std::string& path, bool replace) {
+  Predictions p = o.predictions;
+  EvalRecord e = o.record;
+  p.split = e.split = name;
+  o.run.file.put(std::move(p));
+  o.run.file.put(std::move(e));
   write_run_file(path, o.run.file, replace);
 }
 

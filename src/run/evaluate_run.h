@@ -35,8 +35,17 @@ struct EvalOutcome {
 // predictions are left out (record.excluded).
 EvalOutcome evaluate_stored(const EvalRequest& req);
 
-// Puts the outcome's records into its run file's contents and writes them to `path` (the run
-// file itself, or a copy; an existing copy is replaced only when `replace`). Throws RunFileError.
-void save_evaluation(EvalOutcome& outcome, const std::string& path, bool replace);
+// A name for the records `eval --save NAME` writes (/eval/NAME, /predictions/NAME): letters,
+// digits, '.', '_' and '-', not starting with '.'. Throws UsageError naming the rule.
+void check_record_name(const std::string& name);
+// Whether the run file holds a record called `name` under /eval or /predictions.
+bool has_record(const RunFile& file, const std::string& name);
+
+// Puts the outcome's records into its run file's contents as /eval/<name> and
+// /predictions/<name> (replacing records of that name; their `split` attribute is `name`, their
+// `source` says what was evaluated) and writes the whole file to `path`: the run file itself
+// (eval --save) or a copy (eval --out FILE.h5; an existing file is replaced only when
+// `replace`). Throws RunFileError; an existing file is left as it was.
+void save_evaluation(EvalOutcome& outcome, const std::string& name, const std::string& path, bool replace);
 
 }  // namespace tn

@@ -116,7 +116,16 @@ StoredSwarm load(const std::string& path, bool own_data, bool for_new_data) {
     ov.push_back({"data.per_member", seq ? "{group_by: ticker}" : "shared"});
     ov.push_back({"data.normalize_per_member", "false"});  // group statistics are in the run file
   }
-  r.cfg = parse_config(r.file.config_yaml, path + ":/config", ov);
+  try {
+    r.cfg = run_file_config(r.file, path, ov);
+  } catch (const DataFileNotFound& e) {
+    throw DataError(std::string(e.what()) + ". The run's own splits are rebuilt from its training data, " + e.key +
+                    " '" + e.written + "' in its /config" +
+                    (r.file.data.base_dir.empty() ? std::string(" (this run file is older than the record of where it was trained)")
+                                                  : ", relative to '" + r.file.data.base_dir + "' where the run was trained") +
+                    ". Put the file back there, run eval from the directory you trained in, or evaluate the data where it "
+                    "is now: turbanet eval " + path + " --data PATH (every sample of it, as new data: a CSV with the run's columns, or a YAML config)");
+  }
   r.S = r.file.meta.swarm_size;
   r.first_member = r.file.meta.first_member;
   FileModel m = model_from_run_file(r.file, r.cfg, path);

@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <ctime>
+#include <filesystem>
 
 #include "data/arrays.h"
 #include "eval/combine.h"
@@ -33,6 +34,12 @@ MemberData member_data(const Config& cfg, const MemberSets& sets) {
   m.set_rows.assign(sets.rows.begin(), sets.rows.end());
   m.group_names = sets.names;
   if (cfg.data.per_member == PerMember::GroupBy) m.group_by = cfg.data.group_by;
+  if (const InitFromConfig& w = cfg.model.init_from; w.enabled()) {
+    std::error_code ec;
+    const std::filesystem::path abs = std::filesystem::absolute(w.path, ec);
+    m.init_from_path = ec ? w.path : abs.lexically_normal().string();
+    for (int s = 0; s < cfg.swarm.size; ++s) m.init_from.push_back(w.source_member(cfg.swarm.first_member + s));
+  }
   for (const MemberValues& v : cfg.member_values) {
     std::vector<double> per(cfg.swarm.size);
     for (int s = 0; s < cfg.swarm.size; ++s) per[s] = v.at(cfg.swarm.first_member + s);
@@ -106,6 +113,14 @@ std::vector<float> params_from_layers(const std::vector<LayerParams>& layers, co
   return params;
 }
 
+Config run_file_config(const RunFile& file, const std::string& path, const std::vector<Override>& overrides) {
+  std::vector<std::string> dirs;
+  if (!file.data.base_dir.empty()) dirs.push_back(file.data.base_dir);
+  dirs.push_back("");
+  dirs.push_back(std::filesystem::path(path).parent_path().string());
+  return parse_config(file.config_yaml, path + ":/config", overrides, dirs);
+}
+
 FileModel model_from_run_file(const RunFile& file, const Config& cfg, const std::string& path) {
   const int S = file.meta.swarm_size;
   if (file.params.empty() || file.params.front().tensors.empty())
@@ -170,7 +185,9 @@ RunFile make_trained_file(const Config& cfg, const PreparedData& data, const Mem
   }
   const std::string target = cfg.data.sequence.enabled() ? cfg.data.sequence.target
                              : cfg.data.source.type == "csv" ? cfg.data.source.target : "";
-  r.data = {data.feature_names, data.class_names, target, data.seq_len, data.step_features};
+  std::error_code ec;
+  const std::filesystem::path cwd = std::filesystem::current_path(ec);  // what relative paths in /config are relative to
+  r.data = {data.feature_names, data.class_names, target, data.seq_len, data.step_features, ec ? "" : cwd.string()};
   return r;
 }
 

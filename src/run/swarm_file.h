@@ -34,6 +34,12 @@ RunFile make_run_file(const Config& cfg, const PreparedData& data, const MemberS
 RunFile make_trained_file(const Config& cfg, const PreparedData& data, const MemberSets& sets, const TrainOutput& t,
                           const Backend& be, double wall);
 
+// The run's resolved configuration (/config). Relative data file paths are looked up where the
+// run was trained (/data@base_dir), then in the working directory, then beside the run file,
+// so a run file works from any directory. Throws ConfigError (DataFileNotFound for data
+// that is in none of these places).
+Config run_file_config(const RunFile& file, const std::string& path, const std::vector<Override>& overrides = {});
+
 // The model a read run file holds: its shape, rebuilt from the stored config and the first
 // layer's input width, and the parameters in ParamLayout order.
 struct FileModel {

@@ -94,7 +94,10 @@ TrainingRun::TrainingRun(Config cfg, int threads, bool force, std::chrono::stead
                      &device_note_);
   check_generated_data_memory(cfg_);
   data_ = prepare_data(load_dataset(cfg_.data, is_classification(cfg_.loss.type)), cfg_.data);
-  make_model_shape(cfg_, data_);  // validates
+  const ModelShape shape = make_model_shape(cfg_, data_);  // validates
+  // A resumed run continues from its checkpoint, which holds the warm start's parameters.
+  if (cfg_.model.init_from.enabled() && resume.empty())
+    warm_ = std::make_unique<WarmStart>(load_warm_start(cfg_, shape, data_));
   sets_ = make_member_sets(cfg_, data_);
   plan_ = plan_training(cfg_, data_, sets_, *be_, /*with_run_file=*/true);
   if (plan_.chunks > 1 && (cfg_.train.checkpoint.every_epochs > 0 || !resume.empty()))
@@ -113,6 +116,10 @@ TrainResult TrainingRun::run(const TrainCallbacks& report) {
   TrainResult r;
   TrainControl control;
   control.resume = resume_ ? &resume_->state : nullptr;
+  if (warm_)
+    control.init = [this](int first_member, const ParamLayout& layout, std::vector<float>& params) {
+      apply_warm_start(*warm_, cfg_.model.init_from, first_member, layout, params);
+    };
   TrainState interrupted;  // the state at an interruption, kept in the run file too
   if (plan_.chunks <= 1) {
     control.stop = report.stop;

@@ -15,6 +15,7 @@
 #include "eval/evaluate.h"
 #include "io/run_file.h"
 #include "run/checkpoint.h"
+#include "run/warm_start.h"
 #include "train/trainer.h"
 
 namespace tn {
@@ -51,7 +52,7 @@ class TrainingRun {
  public:
   // Checks everything before any work: the output path (which must not exist unless
   // `force` or resuming), the device, the data, the model against the data, the member sets
-  // and the memory plan; with `resume` (a checkpoint or interrupted run file) that it is a
+  // and the memory plan, and a warm start's source run (model.init_from); with `resume` (a checkpoint or interrupted run file) that it is a
   // state of this run (run/checkpoint.h). `started` is when the command began (the run
   // file's wall time counts from it). Throws ConfigError, DataError, BackendError or
   // RunFileError (an unreadable `resume` file).
@@ -85,6 +86,7 @@ class TrainingRun {
   ChunkPlan plan_;
   std::string fingerprint_;  // of data_ and sets_ (run/fingerprint.h)
   std::unique_ptr<ResumePoint> resume_;
+  std::unique_ptr<WarmStart> warm_;  // model.init_from, when not resuming
   std::string resume_note_;
 };
 

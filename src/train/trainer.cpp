@@ -567,9 +567,10 @@ int early_stop_epoch(const Config& cfg, TrainOutput& out, Loop& loop, int e) {
   return stopped;
 }
 
-// Starts `out` (histories [S, train.epochs]) from `from`: its histories, divergence and
-// early-stopping state as far as it trained.
+// Starts `out` (histories [S, train.epochs]) from `from`: its initial parameters (when it has
+// them), histories, divergence and early-stopping state as far as it trained.
 void start_from(TrainOutput& out, const TrainOutput& from) {
+  if (!from.init_params.empty()) out.init_params = from.init_params;  // e.g. a warm start's
   if (from.epochs > 0) {  // else (interrupted in the first epoch) nothing to keep: out's stay
     out.train_loss = history_columns(from.train_loss, from.epochs, out.epochs);
     out.val_loss = history_columns(from.val_loss, from.epochs, out.epochs);
@@ -594,6 +595,7 @@ TrainOutput train_pass(const Config& cfg, const PreparedData& data, const Member
   std::vector<float> scales(S);
   for (int s = 0; s < S; ++s) scales[s] = static_cast<float>(member_init_scale(cfg, cfg.swarm.first_member + s));
   out.init_params = init_params(out.shape, out.layout, cfg.seed, cfg.swarm.first_member, scales);
+  if (control.init && !control.resume) control.init(cfg.swarm.first_member, out.layout, out.init_params);
   out.epochs = E;
   const bool classification = is_classification(cfg.loss.type);
   const std::size_t hist = static_cast<std::size_t>(S) * E;
@@ -974,7 +976,7 @@ TrainOutput train_swarm_in_chunks(const Config& cfg, const PreparedData& data, c
                                     s.chunks = chunks;
                                     progress(s);
                                   },
-                                  {});
+                                  TrainControl{nullptr, 0, {}, {}, control.init});
     epochs = std::max(epochs, part.epochs);
     resize_history(part, cfg.train.epochs);
     if (c == 0) {

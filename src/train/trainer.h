@@ -42,6 +42,10 @@ struct TrainControl {
   // that runs steps one by one (the CPU; a GPU replays whole epochs): true ends training
   // there, with the epoch's position in TrainOutput::partial. Called from every worker thread.
   std::function<bool()> stop;
+  // Replaces the random initial parameters (`params`, ParamLayout order) of members
+  // [first_member, first_member + layout.S) before training: a warm start (model.init_from).
+  // Not called when resuming. Works with chunks too (called once per chunk).
+  std::function<void(int first_member, const ParamLayout& layout, std::vector<float>& params)> init;
 };
 
 // An epoch interrupted between steps (TrainOutput::partial): with the parameters and
@@ -112,8 +116,8 @@ void check_generated_data_memory(const Config& cfg);
 // Trains members in consecutive chunks of at most `chunk` (≤ 0: all at once), one after
 // another on the same backend, and merges the results: what train_swarm does when the
 // device memory planner splits the swarm. Each member's result does not depend on the chunk.
-// `control` needs the whole swarm in one pass (chunk <= 0 or >= swarm.size): std::logic_error
-// otherwise.
+// `control` needs the whole swarm in one pass (chunk <= 0 or >= swarm.size), except for its
+// `init`: std::logic_error otherwise.
 TrainOutput train_swarm_in_chunks(const Config& cfg, const PreparedData& data, const MemberSets& sets,
                                   Backend& be, const ProgressFn& progress, int chunk,
                                   const TrainControl& control = {});

@@ -39,12 +39,16 @@ struct EvalOptions {
   std::string combine = "mean_prob";  // mean_prob | vote | mean_logit
   bool json = false;                  // one JSON object on stdout instead of the table
   std::optional<std::string> out;     // FILE.json, or FILE.h5 (a copy of the run with the results)
-  bool force = false;                 // replace an existing --out file
+  // Write the results into the run file as the record /eval/<NAME> and /predictions/<NAME>;
+  // without it the run file is only read.
+  std::optional<std::string> save;
+  bool force = false;                 // replace an existing --out file, or a record --save names
   int threads = 0;
   Verbosity verbosity = Verbosity::Normal;
 };
 
-// `turbanet eval`: metrics of every member and of the ensemble, stored under /eval/<split>.
+// `turbanet eval`: metrics of every member and of the ensemble, printed; written into the run
+// file only with --save, into other files only with --out.
 int run_eval(const EvalOptions& opt);
 
 struct PredictOptions {

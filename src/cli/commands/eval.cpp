@@ -1,5 +1,5 @@
 // `turbanet eval`: options → the evaluation service (run/evaluate_run.h) → table or JSON on
-// stdout, and /eval/<split> in the run file (or --out).
+// stdout; the results go into the run file only with --save, into other files only with --out.
 #include <spdlog/spdlog.h>
 
 #include <cstdio>
@@ -16,7 +16,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-enum class OutKind { RunFile, Json };
+enum class OutKind { None, RunCopy, Json };
 
 OutKind check_options(const EvalOptions& opt) {
   if (opt.split && opt.data)
@@ -24,14 +24,16 @@ OutKind check_options(const EvalOptions& opt) {
                      "the given data, so use one or the other");
   if (opt.split && *opt.split != "test" && *opt.split != "val" && *opt.split != "train" && *opt.split != "all")
     throw UsageError("--split: unknown split '" + *opt.split + "'; allowed: test, val, train, all");
-  // The results go into the run file itself unless --out names another file (an --out that is
-  // the run file is the same as none).
+  if (opt.save) check_record_name(*opt.save);
+  if (!opt.out) return OutKind::None;
   std::error_code ec;
-  if (!opt.out || fs::equivalent(*opt.out, opt.run_path, ec)) return OutKind::RunFile;
+  if (fs::equivalent(*opt.out, opt.run_path, ec))
+    throw UsageError("--out: '" + *opt.out + "' is the run file; to store the results in it, use --save NAME "
+                     "(records /eval/NAME and /predictions/NAME)");
   check_out_file(*opt.out, opt.force, {opt.data.value_or("")});
   const std::string ext = fs::path(*opt.out).extension().string();
   if (ext == ".json") return OutKind::Json;
-  if (ext == ".h5" || ext == ".hdf5") return OutKind::RunFile;
+  if (ext == ".h5" || ext == ".hdf5") return OutKind::RunCopy;
   throw UsageError("--out: '" + *opt.out + "' must end in .json (the JSON report) or .h5 (a copy of "
                    "the run file with the results)");
 }
@@ -39,6 +41,11 @@ OutKind check_options(const EvalOptions& opt) {
 int evaluate_run(const EvalOptions& opt, OutKind out_kind) {
   EvalOutcome o = evaluate_stored({opt.run_path, opt.split, opt.data, parse_combine(opt.combine), opt.threads});
   const StoredSwarm& run = o.run;
+  // Checked before anything is printed or written: a record is replaced only when asked.
+  if (opt.save && has_record(run.file, *opt.save) && !opt.force)
+    throw UsageError("--save: run file '" + opt.run_path + "' already has a record '" + *opt.save +
+                     "' (/eval/" + *opt.save + " or /predictions/" + *opt.save +
+                     "); pass --force to replace it, or choose another name");
   const std::vector<std::string>& groups = run.file.members.group_names;
   const std::string json = o.own ? own_eval_json(o.record, opt.run_path, run.class_names, groups)
                                  : eval_json(o.record, opt.run_path, run.class_names, &o.hparams);
@@ -46,16 +53,17 @@ int evaluate_run(const EvalOptions& opt, OutKind out_kind) {
                            : o.own  ? own_eval_table(o.record, opt.run_path, groups)
                                     : eval_table(o.eval, o.record, opt.run_path, run.class_names, &o.hparams);
   if (!print_stdout(text)) return kExitIo;
-  std::error_code ec;
-  const bool into_run = !opt.out || (out_kind == OutKind::RunFile && fs::equivalent(*opt.out, opt.run_path, ec));
+  const std::string name = opt.save.value_or(o.record.split);
   try {
     if (out_kind == OutKind::Json) write_text_atomically(*opt.out, json, opt.force);
-    else save_evaluation(o, into_run ? opt.run_path : *opt.out, into_run || opt.force);
+    if (out_kind == OutKind::RunCopy) save_evaluation(o, name, *opt.out, opt.force);
+    if (opt.save) save_evaluation(o, name, opt.run_path, true);
   } catch (const RunFileError& err) {
     spdlog::error("{}", err.what());
     return kExitIo;
   }
-  spdlog::info("wrote the results to {}", opt.out.value_or(opt.run_path));
+  if (opt.out) spdlog::info("wrote the results to {}", *opt.out);
+  if (opt.save) spdlog::info("stored the results in {} as /eval/{} and /predictions/{}", opt.run_path, name, name);
   return kExitOk;
 }
 

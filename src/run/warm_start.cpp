@@ -1,0 +1,105 @@
+// Warm starts: reading, checking and copying a source run's trained parameters.
+#include "run/warm_start.h"
+
+#include <algorithm>
+#include <filesystem>
+
+#include "data/arrays.h"
+#include "io/run_file.h"
+#include "run/swarm_file.h"
+
+namespace tn {
+namespace {
+
+std::string dims_text(const std::vector<std::int64_t>& dims) {
+  std::vector<std::uint64_t> u(dims.begin(), dims.end());
+  return shape_text(u);
+}
+
+std::string quoted(const std::vector<std::string>& names) {
+  std::string t;
+  for (const std::string& n : names) t += (t.empty() ? "'" : ", '") + n + "'";
+  return t;
+}
+
+// Every tensor of `shape`, in order, with its name and dimensions, and nothing else.
+void check_tensors(const RunFile& f, const ModelShape& shape, const std::string& where) {
+  const std::string fix = "; a warm start needs the same layers (types and units) and inputs as the source run";
+  if (static_cast<int>(f.params.size()) != shape.num_layers())
+    throw ConfigError(where + ": '" + f.meta.name + "' has " + std::to_string(f.params.size()) +
+                      " layers, this model " + std::to_string(shape.num_layers()) + fix);
+  std::vector<std::size_t> next(f.params.size(), 0);
+  for (int t = 0; t < shape.tensors(); ++t) {
+    const int li = shape.layer_of(t);
+    const std::string name = "layer_" + std::to_string(li) + "/" + shape.tensor_name(t);
+    const auto& tensors = f.params[li].tensors;
+    const std::vector<std::int64_t> want = shape.tensor_dims(t);
+    if (next[li] >= tensors.size() || tensors[next[li]].first != shape.tensor_name(t)) {
+      std::vector<std::string> has;
+      for (const auto& [n, a] : tensors) has.push_back(n);
+      throw ConfigError(where + ": tensor " + name + " " + dims_text(want) + " of this model is not in the source run "
+                        "(its /params/layer_" + std::to_string(li) + " holds " + quoted(has) + ")" + fix);
+    }
+    const Array& a = tensors[next[li]++].second;
+    const std::vector<std::uint64_t> per(a.shape.begin() + std::min<std::size_t>(1, a.shape.size()), a.shape.end());
+    if (per != std::vector<std::uint64_t>(want.begin(), want.end()))
+      throw ConfigError(where + ": tensor " + name + " is " + shape_text(per) + " per member in the source run (/params/" +
+                        name + " " + shape_text(a.shape) + "), but " + dims_text(want) + " in this model" + fix);
+  }
+  for (std::size_t li = 0; li < f.params.size(); ++li)
+    if (next[li] != f.params[li].tensors.size())
+      throw ConfigError(where + ": the source run's /params/layer_" + std::to_string(li) + " has tensors this model's layer " +
+                        std::to_string(li) + " does not" + fix);
+}
+
+// Names, where both runs have them, must agree: the inputs in the same order, the same classes.
+void check_names(const std::vector<std::string>& source, const std::vector<std::string>& here, const char* what,
+                 const std::string& where) {
+  if (source.empty() || here.empty() || source == here) return;
+  throw ConfigError(where + ": the source run's " + what + " are " + quoted(source) + ", this run's " + quoted(here) +
+                    "; a member's weights mean those " + what + " in that order, so a warm start needs the same");
+}
+
+}  // namespace
+
+WarmStart load_warm_start(const Config& cfg, const ModelShape& shape, const PreparedData& data) {
+  const InitFromConfig& init = cfg.model.init_from;
+  const std::string where = (cfg.source_file.empty() ? std::string() : cfg.source_file + ": ") + "model.init_from";
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(init.path, ec))
+    throw ConfigError(where + ".path: run file not found: '" + init.path + "' (relative paths are looked up in the "
+                      "working directory, then beside the config file); give the run file to start from");
+  const RunFile f = read_run_file(init.path);
+  const std::string source = where + " ('" + init.path + "')";
+  check_tensors(f, shape, source);
+  check_names(f.data.feature_names, data.feature_names, "input features", source);
+  check_names(f.data.class_names, data.class_names, "classes", source);
+  WarmStart w{init.path, f.meta.first_member, f.meta.swarm_size, ParamLayout(shape, f.meta.swarm_size), {}};
+  w.params = params_from_layers(f.params, shape, w.S, init.path);
+  const int last = cfg.swarm.first_member + cfg.swarm.size;
+  for (int k = cfg.swarm.first_member; k < last; ++k) {
+    const int m = init.source_member(k);
+    if (m < w.first_member || m >= w.first_member + w.S)
+      throw ConfigError(where + (init.all ? ".members (all)" : ".members[" + std::to_string(k) + "]") + ": member " +
+                        std::to_string(k) + " would start from member " + std::to_string(m) + " of '" + init.path +
+                        "', which holds members " + std::to_string(w.first_member) + ".." +
+                        std::to_string(w.first_member + w.S - 1) +
+                        (init.all ? "; with members: all the source needs every member of this swarm; list the "
+                                    "source members instead, e.g. members: [0, 0, 1]"
+                                  : "; use members of the source run"));
+  }
+  return w;
+}
+
+void apply_warm_start(const WarmStart& w, const InitFromConfig& init, int first_member, const ParamLayout& layout,
+                      std::vector<float>& params) {
+  for (std::size_t t = 0; t < layout.size.size(); ++t) {
+    const int tensor = static_cast<int>(t);
+    for (int s = 0; s < layout.S; ++s) {
+      const int from = init.source_member(first_member + s) - w.first_member;
+      std::copy_n(w.params.begin() + w.layout.at(tensor, from), layout.size[t], params.begin() + layout.at(tensor, s));
+    }
+  }
+}
+
+}  // namespace tn
