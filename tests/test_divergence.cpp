@@ -20,7 +20,7 @@ namespace {
 std::string sweep_yaml(int S, int first) {
   const char* const rates[] = {"0.05", "1.0e30", "0.1", "0.02"};
   const std::string lr = S == 1 ? rates[first % 4] : "{values: [0.05, 1.0e30, 0.1, 0.02]}";
-  return "name: d\nseed: 4\nswarm: {size: " + std::to_string(S) + ", first_member: " + std::to_string(first) +
+  return "name: d\nseed: 4\ndevice: cpu\nswarm: {size: " + std::to_string(S) + ", first_member: " + std::to_string(first) +
          "}\nmodel:\n  layers:\n    - {type: dense, units: 8, activation: relu}\n    - {type: dense, units: 2}\n"
          "loss: cross_entropy\noptimizer: {type: sgd, lr: " + lr + "}\n"
          "data:\n  source: {type: spirals, n: 80}\n  split: {train: 0.75, test: 0.25}\n"

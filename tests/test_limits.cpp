@@ -95,7 +95,7 @@ struct AvailableMemory {
 };
 
 const std::string kSpirals =
-    "name: limits\nswarm: {size: 4}\nmodel:\n  layers:\n    - {type: dense, units: 16, activation: relu}\n"
+    "name: limits\ndevice: cpu\nswarm: {size: 4}\nmodel:\n  layers:\n    - {type: dense, units: 16, activation: relu}\n"
     "    - {type: dense, units: 2}\ndata:\n  source: {type: spirals, n: 64}\n  split: {train: 0.5, test: 0.5}\n"
     "train: {epochs: 2, batch_size: 16}\n";
 

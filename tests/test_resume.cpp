@@ -33,14 +33,14 @@ fs::path write_config(const std::string& name, const std::string& text) { return
 
 std::string dense_yaml(const std::string& per_member, const std::string& optimizer, const std::string& schedule,
                        int epochs, const std::string& train_extra = "") {
-  return "name: r\nseed: 5\nswarm: {size: 5}\nmodel:\n  layers:\n    - {type: dense, units: 8, activation: tanh}\n"
+  return "name: r\nseed: 5\ndevice: cpu\nswarm: {size: 5}\nmodel:\n  layers:\n    - {type: dense, units: 8, activation: tanh}\n"
          "    - {type: dense, units: 2}\nloss: cross_entropy\noptimizer: " + optimizer + "\nschedule: " + schedule +
          "\ndata:\n  source: {type: spirals, n: 96}\n  split: {train: 0.6, val: 0.2, test: 0.2}\n  per_member: " +
          per_member + "\ntrain: {epochs: " + std::to_string(epochs) + ", batch_size: 16" + train_extra + "}\n";
 }
 
 std::string lstm_group_yaml(int epochs) {
-  return "name: r\nseed: 3\nswarm: {size: 3}\nmodel:\n  layers:\n    - {type: lstm, units: 6}\n    - {type: dense, units: 1}\n"
+  return "name: r\nseed: 3\ndevice: cpu\nswarm: {size: 3}\nmodel:\n  layers:\n    - {type: lstm, units: 6}\n    - {type: dense, units: 1}\n"
          "loss: mse\noptimizer: {type: adam, lr: 0.01}\nschedule: {type: cosine, min_lr: 0.001}\n"
          "data:\n  source: {type: random_walk, series: 3, length: 90, seed: 5}\n"
          "  split: {train: 0.7, val: 0.15, test: 0.15}\n  per_member: {group_by: ticker}\n  normalize: standard\n"
@@ -153,7 +153,7 @@ void check_step_resume_is_exact(const std::string& name, const std::string& yaml
 
 TEST_CASE("resume: interrupted between steps (members of different blocks at different steps), bitwise") {
   // 40 members: several lane blocks, each stopped at its own step; 2 threads, then 1.
-  const std::string shared = "name: r\nseed: 5\nswarm: {size: 40}\nmodel:\n  layers:\n"
+  const std::string shared = "name: r\nseed: 5\ndevice: cpu\nswarm: {size: 40}\nmodel:\n  layers:\n"
                              "    - {type: dense, units: 8, activation: tanh}\n    - {type: dense, units: 2}\n"
                              "loss: cross_entropy\noptimizer: {type: adam, lr: {values: [0.02, 0.005]}}\n"
                              "schedule: {type: cosine, min_lr: 0.001}\n"

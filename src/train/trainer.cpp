@@ -40,6 +40,10 @@ OptStep make_step(const OptimizerConfig& o, double lr, long t1) {
 }
 
 constexpr int kMaxChunk = 256;  // epochs per run_epochs call
+// Steps per recorded op sequence: an epoch of many steps is recorded (a CUDA graph) in
+// segments of this many, so a graph stays small (one epoch of 360 000 steps as one graph
+// did not instantiate) and a GPU run can stop between segments.
+constexpr long kSegmentSteps = 256;
 constexpr int kHistKinds = 4;   // train loss, train correct, val loss, val correct
 constexpr std::int64_t kChunkBufferBytes = 64 << 20;
 
@@ -150,7 +154,10 @@ class Loop {
   // its members stay in one core's cache and threads meet once per chunk, not per epoch.
   // The per-member sums of each epoch stay on the device until the chunk ends.
   void run_epochs(int e0, int e1) {
+    // An epoch that is a chunk of its own may stop between steps (the CPU) or between
+    // recorded segments (a backend that replays them).
     step_stop_ = stop_ && e1 == e0 + 1 && !be_.replays_recordings();
+    segment_stop_ = stop_ && e1 == e0 + 1 && be_.replays_recordings();
     std::fill(stopped_at_.begin(), stopped_at_.end(), -1);
     if (order_) {
       // Each epoch's order is a pure function of (seed, epoch): drawn on all the backend's
@@ -257,8 +264,8 @@ class Loop {
 
   // One epoch of members [b0, b1) on worker w: stages what varies between epochs (step
   // scalars, valid rows, sample order) in the worker's buffers, runs the epoch's ops through
-  // run_recorded (identical every epoch, so a backend may replay a recording), and copies the
-  // epoch's per-member sums to history slot `slot`.
+  // run_recorded in segments of kSegmentSteps steps (identical every epoch, so a backend may
+  // replay a recording), and copies the epoch's per-member sums to history slot `slot`.
   void epoch_block(int e, int slot, int b0, int b1, int w) {
     const int Sb = b1 - b0;
     Worker& wk = *workers_[w];
@@ -303,10 +310,19 @@ class Loop {
       be_.to_device(wk.rows, wk.rows_host.data(), static_cast<std::size_t>(steps) * Sb * sizeof(int));
     }
     if (resuming) {
-      epoch_ops(b0, Sb, steps, sampler, wk, w, true);  // once: not recorded
+      epoch_ops(b0, Sb, 0, steps, steps, sampler, wk, w, true);  // once: not recorded
     } else {
-      const std::uint64_t key = static_cast<std::uint64_t>(b0) << 16 | static_cast<std::uint64_t>(w);
-      be_.run_recorded(key, [&] { epoch_ops(b0, Sb, steps, sampler, wk, w, false); });
+      const long segments = std::max(1L, (steps + kSegmentSteps - 1) / kSegmentSteps);
+      for (long sg = 0; sg < segments && stopped_at_[b0] < 0; ++sg) {
+        const long k0 = sg * kSegmentSteps, k1 = std::min(steps, k0 + kSegmentSteps);
+        if (segment_stop_ && sg > 0 && (*stop_)()) {
+          std::fill_n(stopped_at_.begin() + b0, Sb, static_cast<int>(k0));
+          break;
+        }
+        const std::uint64_t key = static_cast<std::uint64_t>(b0) << 40 | static_cast<std::uint64_t>(sg) << 16 |
+                                  static_cast<std::uint64_t>(w);
+        be_.run_recorded(key, [&] { epoch_ops(b0, Sb, k0, k1, steps, sampler, wk, w, false); });
+      }
     }
     double* h = hist_ + static_cast<std::size_t>(slot) * kHistKinds * S_ + b0;
     be_.copy(h, wk.loss, Sb * sizeof(double));
@@ -317,24 +333,26 @@ class Loop {
     }
   }
 
-  // The ops of one epoch of a block: every training step, then the validation loss. When
-  // `resuming`, the sums start from the interrupted epoch's and every member has its rows.
-  // Between steps, `stop` may end the epoch (step_stop_): the block's members record where.
-  void epoch_ops(int b0, int Sb, long steps, const BatchSampler& sampler, Worker& wk, int w, bool resuming) {
+  // The ops of steps [k0, k1) of an epoch of `steps` steps of a block: the sums start at step
+  // 0 (from the interrupted epoch's when `resuming`, when every member also has its rows),
+  // the validation loss follows the last step. Between steps, `stop` may end the epoch
+  // (step_stop_): the block's members record where.
+  void epoch_ops(int b0, int Sb, long k0, long k1, long steps, const BatchSampler& sampler, Worker& wk, int w,
+                 bool resuming) {
     const BlockViews& v = views_[static_cast<std::size_t>(b0 / block_)];
     const BlockParams &p = v.p, &g = v.g, &s1 = v.s1, &s2 = v.s2;
     const std::int64_t sX = static_cast<std::int64_t>(bcap_) * F_, sY = static_cast<std::int64_t>(bcap_) * T_;
     const std::int64_t sZ = static_cast<std::int64_t>(bcap_) * O_;
     const auto clip = static_cast<float>(cfg_.optimizer.grad_clip);
     const auto member0 = static_cast<std::uint32_t>(cfg_.swarm.first_member + b0);
-    if (resuming) {
+    if (k0 == 0 && resuming) {
       be_.copy(wk.loss, init_sums_ + b0, Sb * sizeof(double));
       be_.copy(wk.correct, init_sums_ + S_ + b0, Sb * sizeof(double));
-    } else {
+    } else if (k0 == 0) {
       be_.fill_zero(wk.loss, Sb * sizeof(double));
       be_.fill_zero(wk.correct, Sb * sizeof(double));
     }
-    for (long step = 0; step < steps; ++step) {
+    for (long step = k0; step < k1; ++step) {
       if (step_stop_ && (*stop_)()) {
         std::fill_n(stopped_at_.begin() + b0, Sb, static_cast<int>(step));
         return;
@@ -346,7 +364,7 @@ class Loop {
                             train_.X, train_.Y, T_, &p, &g, wk.loss, wk.correct, rows};
       kernel_->step(batch, StepUpdate{cfg_.optimizer.type, &s1, &s2, wk.h + step * Sb, clip}, w);
     }
-    if (val_.n > 0) {
+    if (k1 == steps && val_.n > 0) {
       be_.fill_zero(wk.vloss, Sb * sizeof(double));
       be_.fill_zero(wk.vcorrect, Sb * sizeof(double));
       if (vtable_) {
@@ -420,6 +438,7 @@ class Loop {
   std::vector<char> stopped_;             // [S] member stopped early: its steps are skipped
   const std::function<bool()>* stop_;     // polled between steps when step_stop_
   bool step_stop_ = false;                // this run_epochs call may stop between steps
+  bool segment_stop_ = false;             // ... between recorded segments of kSegmentSteps
   std::vector<int> stopped_at_;           // [S] step at which `stop` ended the epoch, -1: not
   int resume_epoch_ = -1;                 // the interrupted epoch a resume continues, else -1
   std::vector<int> next_step_;            // [S] its first step for each member
