@@ -153,11 +153,15 @@ TEST_CASE("a second signal stops at once: existing files untouched, no temporary
     ::kill(pid, SIGINT);
     CHECK(wait_exit(pid) == 130);
     CHECK(temporaries(dir).empty());
-    // The run file is written after the checkpoint: the second signal came long before.
-    stopped_at_once += slurp(out) == "an existing file";
+    // The run file is written after the checkpoint: the second signal usually comes before;
+    // when saving was faster than 20 ms (a fast disk), the run file is whole instead.
+    const bool untouched = slurp(out) == "an existing file";
+    stopped_at_once += untouched;
+    if (!untouched) CHECK(read_run_file(out.string()).meta.interrupted);
     read_run_file(ck.string());  // the last checkpoint is whole
   }
-  CHECK(stopped_at_once == 3);
+  MESSAGE(stopped_at_once << " of 3 second signals came before the run file was written");
+  CHECK(stopped_at_once >= 1);
 }
 
 TEST_CASE("kill -9 while checkpoints are written: the previous checkpoint stays intact and resumable") {
