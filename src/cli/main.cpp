@@ -93,6 +93,8 @@ int main(int argc, char** argv) {
   p->add_option("--combine", predict.combine, "Ensemble rule: mean_prob (default), vote, mean_logit")
       ->check(CLI::IsMember({"mean_prob", "vote", "mean_logit"}));
   p->add_flag("--force", predict.force, "Replace an existing --out file");
+  p->add_option("--id", predict.ids, "Input column to carry through to the output, as text (repeatable); "
+                                     "sequence runs: its value at each series' last row");
   p->add_option("--threads", predict.threads, "CPU threads (default: all cores)")->check(CLI::NonNegativeNumber);
   add_verbosity(p, &quiet, &verbose);
   p->footer("Example: turbanet predict runs/iris.h5 --input data/iris.csv --out runs/iris-predictions.h5");
