@@ -28,6 +28,10 @@ NewSeries read_new_series(const StoredSwarm& run, const std::string& file, const
     throw UsageError("'" + file + "': a sequence run reads new history from a CSV file in the training data's "
                      "long format (series key, time and value columns, one row per series and time point); "
                      "write a generator's data as CSV with: turbanet data generate CONFIG --out FILE.csv");
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(file, ec))
+    throw DataError("file not found: '" + file + "' (the new history to read: a CSV in the long format of the "
+                    "training data, one row per series and time point)");
   NewSeries s;
   // The run's own data section (sequence, group_by, normalization settings) with `file` as a
   // csv source; absolute, so that it is not looked up where the run was trained.
