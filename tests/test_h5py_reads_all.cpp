@@ -1,6 +1,7 @@
 // Every file we write reads back whole with h5py, not only with our own reader: the run file
-// of every shipped config (with fewer epochs and members), and of a source with 9000 features
-// (string datasets of more than 8192 entries once held the writer's pointers).
+// of every shipped config (with fewer epochs and members), the forecast files of the sequence
+// configs, and the run file of a source with 9000 features (string datasets of more than 8192
+// entries once held the writer's pointers).
 #include <doctest/doctest.h>
 
 #include <cstdio>
@@ -74,6 +75,24 @@ TEST_CASE("h5py reads every dataset of the run file of every shipped config and 
     o.verbosity = tn::Verbosity::Quiet;
     REQUIRE_MESSAGE(tn::run_train(o) == tn::kExitOk, name);
     files.push_back(*o.out);
+    if (name != "random-walk" && name != "stocks-lstm") continue;
+    // The sequence runs' forecast files, from their own series as new history.
+    tn::DataGenerateOptions g;
+    g.config_path = o.config_path;
+    g.set = o.set;
+    g.out = scratch("every-" + name + ".csv").string();
+    g.force = true;
+    g.verbosity = tn::Verbosity::Quiet;
+    REQUIRE(tn::run_data_generate(g) == tn::kExitOk);
+    tn::PredictOptions p;
+    p.run_path = *o.out;
+    p.input = g.out;
+    p.ids = {"close"};
+    p.out = scratch("every-" + name + "-forecast.h5").string();
+    p.force = true;
+    p.verbosity = tn::Verbosity::Quiet;
+    REQUIRE_MESSAGE(tn::run_predict(p) == tn::kExitOk, name);
+    files.push_back(*p.out);
   }
   // A CSV source with 9000 feature columns.
   std::string csv = "label";

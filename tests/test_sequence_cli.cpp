@@ -1,6 +1,7 @@
 // Sequence data end to end: `turbanet data generate` writes random_walk (and the other
 // generators) as CSV that reads back to exactly the same prepared data; CSV tables with
-// errors; training, the run file's sequence records, eval, and predict's refusal.
+// errors; training, the run file's sequence records, eval, and predict without its history file
+// (forecasting itself: test_forecast_cli.cpp).
 #include <doctest/doctest.h>
 #include <unistd.h>
 
@@ -14,6 +15,7 @@
 #include "data/prepare.h"
 #include "data/sources.h"
 #include "io/run_file.h"
+#include "eval_test_util.h"
 #include "source_test_util.h"
 
 using namespace tn;
@@ -176,7 +178,7 @@ TEST_CASE("sequence csv tables: positioned errors") {
   fs::remove_all(dir);
 }
 
-TEST_CASE("sequence training: run file records, eval on own splits, predict refuses") {
+TEST_CASE("sequence training: run file records, eval on own splits, predict without history") {
   const fs::path dir = scratch();
   const fs::path cfg = dir / "walk.yaml", out = dir / "walk.h5";
   std::ofstream(cfg) << kModel << "data:\n  source: {type: random_walk, series: 3, length: 120, seed: 5}\n" << kRest;
@@ -207,8 +209,10 @@ TEST_CASE("sequence training: run file records, eval on own splits, predict refu
   CHECK(run_eval(e) == kExitOk);
   PredictOptions p;
   p.run_path = out.string();
-  p.input = (dir / "walk.csv").string();
+  p.input = (dir / "walk.csv").string();  // not written
   p.verbosity = Verbosity::Quiet;
-  CHECK(run_predict(p) == kExitUsage);
+  const auto [rc, err] = evaltest::exit_and_stderr([&] { return run_predict(p); });
+  CHECK(rc == kExitUsage);
+  CHECK(err.find("file not found: '" + p.input + "' (the new history to read") != std::string::npos);
   fs::remove_all(dir);
 }

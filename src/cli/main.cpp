@@ -85,17 +85,22 @@ int main(int argc, char** argv) {
 
   tn::PredictOptions predict;
   std::string predict_out;
-  CLI::App* p = app.add_subcommand("predict", "Ensemble and member predictions with per-sample uncertainty for new inputs");
+  CLI::App* p = app.add_subcommand("predict", "Ensemble and member predictions with per-sample uncertainty for new inputs, "
+                                               "or forecasts per series for sequence runs");
   p->add_option("run", predict.run_path, "Run file written by turbanet train")->required();
   p->add_option("--input", predict.input, "CSV file with the training feature columns (by name), or a "
-                                          "YAML config whose data to predict")->required();
+                                          "YAML config whose data to predict; sequence runs: a CSV of new "
+                                          "history in the training data's long format (one forecast per series)")->required();
   p->add_option("--out", predict_out, "FILE.csv or FILE.h5 (default: CSV on stdout)");
   p->add_option("--combine", predict.combine, "Ensemble rule: mean_prob (default), vote, mean_logit")
       ->check(CLI::IsMember({"mean_prob", "vote", "mean_logit"}));
   p->add_flag("--force", predict.force, "Replace an existing --out file");
+  p->add_option("--id", predict.ids, "Input column to carry through to the output, as text (repeatable); "
+                                     "sequence runs: its value at each series' last row");
   p->add_option("--threads", predict.threads, "CPU threads (default: all cores)")->check(CLI::NonNegativeNumber);
   add_verbosity(p, &quiet, &verbose);
-  p->footer("Example: turbanet predict runs/iris.h5 --input data/iris.csv --out runs/iris-predictions.h5");
+  p->footer("Examples: turbanet predict runs/iris.h5 --input data/iris.csv --out runs/iris-predictions.h5\n"
+            "          turbanet predict runs/random-walk.h5 --input history.csv --out forecasts.csv");
 
   tn::SweepOptions sweep;
   int sweep_epochs = 0;

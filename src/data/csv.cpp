@@ -116,10 +116,11 @@ bool is_integer_label(std::string_view s) {
 class CsvLoader {
  public:
   CsvLoader(const SourceConfig& source, bool classification, std::string group_column,
-            std::string time_column = "", std::vector<std::string> feature_keys = {})
+            std::string time_column = "", std::vector<std::string> feature_keys = {},
+            std::vector<std::string> id_columns = {})
       : src_(source), path_(source.path), classification_(classification),
         group_(std::move(group_column)), time_(std::move(time_column)),
-        feature_keys_(std::move(feature_keys)) {
+        feature_keys_(std::move(feature_keys)), id_names_(std::move(id_columns)) {
     csv_init(&parser_, CSV_STRICT | CSV_STRICT_FINI | CSV_APPEND_NULL);
   }
   ~CsvLoader() { csv_free(&parser_); }
@@ -156,6 +157,8 @@ class CsvLoader {
   std::string group_;  // group_by column, or ""
   std::string time_;   // sequence time column (kept as text), or ""
   std::vector<std::string> feature_keys_;  // config key naming each of src_.features, or empty
+  std::vector<std::string> id_names_;      // columns carried through as text (predict --id)
+  std::vector<size_t> id_cols_;
   csv_parser parser_{};
   std::exception_ptr error_;        // thrown inside a callback, rethrown after csv_parse
   std::vector<std::string> fields_;  // the row being assembled
@@ -255,6 +258,8 @@ void CsvLoader::take_header() {
   if (!unlabeled()) target_col_ = find_column(src_.target, "data.source.target");
   if (!group_.empty()) group_col_ = find_column(group_, "data.per_member.group_by");
   if (!time_.empty()) time_col_ = find_column(time_, "data.sequence.time");
+  for (const std::string& name : id_names_) id_cols_.push_back(find_column(name, "--id"));
+  ds_.ids.resize(id_cols_.size());
   for (size_t i = 0; i < src_.features.size(); ++i)
     feature_cols_.push_back(find_column(
         src_.features[i], feature_keys_.empty() ? "data.source.features" : feature_keys_[i].c_str()));
@@ -345,6 +350,7 @@ void CsvLoader::take_row() {
   }
   if (group_col_ != kNoColumn) add_group(trim(fields_[group_col_]), at);
   if (time_col_ != kNoColumn) add_time(trim(fields_[time_col_]), at);
+  for (size_t k = 0; k < id_cols_.size(); ++k) ds_.ids[k].emplace_back(trim(fields_[id_cols_[k]]));
   ++ds_.n;
 }
 
@@ -390,6 +396,7 @@ void CsvLoader::finish() {
   if (group_col_ != kNoColumn) finish_groups();
   if (group_col_ != kNoColumn) ds_.group_column = group_;
   ds_.time_column = time_;
+  ds_.id_columns = id_names_;
 }
 
 // Groups are numbered in increasing order of their values: numeric when every value is a
@@ -452,19 +459,20 @@ void CsvLoader::finish_classes() {
 
 }  // namespace
 
-Dataset load_csv(const SourceConfig& source, bool classification, const std::string& group_column) {
-  CsvLoader loader(source, classification, group_column);
+Dataset load_csv(const SourceConfig& source, bool classification, const std::string& group_column,
+                 const std::vector<std::string>& id_columns) {
+  CsvLoader loader(source, classification, group_column, "", {}, id_columns);
   return loader.run();
 }
 
 Dataset load_csv_table(const std::string& path, const std::vector<std::string>& columns,
                        const std::vector<std::string>& keys, const std::string& group_column,
-                       const std::string& time_column) {
+                       const std::string& time_column, const std::vector<std::string>& id_columns) {
   SourceConfig src;
   src.type = "csv";
   src.path = path;
   src.features = columns;  // no target: every column is read as a number
-  CsvLoader loader(src, false, group_column, time_column, keys);
+  CsvLoader loader(src, false, group_column, time_column, keys, id_columns);
   return loader.run();
 }
 

@@ -37,6 +37,9 @@ struct Dataset {
   std::vector<std::string> time;
   std::string time_column, group_column;
   std::vector<long> lines;
+  // csv read with id columns (predict --id): each named column's text, [columns][n].
+  std::vector<std::string> id_columns;
+  std::vector<std::vector<std::string>> ids;
 };
 
 // Two interleaved spirals (classes 0 and 1), deterministic in source.seed.
@@ -48,9 +51,10 @@ Dataset make_spirals(const SourceConfig& source);
 // source.target and listed source.features it reads only those columns (inputs to
 // predict): targets = 0, y empty, and one data row is enough. `source.features_from/to`
 // select a range of header columns instead. A non-empty `group_column` (per_member group_by)
-// fills group/group_names; it must be neither the target nor a feature.
+// fills group/group_names; it must be neither the target nor a feature. `id_columns` are
+// kept as text in ids (any columns of the header, used or not).
 Dataset load_csv(const SourceConfig& source, bool classification,
-                 const std::string& group_column = "");
+                 const std::string& group_column = "", const std::vector<std::string>& id_columns = {});
 
 // Reads a long-format table for sequence data from the CSV file `path`: the numeric
 // `columns` as X [n, C] (feature_names = columns, targets 0, y empty), `group_column` (if not
@@ -58,11 +62,12 @@ Dataset load_csv(const SourceConfig& source, bool classification,
 // time, with each row's line in lines. keys[i] is the config key naming columns[i] in messages.
 Dataset load_csv_table(const std::string& path, const std::vector<std::string>& columns,
                        const std::vector<std::string>& keys, const std::string& group_column,
-                       const std::string& time_column);
+                       const std::string& time_column, const std::vector<std::string>& id_columns = {});
 
 // Builds the dataset a config asks for. With data.sequence it is the long-format table
 // described above (random_walk or csv): the sequence's feature columns, then its target
 // column when that is not a feature.
-Dataset load_dataset(const DataConfig& data, bool classification);
+// `id_columns` (csv sources only; DataError otherwise) are kept as text, as load_csv does.
+Dataset load_dataset(const DataConfig& data, bool classification, const std::vector<std::string>& id_columns = {});
 
 }  // namespace tn

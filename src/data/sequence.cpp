@@ -5,6 +5,7 @@
 #include <charconv>
 #include <cmath>
 #include <cstdio>
+#include <utility>
 
 namespace tn {
 namespace {
@@ -134,13 +135,8 @@ void add_windows(const Table& t, int g, long b, long e, const std::vector<float>
 
 PreparedData prepare_sequences(const Dataset& d, const DataConfig& cfg) {
   const SequenceConfig& q = cfg.sequence;
-  Table t{d, q};
-  for (const std::string& f : q.features) t.cols.push_back(column_index(d, f, "data.sequence.features"));
-  t.cols.push_back(column_index(d, q.target, "data.sequence.target"));
-  t.G = d.group.empty() ? 1 : static_cast<int>(d.group_names.size());
-  t.series.resize(t.G);
-  for (int r = 0; r < d.n; ++r) t.series[d.group.empty() ? 0 : d.group[r]].push_back(r);
-  if (!q.time.empty() && !d.time.empty()) sort_by_time(t);
+  Table t{d, q, 0, sequence_columns(d, q), series_rows(d, q)};
+  t.G = static_cast<int>(t.series.size());
 
   PreparedData p;
   const int F = static_cast<int>(q.features.size()), K = F + 1;
@@ -200,6 +196,22 @@ PreparedData prepare_sequences(const Dataset& d, const DataConfig& cfg) {
     for (int g = 0; g < t.G; ++g) add_windows(t, g, ranges[g].begin[k], ranges[g].begin[k + 1], v, p, *splits[k]);
   }
   return p;
+}
+
+std::vector<int> sequence_columns(const Dataset& d, const SequenceConfig& q) {
+  std::vector<int> cols;
+  for (const std::string& f : q.features) cols.push_back(column_index(d, f, "data.sequence.features"));
+  cols.push_back(column_index(d, q.target, "data.sequence.target"));
+  return cols;
+}
+
+std::vector<std::vector<int>> series_rows(const Dataset& d, const SequenceConfig& q) {
+  Table t{d, q};
+  t.G = d.group.empty() ? 1 : static_cast<int>(d.group_names.size());
+  t.series.resize(t.G);
+  for (int r = 0; r < d.n; ++r) t.series[d.group.empty() ? 0 : d.group[r]].push_back(r);
+  if (!q.time.empty() && !d.time.empty()) sort_by_time(t);
+  return std::move(t.series);
 }
 
 std::vector<float> persistence_forecast(const PreparedData& p, const SplitData& s) {

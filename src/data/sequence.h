@@ -34,6 +34,14 @@ namespace tn {
 // The windows of `table` (load_dataset with cfg.sequence) by the rules above. Throws DataError.
 PreparedData prepare_sequences(const Dataset& table, const DataConfig& cfg);
 
+// Rule 1: the table rows of each series (its groups, or the whole table as series 0), in time
+// order. Throws DataError for two rows of a series at the same time.
+std::vector<std::vector<int>> series_rows(const Dataset& table, const SequenceConfig& q);
+
+// Columns of `table` (indices into its X rows) of the data.sequence.features, then of the
+// target. Throws DataError naming a column the table does not have.
+std::vector<int> sequence_columns(const Dataset& table, const SequenceConfig& q);
+
 // The naive last-value (persistence) forecast of each window of split `s` of sequence data `p`:
 // the window's last input value of the target variable, X[(seq_len − 1)·step_features +
 // persistence_feature]. It is in the target's normalized units: that input column is the

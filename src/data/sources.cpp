@@ -48,7 +48,7 @@ Dataset load_hdf5(const SourceConfig& s, bool classification) {
 namespace {
 
 // The long-format table of sequence data: random_walk, or the csv columns data.sequence names.
-Dataset load_table(const DataConfig& data) {
+Dataset load_table(const DataConfig& data, const std::vector<std::string>& id_columns) {
   const SourceConfig& s = data.source;
   const SequenceConfig& q = data.sequence;
   const bool grouped = data.per_member == PerMember::GroupBy;
@@ -73,16 +73,19 @@ Dataset load_table(const DataConfig& data) {
     columns.push_back(q.target);
     keys.push_back("data.sequence.target");
   }
-  return load_csv_table(s.path, columns, keys, grouped ? data.group_by : "", q.time);
+  return load_csv_table(s.path, columns, keys, grouped ? data.group_by : "", q.time, id_columns);
 }
 
 }  // namespace
 
-Dataset load_dataset(const DataConfig& data, bool classification) {
+Dataset load_dataset(const DataConfig& data, bool classification, const std::vector<std::string>& id_columns) {
   const SourceConfig& s = data.source;
+  if (!id_columns.empty() && s.type != "csv")
+    throw DataError("--id '" + id_columns.front() + "': ID columns are read from CSV files; the data source is '" +
+                    s.type + "'. Write the data as CSV (turbanet data generate) to carry columns through");
   if (data.sequence.enabled()) {
     require_kind(s, classification, false);
-    return load_table(data);
+    return load_table(data, id_columns);
   }
   if (s.type == "random_walk")
     throw DataError("data.source: random_walk makes price series; add data.sequence, e.g. "
@@ -96,7 +99,7 @@ Dataset load_dataset(const DataConfig& data, bool classification) {
     return make_sine(s);
   }
   if (s.type == "csv")
-    return load_csv(s, classification, data.per_member == PerMember::GroupBy ? data.group_by : "");
+    return load_csv(s, classification, data.per_member == PerMember::GroupBy ? data.group_by : "", id_columns);
   if (s.type == "idx") {
     require_kind(s, classification, true);
     return load_idx(s);

@@ -36,6 +36,16 @@ void write_objects(hid_t file, const PredictionFile& p) {
   write_array(file, "/entropy", p.entropy);
   write_array(file, "/mutual_information", p.mutual_information);
   write_array(file, "/disagreement", p.disagreement);
+  for (std::size_t k = 0; k < p.id_columns.size(); ++k) h5::write_strings(file, "/id/" + p.id_columns[k], p.ids[k]);
+  if (p.horizon <= 0) return;
+  h5::set_int_attr(file, "/", "horizon", p.horizon, H5T_STD_I32LE);
+  h5::set_string_attr(file, "/", "series_column", p.series_column);
+  h5::set_string_attr(file, "/", "time_column", p.time_column);
+  h5::write_strings(file, "/series", p.series);
+  if (!p.last_time.empty()) h5::write_strings(file, "/last_time", p.last_time);
+  write_array(file, "/forecast", p.forecast);
+  write_array(file, "/forecast_normalized", p.forecast_normalized);
+  write_array(file, "/members_normalized", p.members_normalized);
 }
 
 PredictionFile read_objects(hid_t file, const std::string& path) {
@@ -57,6 +67,20 @@ PredictionFile read_objects(hid_t file, const std::string& path) {
   read_array(file, "/entropy", p.entropy);
   read_array(file, "/mutual_information", p.mutual_information);
   read_array(file, "/disagreement", p.disagreement);
+  if (h5::exists(file, "/id"))
+    for (const std::string& name : h5::list_group(file, "/id")) {
+      p.id_columns.push_back(name);
+      p.ids.push_back(h5::read_strings(file, "/id/" + name));
+    }
+  if (!h5::has_attr(file, "/", "horizon")) return p;
+  p.horizon = static_cast<int>(h5::get_int_attr(file, "/", "horizon"));
+  p.series_column = h5::get_string_attr(file, "/", "series_column");
+  p.time_column = h5::get_string_attr(file, "/", "time_column");
+  p.series = h5::read_strings(file, "/series");
+  if (h5::exists(file, "/last_time")) p.last_time = h5::read_strings(file, "/last_time");
+  read_array(file, "/forecast", p.forecast);
+  read_array(file, "/forecast_normalized", p.forecast_normalized);
+  read_array(file, "/members_normalized", p.members_normalized);
   return p;
 }
 

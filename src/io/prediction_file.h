@@ -22,6 +22,17 @@ struct PredictionFile {
   Array ensemble_std;         // [N, O] standard deviation of `members` across members
   std::vector<int> label;     // [N] the ensemble's class (classification)
   Array entropy, mutual_information, disagreement;  // [N] (classification)
+  // predict --id: the carried-through columns, each [N] text (/id/<column>).
+  std::vector<std::string> id_columns;
+  std::vector<std::vector<std::string>> ids;
+  // Forecasts of a sequence run (horizon > 0): one row per series. `member` then holds, for a
+  // group_by run (combine "own"), the member forecasting each series [N], else every member [S].
+  int horizon = 0;
+  std::string series_column, time_column;       // "" when the run has none
+  std::vector<std::string> series, last_time;   // [N]; last_time empty without time column
+  Array forecast;                               // [N] original units
+  Array forecast_normalized;                    // own: [N] in the units the model was trained in
+  Array members_normalized;                     // not own: [S, N, 1] likewise (members: original units)
 };
 
 // Writes atomically, like write_run_file (replace: as there). Throws RunFileError.

@@ -20,7 +20,8 @@ EvalOutcome evaluate_stored(const EvalRequest& req) {
   if (in.n == 0) throw UsageError(in.source + " has no samples");
   o.source = in.source;
   o.n = in.n;
-  o.own = !req.data && one_member_per_group(run);
+  // New series of a group_by sequence run are each evaluated by their own member too.
+  o.own = one_member_per_group(run) && (!req.data || run.file.data.seq_len > 0);
   if (o.own) {
     if (req.combine != Combine::MeanProb)
       spdlog::warn("--combine {} is not used: a run with one member per group has no ensemble", to_string(req.combine));

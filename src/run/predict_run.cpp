@@ -4,11 +4,46 @@
 #include <spdlog/spdlog.h>
 
 namespace tn {
+namespace {
 
-PredictOutcome predict_stored(const std::string& run_path, const std::string& input, Combine how, int threads) {
+// Sequence runs: one row per series, values in the target's original units.
+PredictionFile& add_forecast(PredictionFile& f, const Forecast& x, std::uint64_t S) {
+  using U = std::uint64_t;
+  const U N = static_cast<U>(x.N);
+  f.combine = x.own ? "own" : "mean";
+  f.horizon = x.horizon;
+  f.series_column = x.series_column;
+  f.time_column = x.time_column;
+  f.series = x.series;
+  f.last_time = x.last_time;
+  f.ids = x.ids;
+  f.forecast = {{N}, x.value};
+  if (x.own) {
+    f.member = x.member;
+    f.forecast_normalized = {{N}, x.normalized};
+    return f;
+  }
+  for (int s : x.excluded) f.excluded.push_back(f.member[s]);
+  f.members = {{S, N, 1}, x.members};
+  f.members_normalized = {{S, N, 1}, x.normalized};
+  f.ensemble_std = {{N, 1}, x.std};
+  return f;
+}
+
+}  // namespace
+
+PredictOutcome predict_stored(const std::string& run_path, const std::string& input, Combine how, int threads,
+                              const std::vector<std::string>& id_columns) {
   PredictOutcome o{load_swarm(run_path, false), how};
   check_combine(o.run, how);
-  const Inputs in = new_data(o.run, input, false);
+  o.id_columns = id_columns;
+  if (o.run.file.data.seq_len > 0) {
+    if (how != Combine::MeanProb) spdlog::warn("--combine {} is not used: forecasts are combined by their mean", to_string(how));
+    o.forecast = forecast_stored(o.run, input, id_columns, threads);
+    return o;
+  }
+  Inputs in = new_data(o.run, input, false, id_columns);
+  o.ids = std::move(in.ids);
   spdlog::info("predicting {} samples of {} with {} members of {}", in.n, input, o.run.S, run_path);
   o.p = run_swarm(o.run, in, threads);
   o.c = combine(o.p, o.run.cfg.loss.type, how);
@@ -28,8 +63,11 @@ PredictionFile prediction_file(const PredictOutcome& r, const std::string& run_p
   f.task = r.run.classification ? "classification" : "regression";
   f.combine = r.run.classification ? to_string(r.how) : "mean";
   f.feature_names = r.run.file.data.feature_names;
+  f.id_columns = r.id_columns;
+  f.ids = r.ids;
+  for (int s = 0; s < r.run.S; ++s) f.member.push_back(r.run.first_member + s);
+  if (r.forecast) return add_forecast(f, *r.forecast, static_cast<U>(r.run.S));
   if (r.run.classification) f.class_names = r.run.class_names;
-  for (int s = 0; s < r.p.S; ++s) f.member.push_back(r.run.first_member + s);
   for (int s : r.c.excluded) f.excluded.push_back(r.run.first_member + s);
   f.members = {{S, N, O}, r.p.outputs};
   f.ensemble = {{N, static_cast<U>(r.c.width)}, r.c.prediction};

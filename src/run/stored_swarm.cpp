@@ -11,6 +11,7 @@
 #include "data/arrays.h"
 #include "data/prepare.h"
 #include "data/sequence.h"
+#include "run/new_series.h"
 #include "run/swarm_file.h"
 #include "train/predict.h"
 
@@ -96,20 +97,14 @@ bool is_yaml(const std::string& file) {
   return ext == ".yaml" || ext == ".yml";
 }
 
-// load_swarm and load_swarm_model: `for_new_data` refuses sequence runs (what predict and eval
-// --data cannot serve yet).
-StoredSwarm load(const std::string& path, bool own_data, bool for_new_data) {
+StoredSwarm load(const std::string& path, bool own_data) {
   StoredSwarm r;
   r.path = path;
   r.file = read_run_file(path);
-  if (for_new_data && r.file.data.seq_len > 0)
-    throw UsageError("run file '" + path + "' holds a sequence model (data.sequence, windows of " +
-                     std::to_string(r.file.data.seq_len) + " steps): predicting or evaluating new data "
-                     "is not supported for sequence runs yet, since it needs the whole series to cut "
-                     "windows from; evaluate the run's own splits with: turbanet eval " + path + " --split test");
   std::vector<Override> ov;
   if (!own_data) {  // neither the training data nor its per-member sampling is needed
-    // A stand-in source of the same kind (the model's shapes come from the run file).
+    // A stand-in source of the same kind (the model's shapes come from the run file; new series
+    // are read with the stored data section, run/new_series.h).
     const bool seq = r.file.data.seq_len > 0;
     ov.push_back({"data.source", seq ? "{type: random_walk}" : "{type: spirals}"});
     if (seq) ov.push_back({"data.sequence", "{window: " + std::to_string(r.file.data.seq_len) + ", target: close}"});
@@ -148,9 +143,9 @@ StoredSwarm load(const std::string& path, bool own_data, bool for_new_data) {
 
 }  // namespace
 
-StoredSwarm load_swarm(const std::string& path, bool own_data) { return load(path, own_data, !own_data); }
+StoredSwarm load_swarm(const std::string& path, bool own_data) { return load(path, own_data); }
 
-StoredSwarm load_swarm_model(const std::string& path) { return load(path, false, false); }
+StoredSwarm load_swarm_model(const std::string& path) { return load(path, false); }
 
 Inputs own_split(const StoredSwarm& run, const std::optional<std::string>& split) {
   const PreparedData d = prepare_data(load_dataset(run.cfg.data, run.classification), run.cfg.data);
@@ -202,7 +197,13 @@ std::vector<int> run_groups(const StoredSwarm& run, const Dataset& d, const std:
   return group;
 }
 
-Inputs new_data(const StoredSwarm& run, const std::string& file, bool labeled) {
+Inputs new_data(const StoredSwarm& run, const std::string& file, bool labeled, const std::vector<std::string>& id_columns) {
+  if (run.file.data.seq_len > 0) {
+    if (!labeled)
+      throw UsageError("run file '" + run.path + "' holds a sequence model: its forecasts are made per series "
+                       "(turbanet predict " + run.path + " --input HISTORY.csv)");
+    return new_series_inputs(run, file);
+  }
   const int F = run.shape.inputs();
   Dataset d;
   Inputs in;
@@ -210,7 +211,7 @@ Inputs new_data(const StoredSwarm& run, const std::string& file, bool labeled) {
   if (is_yaml(file)) {
     // Only the data section matters: a placeholder model and loss let the file leave them out.
     const Config c = load_config(file, {{"model", "{layers: [{units: 1}]}"}, {"loss", "mse"}});
-    d = load_dataset(c.data, run.classification);
+    d = load_dataset(c.data, run.classification, id_columns);
     in.source = file + " (" + d.origin + ")";
   } else {
     const DataInfo& info = run.file.data;
@@ -223,7 +224,7 @@ Inputs new_data(const StoredSwarm& run, const std::string& file, bool labeled) {
     src.features = info.feature_names;
     if (labeled) src.target = info.target.empty() ? "label" : info.target;
     const bool grouped = run.file.normalization.mean.data.size() > static_cast<std::size_t>(F);
-    d = load_csv(src, run.classification, grouped ? run.file.members.group_by : "");
+    d = load_csv(src, run.classification, grouped ? run.file.members.group_by : "", id_columns);
     in.source = file;
   }
   if (d.features != F)
@@ -237,6 +238,8 @@ Inputs new_data(const StoredSwarm& run, const std::string& file, bool labeled) {
                       run_groups(run, d, file));
   in.n = d.n;
   in.X = std::move(d.X);
+  in.id_columns = id_columns;
+  in.ids = std::move(d.ids);
   if (labeled) in.y = std::move(d.y);
   in.batch = run.cfg.train.batch_size;
   return in;

@@ -51,6 +51,9 @@ struct Inputs {
   // for sequence data whose target is an input, the last-value forecast [n] (normalized).
   std::vector<int> group;
   std::vector<float> persistence;
+  // new_data with id columns (predict --id): each column's text per sample, [columns][n].
+  std::vector<std::string> id_columns;
+  std::vector<std::vector<std::string>> ids;
 };
 
 // Rebuilds split `split` ("test", "val", "train" or "all") of the run's own data, checking
@@ -59,10 +62,12 @@ struct Inputs {
 Inputs own_split(const StoredSwarm& run, const std::optional<std::string>& split);
 
 // New data from `file`: a YAML config (its data section, every sample) or a CSV file with
-// the run's feature columns by name (and, when `labeled`, its target column: the run's
+// the run's feature columns by name (sequence runs, labeled only: every window of each series
+// of a long-format CSV, run/new_series.h) (and, when `labeled`, its target column: the run's
 // CSV target, or "label" for runs on built-in data). Labels are mapped to the run's classes
-// by name. Throws DataError, ConfigError, UsageError.
-Inputs new_data(const StoredSwarm& run, const std::string& file, bool labeled);
+// by name. `id_columns` are carried through as text (ids). Throws DataError, ConfigError, UsageError.
+Inputs new_data(const StoredSwarm& run, const std::string& file, bool labeled,
+                const std::vector<std::string>& id_columns = {});
 
 // Every member's outputs and logits on `in`, on the device `device: auto` picks (a GPU when
 // the build has the CUDA backend and one is present, else the CPU with `threads` threads).

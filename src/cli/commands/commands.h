@@ -57,6 +57,7 @@ struct PredictOptions {
   std::optional<std::string> out;  // FILE.csv or FILE.h5; default: CSV on stdout
   bool force = false;              // replace an existing --out file
   std::string combine = "mean_prob";
+  std::vector<std::string> ids;    // --id: input columns carried through to the output
   int threads = 0;
   Verbosity verbosity = Verbosity::Normal;
 };

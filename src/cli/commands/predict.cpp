@@ -41,13 +41,61 @@ void cell(std::string& line, const std::string& value) {
   line += value;
 }
 
-// classification: row, prediction, p_<class>..., entropy, mutual_information, disagreement,
-// member_<k> (its class); regression: row, prediction[_j], std[_j], member_<k>[_j].
+// Cells of the --id columns for sample i.
+void id_cells(std::string& line, const std::vector<std::vector<std::string>>& ids, int i) {
+  for (const std::vector<std::string>& column : ids) cell(line, csv_field(column[i]));
+}
+
+// Sequence runs, one line per series: [series column], [last_<time column>], --id columns,
+// horizon, then group_by runs: member, forecast, forecast_normalized; others: forecast, std,
+// member_<k> (original units).
+std::string forecast_csv(const PredictOutcome& r) {
+  const Forecast& f = *r.forecast;
+  std::vector<std::string> head;
+  if (!f.series_column.empty()) head.push_back(csv_field(f.series_column));
+  if (!f.time_column.empty()) head.push_back(csv_field("last_" + f.time_column));
+  for (const std::string& c : f.id_columns) head.push_back(csv_field(c));
+  head.push_back("horizon");
+  if (f.own) {
+    for (const char* c : {"member", "forecast", "forecast_normalized"}) head.push_back(c);
+  } else {
+    head.push_back("forecast");
+    head.push_back("std");
+    for (int s = 0; s < r.run.S; ++s) head.push_back("member_" + std::to_string(r.run.first_member + s));
+  }
+  std::string text;
+  for (const std::string& h : head) cell(text, h);
+  text = text.substr(1) + '\n';
+  for (int i = 0; i < f.N; ++i) {
+    std::string line;
+    if (!f.series_column.empty()) cell(line, csv_field(f.series[i]));
+    if (!f.time_column.empty()) cell(line, csv_field(f.last_time[i]));
+    id_cells(line, f.ids, i);
+    cell(line, std::to_string(f.horizon));
+    if (f.own) {
+      cell(line, std::to_string(f.member[i]));
+      cell(line, csv_number(f.value[i]));
+      cell(line, csv_number(f.normalized[i]));
+    } else {
+      cell(line, csv_number(f.value[i]));
+      cell(line, csv_number(f.std[i]));
+      for (int s = 0; s < r.run.S; ++s) cell(line, csv_number(f.members[static_cast<std::size_t>(s) * f.N + i]));
+    }
+    text += line.substr(1) + '\n';
+  }
+  return text;
+}
+
+// classification: row, [--id columns], prediction, p_<class>..., entropy, mutual_information,
+// disagreement, member_<k> (its class); regression: row, [--id columns], prediction[_j], std[_j],
+// member_<k>[_j].
 std::string to_csv(const PredictOutcome& r) {
+  if (r.forecast) return forecast_csv(r);
   const int S = r.p.S, N = r.p.N, O = r.p.O, W = r.c.width;
   const auto suffix = [&](int j) { return O == 1 ? std::string() : std::string("_") + std::to_string(j); };
   const auto member = [&](int s) { return std::string("member_") + std::to_string(r.run.first_member + s); };
   std::string text = "row";
+  for (const std::string& c : r.id_columns) cell(text, csv_field(c));
   if (r.run.classification) {
     cell(text, "prediction");
     for (const std::string& name : r.run.class_names) cell(text, csv_field("p_" + name));
@@ -72,6 +120,7 @@ std::string to_csv(const PredictOutcome& r) {
   const auto at = [](int i, int width, int j) { return static_cast<std::size_t>(i) * width + j; };
   for (int i = 0; i < N; ++i) {
     text += std::to_string(i);
+    id_cells(text, r.ids, i);
     if (r.run.classification) {
       cell(text, r.c.used.empty() ? std::string() : csv_field(r.run.class_names[r.c.label[i]]));
       for (int k = 0; k < W; ++k) cell(text, csv_number(r.c.prediction[at(i, W, k)]));
@@ -95,8 +144,12 @@ std::string to_csv(const PredictOutcome& r) {
 
 int predict(const PredictOptions& opt) {
   const OutKind kind = out_kind(opt);
+  for (const std::string& id : opt.ids)
+    if (id.empty() || id.find('/') != std::string::npos || id == "." || id == "..")
+      throw UsageError("--id '" + id + "': name a column of the input; a name with '/' cannot be stored in the HDF5 "
+                       "output (/id/<column>), so rename the column");
   if (opt.out) check_out_file(*opt.out, opt.force, {opt.run_path, opt.input});
-  const PredictOutcome o = predict_stored(opt.run_path, opt.input, parse_combine(opt.combine), opt.threads);
+  const PredictOutcome o = predict_stored(opt.run_path, opt.input, parse_combine(opt.combine), opt.threads, opt.ids);
   try {
     if (kind == OutKind::H5) write_prediction_file(*opt.out, prediction_file(o, opt.run_path, opt.input), opt.force);
     else if (kind == OutKind::Csv) write_text_atomically(*opt.out, to_csv(o), opt.force);
