@@ -301,7 +301,7 @@ void add_activation_cases(std::vector<OpCase>& t) {
 // One sample's loss (the mean over outputs for per-output losses); writes dL/dz (not yet
 // divided by the batch size) into g and adds the sample's correct fraction.
 double ref_sample_loss(LossType L, double delta, int O, const double* z, const double* y, double* g,
-                       double* correct) {
+                       double* correct, const double* pos_weight = nullptr) {
   if (L == LossType::CrossEntropy) {
     const int label = static_cast<int>(y[0]);
     double se = 0.0;
@@ -314,9 +314,9 @@ double ref_sample_loss(LossType L, double delta, int O, const double* z, const d
   for (int j = 0; j < O; ++j) {
     const double d = z[j] - y[j];
     if (L == LossType::Bce) {
-      const double p = sigmoid_d(z[j]);
-      total += -(y[j] * std::log(p) + (1 - y[j]) * std::log(1 - p));
-      g[j] = p - y[j];
+      const double p = sigmoid_d(z[j]), pw = pos_weight ? pos_weight[j] : 1.0;  // BCEWithLogitsLoss's pos_weight
+      total += -(pw * y[j] * std::log(p) + (1 - y[j]) * std::log(1 - p));
+      g[j] = pw * y[j] * (p - 1) + (1 - y[j]) * p;
       *correct += ((z[j] > 0) == (y[j] > 0.5)) ? 1.0 / O : 0.0;
     } else if (L == LossType::Mse) {
       total += d * d;
@@ -350,7 +350,10 @@ const LossDims kLossDims[] = {
     {3, 6, 4, 1, 2, Rows::Extremes, false},
 };
 
-void add_loss(std::vector<OpCase>& t, const LossDims& d, LossType L, bool backward) {
+// weighted: cross_entropy with class weights (one of them 0 when there are 3 or more
+// classes), bce with a pos_weight per output (PyTorch's CrossEntropyLoss(weight) and
+// BCEWithLogitsLoss(pos_weight)).
+void add_loss(std::vector<OpCase>& t, const LossDims& d, LossType L, bool backward, bool weighted = false) {
   const int T = L == LossType::CrossEntropy ? 1 : d.O;
   const i64 sZ = i64(d.B) * d.O + d.pad_z, sY = i64(d.B) * T + d.pad_y;
   LossConfig cfg;
@@ -375,19 +378,27 @@ void add_loss(std::vector<OpCase>& t, const LossDims& d, LossType L, bool backwa
     if (d.rows == Rows::Extremes) rows[m] = m % 3 == 0 ? 0 : m % 3 == 1 ? d.B : d.B / 2;
   }
   const bool has_rows = d.rows != Rows::All;
+  std::vector<double> w;
+  if (weighted)
+    for (int j = 0; j < d.O; ++j) w.push_back(L == LossType::Bce ? 0.5 + 1.5 * j : j == 1 && d.O > 2 ? 0.0 : 0.5 + 0.75 * j);
   OpCase o;
   o.op = backward ? "loss_backward" : "loss_forward";
   o.name = fmt(o.op, " ", to_string(L), " S", d.S, " B", d.B, " O", d.O, " pads ", d.pad_z, ",", d.pad_y,
                d.labelled ? " labelled" : "",
-               d.rows == Rows::Spread ? " rows spread" : d.rows == Rows::Extremes ? " rows 0 and B" : "");
+               d.rows == Rows::Spread ? " rows spread" : d.rows == Rows::Extremes ? " rows 0 and B" : "",
+               weighted ? (L == LossType::Bce ? " pos_weight" : " class weights") : "");
   o.arrays = {input("Z", Z), input("Y", Y),
               output("loss", std::vector<double>(d.S, d.labelled ? 0.25 : 0.5), Elem::F64).with_parity({1e-5, 1e-5}),
               output("correct", std::vector<double>(d.S, 1.0), Elem::F64).with_tol({1e-12, 0}).with_parity({1e-9, 0})};
   if (backward) o.arrays.push_back(output("dZ", padded(d.S, i64(d.B) * d.O, d.pad_z, 12)));
   if (has_rows) o.arrays.push_back(input("rows", rows, Elem::I32));
+  if (weighted) o.arrays.push_back(input("w", w));
   o.tol = {1e-6, 1e-5};
   o.run = [=](Backend& be, const DeviceArrays& a) {
     const int* r = has_rows ? a.i32("rows") : nullptr;
+    LossConfig cfg_w = cfg;
+    if (weighted) cfg_w.weights = a.f32("w");
+    const LossConfig& cfg = cfg_w;
     if (backward)
       be.loss_backward(cfg, d.S, d.B, d.O, a.f32("Z"), sZ, a.f32("Y"), sY, a.f32("dZ"), a.f64("loss"),
                        a.f64("correct"), r);
@@ -400,8 +411,13 @@ void add_loss(std::vector<OpCase>& t, const LossDims& d, LossType L, bool backwa
     std::vector<double>& loss = h["loss"];
     std::vector<double>& correct = h["correct"];
     std::vector<double> g(d.O);
+    const bool class_w = weighted && L == LossType::CrossEntropy;
     for (int s = 0; s < d.S; ++s) {
       const int valid = static_cast<int>(rows[s]);
+      // Class weights: the batch loss is Σ w[y]·l / Σ w[y] over the member's valid rows; the
+      // loss sum adds valid · that (so that a sum over batches / samples is still a mean).
+      double wsum = 0.0;
+      for (int b = 0; b < valid && class_w; ++b) wsum += w[static_cast<int>(Yh[s * sY + i64(b) * T])];
       for (int b = 0; b < d.B; ++b) {
         const i64 zo = s * sZ + i64(b) * d.O;
         if (b >= valid) {  // not one of the member's rows: no gradient, no loss
@@ -409,9 +425,14 @@ void add_loss(std::vector<OpCase>& t, const LossDims& d, LossType L, bool backwa
             for (int j = 0; j < d.O; ++j) h["dZ"][zo + j] = 0.0;
           continue;
         }
-        loss[s] += ref_sample_loss(L, cfg.huber_delta, d.O, &Zh[zo], &Yh[s * sY + i64(b) * T], g.data(), &correct[s]);
+        const double* y = &Yh[s * sY + i64(b) * T];
+        const double l = ref_sample_loss(L, cfg.huber_delta, d.O, &Zh[zo], y, g.data(), &correct[s],
+                                         weighted && L == LossType::Bce ? w.data() : nullptr);
+        const double wy = class_w ? w[static_cast<int>(y[0])] : 1.0;
+        const double gs = class_w ? (wsum > 0 ? wy / wsum : 0.0) : 1.0 / valid;
+        loss[s] += class_w ? (wsum > 0 ? l * wy * valid / wsum : 0.0) : l;
         if (backward)
-          for (int j = 0; j < d.O; ++j) h["dZ"][zo + j] = g[j] / valid;
+          for (int j = 0; j < d.O; ++j) h["dZ"][zo + j] = g[j] * gs;
       }
     }
   };
@@ -460,6 +481,10 @@ void add_loss_cases(std::vector<OpCase>& t) {
       if (L == LossType::CrossEntropy && d.O < 2) continue;
       add_loss(t, d, L, true);
       add_loss(t, d, L, false);
+      if (L == LossType::CrossEntropy || L == LossType::Bce) {
+        add_loss(t, d, L, true, true);
+        add_loss(t, d, L, false, true);
+      }
       if (!d.labelled && d.rows != Rows::Extremes)
         add_output_transform(t, L, d.S, d.B, d.O, d.pad_z, d.pad_z);
     }

@@ -38,13 +38,14 @@ struct Problem {
   int T;
   std::vector<double> w;
   std::vector<float> X, Y;  // [B, F], [B, T]
+  std::vector<float> weights;  // [O] class weights (cross_entropy) or pos_weight (bce); empty = none
 };
 
 // Double-precision reference: mean over the batch of the per-sample loss. Tracks the smallest
 // |z| fed to relu-like activations (finite differences must not straddle a kink).
 double ref_loss(const Problem& pb, double* min_kink = nullptr) {
   const ModelShape& shape = *pb.shape;
-  double total = 0;
+  double total = 0, wsum = 0;
   for (int b = 0; b < B; ++b) {
     std::vector<double> h(pb.X.begin() + b * shape.inputs(), pb.X.begin() + (b + 1) * shape.inputs());
     std::size_t off = 0;
@@ -66,6 +67,25 @@ double ref_loss(const Problem& pb, double* min_kink = nullptr) {
     const float* y = pb.Y.data() + b * pb.T;
     std::vector<double> g(O);
     double l = 0;
+    const bool weighted = !pb.weights.empty();
+    if (weighted && pb.loss.type == LossType::CrossEntropy) {
+      // PyTorch's CrossEntropyLoss(weight=w): Σ w[y]·(−log softmax_y) / Σ w[y].
+      double se = 0;
+      for (int j = 0; j < O; ++j) se += std::exp(h[j]);
+      const double wy = pb.weights[int(y[0])];
+      total += wy * (std::log(se) - h[int(y[0])]);
+      wsum += wy;
+      continue;
+    }
+    if (weighted && pb.loss.type == LossType::Bce) {
+      // BCEWithLogitsLoss(pos_weight=p): mean of −[p·y·log σ(z) + (1 − y)·log(1 − σ(z))].
+      for (int j = 0; j < O; ++j) {
+        const double sg = 1 / (1 + std::exp(-h[j]));
+        l -= pb.weights[j] * y[j] * std::log(sg) + (1 - y[j]) * std::log(1 - sg);
+      }
+      total += l / O;
+      continue;
+    }
     switch (pb.loss.type) {
       case LossType::CrossEntropy: { int am; l = softmax_xent(h.data(), O, int(y[0]), g.data(), &am); break; }
       case LossType::Bce: for (int j = 0; j < O; ++j) l += bce_logit(h[j], double(y[j]), &g[j]); l /= O; break;
@@ -78,7 +98,7 @@ double ref_loss(const Problem& pb, double* min_kink = nullptr) {
     }
     total += l;
   }
-  return total / B;
+  return wsum > 0 ? total / wsum : total / B;
 }
 
 // Runs the backend's forward + loss + backward for all S members; returns the gradients
@@ -101,7 +121,9 @@ std::vector<float> backend_grads(const ModelShape& shape, const ParamLayout& lay
   const float* Z = model_forward(be, shape, p, buf, Sb, B);
   loss_sum.assign(Sb, 0.0);
   std::vector<double> correct(Sb, 0.0);
-  be.loss_backward(pbs[0].loss, Sb, B, O, Z, std::int64_t(Bcap) * O, buf.Y, std::int64_t(Bcap) * T, buf.dA,
+  LossConfig loss = pbs[0].loss;
+  if (!pbs[0].weights.empty()) loss.weights = pbs[0].weights.data();
+  be.loss_backward(loss, Sb, B, O, Z, std::int64_t(Bcap) * O, buf.Y, std::int64_t(Bcap) * T, buf.dA,
                    loss_sum.data(), correct.data(), nullptr);
   model_backward(be, shape, p, g, buf, Sb, B);
   return G;
@@ -116,7 +138,8 @@ std::vector<double> member_values(const ParamLayout& layout, const V& arr, int s
   return out;
 }
 
-void check_gradients(const ModelShape& shape, LossConfig loss, std::uint32_t seed) {
+void check_gradients(const ModelShape& shape, LossConfig loss, std::uint32_t seed,
+                     const std::vector<float>& weights = {}) {
   const ParamLayout layout(shape, S);
   std::vector<float> P = init_params(shape, layout, seed, 0);
   for (int t = 1; t < shape.tensors(); t += 2)  // init leaves biases at zero: randomize them
@@ -129,6 +152,7 @@ void check_gradients(const ModelShape& shape, LossConfig loss, std::uint32_t see
     pb.shape = &shape;
     pb.loss = loss;
     pb.T = T;
+    pb.weights = weights;
     pb.w = member_values(layout, P, s);
     for (int i = 0; i < B * F; ++i) pb.X.push_back(rnd(seed + 1, 100 * s + i, -1.5f, 1.5f));
     for (int i = 0; i < B * T; ++i) {
@@ -252,4 +276,11 @@ TEST_CASE("MLP gradients: activation on the output layer, and a single layer") {
   check_gradients(make_shape({{2, 4, Activation::Relu}, {4, 3, Activation::Sigmoid}}), loss_of(LossType::Mse), 31);
   check_gradients(make_shape({{3, 3, Activation::Identity}}), loss_of(LossType::CrossEntropy), 32);
   check_gradients(make_shape({{3, 7, Activation::Gelu}, {7, 1, Activation::Tanh}}), loss_of(LossType::Huber, 0.5f), 33);
+}
+
+TEST_CASE("MLP gradients: cross_entropy with class weights, bce with pos_weight (PyTorch's definitions)") {
+  const ModelShape shape = make_shape({{3, 5, Activation::Tanh}, {5, 3, Activation::Identity}});
+  check_gradients(shape, loss_of(LossType::CrossEntropy), 41, {0.5f, 3.0f, 1.25f});
+  check_gradients(shape, loss_of(LossType::CrossEntropy), 42, {2.0f, 0.0f, 1.0f});  // a class that does not count
+  check_gradients(shape, loss_of(LossType::Bce), 43, {4.0f, 0.25f, 1.0f});
 }

@@ -131,6 +131,14 @@ void emit_loss(YAML::Emitter& e, const LossConfig& l) {
   begin(e, "loss");
   kv(e, "type", to_string(l.type));
   if (l.type == LossType::Huber) kv(e, "delta", l.huber_delta);
+  const auto numbers = [&](const char* key, const std::vector<double>& v) {
+    e << YAML::Key << key << YAML::Value << YAML::Flow << YAML::BeginSeq;
+    for (double x : v) e << exact(x);
+    e << YAML::EndSeq;
+  };
+  if (l.balanced) kv(e, "class_weights", "balanced");
+  else if (!l.class_weights.empty()) numbers("class_weights", l.class_weights);
+  if (!l.pos_weight.empty()) numbers("pos_weight", l.pos_weight);
   e << YAML::EndMap;
 }
 

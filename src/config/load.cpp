@@ -130,12 +130,37 @@ void read_type(const Field& f, E& type, std::initializer_list<E> values) {
   else type = f.choice(values);
 }
 
+// A list of numbers (each in r), or one number when `one` allows it.
+std::vector<double> read_numbers(const Field& f, Range r, bool one, const std::string& expected) {
+  std::vector<double> v;
+  if (one && f.is_scalar()) return {f.number(r)};
+  if (!f.node().IsSequence()) f.fail_type(expected);
+  for (const Field& x : f.items()) v.push_back(x.number(r));
+  if (v.empty()) f.fail("must not be empty; " + expected);
+  return v;
+}
+
 void read_loss(const Field& f, LossConfig& l) {
   if (!has_section(f)) return;
   read_type(f, l.type,
             {LossType::CrossEntropy, LossType::Bce, LossType::Mse, LossType::Mae, LossType::Huber});
-  if (f.is_map()) f.check_keys({"type", {"delta", {"huber"}}}, "type", to_string(l.type));
+  if (f.is_map())
+    f.check_keys({"type", {"delta", {"huber"}}, {"class_weights", {"cross_entropy"}}, {"pos_weight", {"bce"}}},
+                 "type", to_string(l.type));
   f.get("delta", l.huber_delta, Range::above(0));
+  if (const Field cw = f["class_weights"]; cw.present()) {
+    if (cw.is_scalar() && cw.string() == "balanced") {
+      l.balanced = true;
+    } else {
+      l.class_weights = read_numbers(cw, Range::at_least(0), false,
+                                     "'balanced' or a list of one weight per class like [1.0, 4.0]");
+      bool positive = false;
+      for (double w : l.class_weights) positive = positive || w > 0;
+      if (!positive) cw.fail("every weight is 0, so no sample would count; give at least one weight > 0");
+    }
+  }
+  if (const Field pw = f["pos_weight"]; pw.present())
+    l.pos_weight = read_numbers(pw, Range::at_least(0), true, "a number, or a list of one number per output");
 }
 
 void read_optimizer(const Field& f, Config& c) {
@@ -273,6 +298,13 @@ void check_consistency(const Field& root, const Config& c) {
   if (w.enabled() && (c.model.init_scale != 1.0 || find_member_values(c, "model.init_scale")))
     root["model"]["init_scale"].fail("scales random initial weights, but model.init_from starts every member from a "
                                      "trained run's parameters; remove one of the two");
+  const Field loss = root["loss"];
+  if (!c.loss.class_weights.empty() && static_cast<int>(c.loss.class_weights.size()) != last.units)
+    loss["class_weights"].fail("gives " + std::to_string(c.loss.class_weights.size()) + " weights, but the output layer has " +
+                               std::to_string(last.units) + " units (classes); give one weight per class");
+  if (c.loss.pos_weight.size() > 1 && static_cast<int>(c.loss.pos_weight.size()) != last.units)
+    loss["pos_weight"].fail("gives " + std::to_string(c.loss.pos_weight.size()) + " values, but the output layer has " +
+                            std::to_string(last.units) + " units; give one number, or one per output");
   if (c.loss.type == LossType::CrossEntropy && last.units < 2)
     units.fail("the cross_entropy loss needs at least 2 output units (one per class), got " +
                std::to_string(last.units) + "; for a single output use loss: bce");

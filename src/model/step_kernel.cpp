@@ -43,10 +43,11 @@ class OpsStepKernel final : public StepKernel {
 
 }  // namespace
 
-StepKernelChoice choose_step_kernel(Backend& be, const ModelShape& shape, int batch,
+StepKernelChoice choose_step_kernel(Backend& be, const ModelShape& shape, int batch, const std::string& ops_only,
                                     std::function<OpsScratch(int worker)> scratch) {
-  std::string why;
-  std::vector<std::unique_ptr<StepKernel>> fused = be.step_kernels(shape, batch, &why);
+  std::string why = ops_only;
+  std::vector<std::unique_ptr<StepKernel>> fused;
+  if (ops_only.empty()) fused = be.step_kernels(shape, batch, &why);
   StepKernelChoice c;
   if (!fused.empty()) {
     c.kernel = std::move(fused.front());

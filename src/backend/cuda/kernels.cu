@@ -55,10 +55,18 @@ struct BiasGrad {  // item = (member, col); rows summed in order, as on the CPU
   }
 };
 
+struct WeightSums {  // item = member: the sum of its valid rows' class weights
+  int B;
+  const float* w; const float* Y; i64 sY; const int* rows;
+  float* wsum;  // [S]
+  __device__ void operator()(i64 s) const { wsum[s] = xent_weight_sum(w, Y + s * sY, rows ? rows[s] : B); }
+};
+
 template <LossType L, bool G>
 struct SampleLoss {  // item = (member, row): per-sample loss/correct into scratch
   int B, O, T;
   float delta;
+  const float* cw; const float* pw; const float* wsum;  // class weights, pos_weight, [S] weight sums
   const float* Z; i64 sZ; const float* Y; i64 sY;
   float* dZ;         // G: the gradient; else per-sample scratch [S·B·O] for softmax
   double* lbuf; double* cbuf;  // [S·B]
@@ -77,12 +85,14 @@ struct SampleLoss {  // item = (member, row): per-sample loss/correct into scrat
       return;
     }
     double corr = 0.0;
-    lbuf[i] = sample_loss<L, G>(delta, O, Z + zo, Y + s * sY + static_cast<i64>(b) * T, g, &corr);
+    const float* y = Y + s * sY + static_cast<i64>(b) * T;
+    const float l = sample_loss<L, G>(delta, pw, O, Z + zo, y, g, &corr);
+    float gscale = 1.0f / static_cast<float>(valid > 0 ? valid : 1), lscale = 1.0f;
+    if (cw) xent_weight_scales(cw[static_cast<int>(y[0])], wsum[s], valid, &gscale, &lscale);
+    lbuf[i] = cw ? l * lscale : l;
     cbuf[i] = corr;
-    if constexpr (G) {
-      const float inv_b = 1.0f / static_cast<float>(valid > 0 ? valid : 1);
-      for (int j = 0; j < O; ++j) g[j] *= inv_b;
-    }
+    if constexpr (G)
+      for (int j = 0; j < O; ++j) g[j] *= gscale;
   }
 };
 
@@ -208,16 +218,21 @@ void CudaBackend::loss_impl(const LossConfig& cfg, int S, int B, int O, const fl
   const i64 items = static_cast<i64>(S) * B;
   if (items <= 0) return;
   const int T = cfg.type == LossType::CrossEntropy ? 1 : O;
-  // Scratch: per-sample loss and correct [S·B] doubles, then (forward) softmax rows [S·B·O].
+  // Scratch: per-sample loss and correct [S·B] doubles, then (forward) softmax rows [S·B·O],
+  // then the members' class-weight sums [S].
   const std::size_t dbytes = static_cast<std::size_t>(items) * sizeof(double);
   const std::size_t fbytes = G ? 0 : static_cast<std::size_t>(items) * O * sizeof(float);
-  char* base = static_cast<char*>(scratch(2 * dbytes + fbytes));
+  char* base = static_cast<char*>(scratch(2 * dbytes + fbytes + static_cast<std::size_t>(S) * sizeof(float)));
   double* lbuf = reinterpret_cast<double*>(base);
   double* cbuf = reinterpret_cast<double*>(base + dbytes);
   float* g = G ? dZ : reinterpret_cast<float*>(base + 2 * dbytes);
+  float* wsum = reinterpret_cast<float*>(base + 2 * dbytes + fbytes);
+  const float* cw = cfg.type == LossType::CrossEntropy ? cfg.weights : nullptr;
+  const float* pw = cfg.type == LossType::Bce ? cfg.weights : nullptr;
+  if (cw) launch(stream_, info_.sm_count, S, WeightSums{B, cw, Y, sY, rows, wsum});
   dispatch_loss(cfg.type, [&]<LossType L>() {
     launch(stream_, info_.sm_count, items,
-           SampleLoss<L, G>{B, O, T, cfg.huber_delta, Z, sZ, Y, sY, g, lbuf, cbuf, rows});
+           SampleLoss<L, G>{B, O, T, cfg.huber_delta, cw, pw, wsum, Z, sZ, Y, sY, g, lbuf, cbuf, rows});
   });
   launch(stream_, info_.sm_count, S, MemberSums{B, lbuf, cbuf, rows, loss_sum, correct});
 }
