@@ -623,6 +623,7 @@ void add_sum_squares(std::vector<OpCase>& t, int S, i64 n, i64 pad, float lo, fl
 
 // One step of PyTorch's update rules in double, on one parameter.
 void ref_update(OptimizerType type, double& p, double g, double& s1, double& s2, const OptStep& h) {
+  g += double(h.l1) * (p > 0 ? 1.0 : p < 0 ? -1.0 : 0.0);  // the L1 subgradient, every optimizer
   switch (type) {
     case OptimizerType::Sgd:
       g += double(h.weight_decay) * p;
@@ -706,6 +707,8 @@ void add_optimizer_cases(std::vector<OpCase>& t) {
                {1e-6, 1e-5}};
     for (int s = 0; s < 3; ++s)
       u.h.push_back(OptStep{0.01f * (s + 1), 0.9f, 0.999f, 1e-8f, 0.01f, 0.5f, 0.99f, 0.19f, 0.002f, s == 2});
+      u.h.back().l1 = 0.02f * s;  // members 1 and 2 with an L1 penalty
+    }
     for (OptimizerType type : kOptimizers) add_optimizer(t, type, u);
   }
   // Larger members: one with Nesterov momentum, one without momentum, one skipped; the
@@ -725,6 +728,12 @@ void add_optimizer_cases(std::vector<OpCase>& t) {
   OptSetup u{"clipped by 10", 1, 2, 0, {1.0, 1.0}, {2.0, 2.0}, {0.0, 0.0}, {0.0, 0.0}, {100.0},
              {OptStep{0.1f, 0, 0, 0, 0, 0, 0, 1, 1, false}}, 1.0f, {1e-7, 1e-6}};
   add_optimizer(t, OptimizerType::Sgd, u);
+  // L1 on parameters of both signs and exactly 0 (sign 0: no pull).
+  OptSetup l1{"l1 signs", 1, 3, 1, {0.5, -2.0, 0.0, kSentinel}, {1.0, 1.0, 1.0, kSentinel}, std::vector<double>(4, 0.0),
+              std::vector<double>(4, 0.0), {0.0}, {OptStep{0.1f, 0.9f, 0.999f, 1e-8f, 0, 0, 0.99f, 0.1f, 0.001f, false}},
+              0.0f, {1e-7, 1e-6}};
+  l1.h[0].l1 = 0.3f;
+  for (OptimizerType type : kOptimizers) add_optimizer(t, type, l1);
 }
 
 // ---------------------------------------------------------------------------------------

@@ -157,6 +157,7 @@ void emit_optimizer(YAML::Emitter& e, const OptimizerConfig& o, const Config& c)
   if (sgd || rms) member("momentum", o.momentum);
   if (sgd) kv(e, "nesterov", o.nesterov);
   member("weight_decay", o.weight_decay);
+  if (o.l1 != 0.0 || find_member_values(c, "optimizer.l1")) member("l1", o.l1);  // written only when used
   kv(e, "grad_clip", o.grad_clip);
   e << YAML::EndMap;
 }

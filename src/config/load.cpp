@@ -172,7 +172,7 @@ void read_optimizer(const Field& f, Config& c) {
   if (f.is_map())
     f.check_keys({"type", "lr", {"beta1", adam}, {"beta2", adam},
                   {"eps", {"adam", "adamw", "rmsprop"}}, {"momentum", {"sgd", "rmsprop"}},
-                  {"nesterov", sgd}, {"alpha", {"rmsprop"}}, "weight_decay", "grad_clip"},
+                  {"nesterov", sgd}, {"alpha", {"rmsprop"}}, "weight_decay", "l1", "grad_clip"},
                  "type", to_string(o.type));
   // Each of these may be one number or a value per member ({values|linspace|logspace}).
   const auto value = [&](const char* key, double& out, Range r) {
@@ -186,6 +186,7 @@ void read_optimizer(const Field& f, Config& c) {
   f.get("nesterov", o.nesterov);
   value("alpha", o.alpha, Range::between(0, 1, true, true));
   value("weight_decay", o.weight_decay, Range::at_least(0));
+  value("l1", o.l1, Range::at_least(0));
   f.get("grad_clip", o.grad_clip, Range::at_least(0));
   const MemberValues* mom = find_member_values(c, "optimizer.momentum");
   if (o.nesterov && (mom ? cfg::smallest_value(*mom) : o.momentum) <= 0)

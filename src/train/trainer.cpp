@@ -32,6 +32,7 @@ OptStep make_step(const OptimizerConfig& o, double lr, long t1) {
   h.beta2 = static_cast<float>(o.beta2);
   h.eps = static_cast<float>(o.eps);
   h.weight_decay = static_cast<float>(o.weight_decay);
+  h.l1 = static_cast<float>(o.l1);
   h.momentum = static_cast<float>(o.momentum);
   h.alpha = static_cast<float>(o.alpha);
   h.nesterov = o.nesterov;
