@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "math/dropout.h"
 #include "math/rng.h"
 #include "op_cases.h"
 #include "swarm/sampler.h"
@@ -260,6 +261,69 @@ void add_activation_backward(std::vector<OpCase>& t, const ActDims& d, Activatio
 }
 
 // db = Σ over rows of dZ.
+// Inverted dropout: Y = X ⊙ mask / (1 − rate), the masks of math/dropout.h.
+struct DropDims {
+  int S, rows, cols;
+  i64 pad_x, pad_y;
+  float rate;
+  bool in_place;
+  std::uint32_t member0, epoch, pos0, layer;
+};
+
+void add_dropout(std::vector<OpCase>& t, const DropDims& d) {
+  const i64 n = i64(d.rows) * d.cols, sX = n + d.pad_x, sY = d.in_place ? sX : n + d.pad_y;
+  constexpr std::uint64_t kSeed = 77;
+  OpCase o;
+  o.op = "dropout";
+  o.name = fmt(o.op, d.in_place ? " in place" : "", " S", d.S, " rows", d.rows, " cols", d.cols, " pads ", d.pad_x,
+               ",", d.pad_y, " rate ", d.rate, " member0 ", d.member0, " epoch ", d.epoch, " pos0 ", d.pos0,
+               " layer ", d.layer);
+  o.arrays = {d.in_place ? output("X", padded(d.S, n, d.pad_x, 60, -2, 2)) : input("X", padded(d.S, n, d.pad_x, 60, -2, 2)),
+              input("epoch", {double(d.epoch)}, Elem::U32)};
+  if (!d.in_place) o.arrays.push_back(output("Y", padded(d.S, n, d.pad_y, 61)));
+  o.tol = {0, 1e-6};
+  const std::string out = d.in_place ? "X" : "Y";
+  o.run = [=](Backend& be, const DeviceArrays& a) {
+    DropoutKey k;
+    k.rate = d.rate;
+    k.seed = kSeed;
+    k.member0 = d.member0;
+    k.epoch = a.u32("epoch");
+    k.pos0 = d.pos0;
+    k.layer = d.layer;
+    be.dropout(d.S, d.rows, d.cols, a.f32("X"), sX, d.in_place ? a.f32("X") : a.f32("Y"), sY, k);
+  };
+  o.reference = [=](HostArrays& h) {
+    const std::vector<double> X = h["X"];
+    std::vector<double>& Y = h[out];
+    for (int s = 0; s < d.S; ++s)
+      for (int r = 0; r < d.rows; ++r) {
+        const Philox4x32 row = dropout_row_key(kSeed, d.member0 + s, d.epoch, d.pos0 + r);
+        for (int j = 0; j < d.cols; ++j) {
+          const bool dropped = uniform01(dropout_unit_words(row, d.layer, j / 4).v[j % 4]) < d.rate;
+          Y[s * sY + i64(r) * d.cols + j] = dropped ? 0.0 : X[s * sX + i64(r) * d.cols + j] / (1.0 - double(d.rate));
+        }
+      }
+  };
+  // About rate·n elements dropped (within 5 standard deviations), and members with masks of
+  // their own.
+  o.property = [=](const HostArrays& h) -> std::string {
+    const std::vector<double>& Y = h[out];
+    std::vector<std::vector<char>> kept(d.S);
+    double dropped = 0;
+    for (int s = 0; s < d.S; ++s)
+      for (i64 i = 0; i < n; ++i) {
+        kept[s].push_back(Y[s * sY + i] != 0.0);
+        dropped += Y[s * sY + i] == 0.0;
+      }
+    const double N = double(d.S) * n, sd = std::sqrt(N * d.rate * (1 - d.rate));
+    if (std::fabs(dropped - d.rate * N) > 5 * sd + 1) return fmt(dropped, " of ", N, " dropped at rate ", d.rate);
+    if (d.S > 1 && n >= 64 && d.rate > 0 && kept[0] == kept[1]) return "members 0 and 1 have the same mask";
+    return "";
+  };
+  t.push_back(std::move(o));
+}
+
 void add_bias_grad(std::vector<OpCase>& t, const ActDims& d) {
   const i64 n = i64(d.rows) * d.cols, sZ = n + d.pad_z, sb = d.cols + d.pad_b;
   OpCase o;
@@ -705,7 +769,7 @@ void add_optimizer_cases(std::vector<OpCase>& t) {
                padded(3, 7, 3, 52, 0, 0.5f), padded(3, 7, 3, 53, 0, 0.5f),
                clip > 0 ? std::vector<double>{0.25, 100.0, 4.0} : std::vector<double>{1e6, 1e6, 1e6}, {}, clip,
                {1e-6, 1e-5}};
-    for (int s = 0; s < 3; ++s)
+    for (int s = 0; s < 3; ++s) {
       u.h.push_back(OptStep{0.01f * (s + 1), 0.9f, 0.999f, 1e-8f, 0.01f, 0.5f, 0.99f, 0.19f, 0.002f, s == 2});
       u.h.back().l1 = 0.02f * s;  // members 1 and 2 with an L1 penalty
     }
@@ -975,6 +1039,11 @@ std::vector<OpCase> build() {
   add_gemm_cases(t);
   add_activation_cases(t);
   add_loss_cases(t);
+  for (const DropDims& d : {DropDims{1, 1, 1, 0, 0, 0.5f, false, 0, 0, 0, 0}, DropDims{3, 5, 7, 3, 2, 0.25f, false, 4, 2, 16, 1},
+                            DropDims{3, 5, 7, 3, 2, 0.25f, true, 4, 2, 16, 1}, DropDims{4, 32, 33, 1, 5, 0.5f, false, 9, 7, 64, 2},
+                            DropDims{2, 64, 100, 0, 3, 0.1f, true, 100000, 70000, 4000000000u, 3},
+                            DropDims{2, 8, 9, 2, 2, 0.0f, true, 0, 1, 0, 0}, DropDims{2, 16, 6, 2, 1, 0.9f, false, 3, 5, 8, 5}})
+    add_dropout(t, d);
   add_gather_cases(t);
   for (i64 n : {1, 37, 1000, 70000}) add_sum_squares(t, 3, n, 4, -1, 1, std::vector<double>(3, 0.25));
   add_sum_squares(t, 3, 1000, 5, -2, 2, {1.0, 2.0, 3.0});

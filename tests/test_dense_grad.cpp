@@ -10,6 +10,7 @@
 
 #include "backend/cpu/cpu_backend.h"
 #include "math/activations.h"
+#include "math/dropout.h"
 #include "math/losses.h"
 #include "math/rng.h"
 #include "model/build.h"
@@ -39,6 +40,8 @@ struct Problem {
   std::vector<double> w;
   std::vector<float> X, Y;  // [B, F], [B, T]
   std::vector<float> weights;  // [O] class weights (cross_entropy) or pos_weight (bce); empty = none
+  const DropoutKey* drop = nullptr;  // a training step's dropout (member0 0), or none
+  std::uint32_t member = 0;
 };
 
 // Double-precision reference: mean over the batch of the per-sample loss. Tracks the smallest
@@ -49,6 +52,7 @@ double ref_loss(const Problem& pb, double* min_kink = nullptr) {
   for (int b = 0; b < B; ++b) {
     std::vector<double> h(pb.X.begin() + b * shape.inputs(), pb.X.begin() + (b + 1) * shape.inputs());
     std::size_t off = 0;
+    std::size_t li = 0;
     for (const DenseLayer& l : shape.layers) {
       const double* W = pb.w.data() + off;
       const double* bias = W + std::size_t(l.in) * l.out;
@@ -61,7 +65,12 @@ double ref_loss(const Problem& pb, double* min_kink = nullptr) {
           *min_kink = std::min(*min_kink, std::abs(z));
         a[j] = dispatch_activation(l.act, [&]<Activation A>() { return act_forward<A, double>(z, double(l.slope)); });
       }
+      if (pb.drop && l.dropout > 0 && li + 1 < shape.layers.size()) {  // inverted dropout, the masks of math/dropout.h
+        const Philox4x32 row = dropout_row_key(pb.drop->seed, pb.member, *pb.drop->epoch, pb.drop->pos0 + b);
+        for (int j = 0; j < l.out; ++j) a[j] *= double(dropout_factor(row, std::uint32_t(li), j, l.dropout));
+      }
       h = std::move(a);
+      ++li;
     }
     const int O = shape.outputs();
     const float* y = pb.Y.data() + b * pb.T;
@@ -118,14 +127,20 @@ std::vector<float> backend_grads(const ModelShape& shape, const ParamLayout& lay
   }
   std::vector<float> G(layout.total, std::numeric_limits<float>::quiet_NaN());
   const BlockParams p(P.data(), layout, m0), g(G.data(), layout, m0);
-  const float* Z = model_forward(be, shape, p, buf, Sb, B);
+  DropoutKey dk;
+  if (pbs[0].drop) {
+    dk = *pbs[0].drop;
+    dk.member0 = static_cast<std::uint32_t>(m0);
+  }
+  const DropoutKey* drop = pbs[0].drop ? &dk : nullptr;
+  const float* Z = model_forward(be, shape, p, buf, Sb, B, drop);
   loss_sum.assign(Sb, 0.0);
   std::vector<double> correct(Sb, 0.0);
   LossConfig loss = pbs[0].loss;
   if (!pbs[0].weights.empty()) loss.weights = pbs[0].weights.data();
   be.loss_backward(loss, Sb, B, O, Z, std::int64_t(Bcap) * O, buf.Y, std::int64_t(Bcap) * T, buf.dA,
                    loss_sum.data(), correct.data(), nullptr);
-  model_backward(be, shape, p, g, buf, Sb, B);
+  model_backward(be, shape, p, g, buf, Sb, B, drop);
   return G;
 }
 
@@ -139,7 +154,7 @@ std::vector<double> member_values(const ParamLayout& layout, const V& arr, int s
 }
 
 void check_gradients(const ModelShape& shape, LossConfig loss, std::uint32_t seed,
-                     const std::vector<float>& weights = {}) {
+                     const std::vector<float>& weights = {}, const DropoutKey* drop = nullptr) {
   const ParamLayout layout(shape, S);
   std::vector<float> P = init_params(shape, layout, seed, 0);
   for (int t = 1; t < shape.tensors(); t += 2)  // init leaves biases at zero: randomize them
@@ -153,6 +168,8 @@ void check_gradients(const ModelShape& shape, LossConfig loss, std::uint32_t see
     pb.loss = loss;
     pb.T = T;
     pb.weights = weights;
+    pb.drop = drop;
+    pb.member = static_cast<std::uint32_t>(s);
     pb.w = member_values(layout, P, s);
     for (int i = 0; i < B * F; ++i) pb.X.push_back(rnd(seed + 1, 100 * s + i, -1.5f, 1.5f));
     for (int i = 0; i < B * T; ++i) {
@@ -283,4 +300,19 @@ TEST_CASE("MLP gradients: cross_entropy with class weights, bce with pos_weight 
   check_gradients(shape, loss_of(LossType::CrossEntropy), 41, {0.5f, 3.0f, 1.25f});
   check_gradients(shape, loss_of(LossType::CrossEntropy), 42, {2.0f, 0.0f, 1.0f});  // a class that does not count
   check_gradients(shape, loss_of(LossType::Bce), 43, {4.0f, 0.25f, 1.0f});
+}
+
+TEST_CASE("MLP gradients: dropout on hidden layers (fixed masks of one training step)") {
+  DenseLayer h1{3, 8, Activation::Tanh}, h2{8, 6, Activation::Relu};
+  h1.dropout = 0.5f;
+  h2.dropout = 0.25f;
+  const ModelShape shape = make_shape({h1, h2, {6, 3, Activation::Identity}});
+  const std::uint32_t epoch = 3;
+  DropoutKey drop;
+  drop.seed = 5;
+  drop.epoch = &epoch;
+  drop.pos0 = 8;
+  check_gradients(shape, loss_of(LossType::CrossEntropy), 51, {}, &drop);
+  check_gradients(shape, loss_of(LossType::Mse), 52, {}, &drop);
+  check_gradients(shape, loss_of(LossType::CrossEntropy), 53, {1.0f, 2.0f, 0.5f}, &drop);  // with class weights too
 }

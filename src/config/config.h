@@ -46,6 +46,7 @@ struct LayerConfig {
   float leaky_slope = 0.01f;  // only for leaky_relu
   using Init = InitRule;
   Init init = Init::Auto;  // auto: He for relu-like, else Glorot
+  double dropout = 0.0;    // dense: inverted dropout rate on the layer's output while training
   bool return_sequences = false;  // lstm, gru: every step's state (for a following recurrent layer)
   double forget_bias = 1.0;       // lstm: initial forget-gate bias
 };

@@ -117,6 +117,7 @@ void emit_model(YAML::Emitter& e, const ModelConfig& m, const Config& c) {
     if (l.type == "dense") {
       kv(e, "activation", to_string(l.activation));
       if (l.activation == Activation::LeakyRelu) kv(e, "leaky_slope", l.leaky_slope);
+      if (l.dropout > 0) kv(e, "dropout", l.dropout);  // written only when used
     } else {
       kv(e, "return_sequences", l.return_sequences);
       if (l.type == "lstm") kv(e, "forget_bias", l.forget_bias);

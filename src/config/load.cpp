@@ -61,11 +61,12 @@ LayerConfig read_layer(const Field& f) {
   f.get("activation", l.activation,
         {Activation::Relu, Activation::LeakyRelu, Activation::Tanh, Activation::Sigmoid,
          Activation::Gelu, Activation::Identity});
-  f.check_keys({"type", "units", "activation", {"leaky_slope", {"leaky_relu"}}, "init"},
+  f.check_keys({"type", "units", "activation", {"leaky_slope", {"leaky_relu"}}, "init", "dropout"},
                "activation", to_string(l.activation));
   l.units = static_cast<int>(f.required("units").integer(1, kIntMax));
   f.get("leaky_slope", l.leaky_slope, Range::at_least(0));
   f.get("init", l.init, {Init::Auto, Init::He, Init::Glorot});
+  f.get("dropout", l.dropout, Range::between(0, 1, false, true));
   return l;
 }
 
@@ -299,6 +300,9 @@ void check_consistency(const Field& root, const Config& c) {
   if (w.enabled() && (c.model.init_scale != 1.0 || find_member_values(c, "model.init_scale")))
     root["model"]["init_scale"].fail("scales random initial weights, but model.init_from starts every member from a "
                                      "trained run's parameters; remove one of the two");
+  if (last.dropout > 0)
+    root["model"]["layers"].items().back()["dropout"].fail(
+        "dropout on the output layer would drop outputs; put it on the hidden layers before it");
   const Field loss = root["loss"];
   if (!c.loss.class_weights.empty() && static_cast<int>(c.loss.class_weights.size()) != last.units)
     loss["class_weights"].fail("gives " + std::to_string(c.loss.class_weights.size()) + " weights, but the output layer has " +

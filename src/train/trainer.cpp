@@ -318,6 +318,8 @@ class Loop {
         }
       be_.to_device(wk.rows, wk.rows_host.data(), static_cast<std::size_t>(steps) * Sb * sizeof(int));
     }
+    wk.epoch_host = static_cast<std::uint32_t>(e);
+    be_.to_device(wk.epoch, &wk.epoch_host, sizeof(std::uint32_t));
     if (resuming) {
       epoch_ops(b0, Sb, steps, sampler, wk, w, true);  // once: not recorded
     } else {
@@ -359,7 +361,7 @@ class Loop {
       const int B = std::min(bcap_, n_ - pos0);
       const int* rows = sets_.equal_sizes() && !resuming ? nullptr : wk.rows + step * Sb;
       const StepBatch batch{&shape_, &loss_, &sampler, member0, Sb, static_cast<std::uint32_t>(pos0), B,
-                            train_.X, train_.Y, T_, &p, &g, wk.loss, wk.correct, rows};
+                            train_.X, train_.Y, T_, &p, &g, wk.loss, wk.correct, rows, cfg_.seed, wk.epoch};
       kernel_->step(batch, StepUpdate{cfg_.optimizer.type, &s1, &s2, wk.h + step * Sb, clip}, w);
     }
     if (val_.n > 0) {

@@ -7,6 +7,7 @@
 #include "backend/cuda/cuda_check.h"
 #include "backend/cuda/grid_stride.cuh"
 #include "math/activations.h"
+#include "math/dropout.h"
 #include "math/losses.h"
 
 namespace tn {
@@ -40,6 +41,22 @@ struct ActBack {  // item = (member, element)
   __device__ void operator()(i64 i) const {
     const i64 o = (i / n) * s + i % n;
     dA[o] *= act_derivative<A>(Z[o], Aval[o], slope);
+  }
+};
+
+struct Dropout {  // item = (member, row, group of 4 columns): one Philox call each
+  int rows, cols, groups;
+  const float* X; i64 sX; float* Y; i64 sY;
+  DropoutKey key;
+  __device__ void operator()(i64 i) const {
+    const i64 per = static_cast<i64>(rows) * groups;
+    const i64 s = i / per;
+    const int r = static_cast<int>((i % per) / groups), j0 = static_cast<int>(i % groups) * 4;
+    const Philox4x32 row = dropout_row_key(key.seed, key.member0 + static_cast<std::uint32_t>(s), *key.epoch,
+                                           key.pos0 + static_cast<std::uint32_t>(r));
+    const Philox4x32 w = dropout_unit_words(row, key.layer, j0 / 4);
+    const i64 xo = s * sX + static_cast<i64>(r) * cols, yo = s * sY + static_cast<i64>(r) * cols;
+    for (int q = 0; q < 4 && j0 + q < cols; ++q) Y[yo + j0 + q] = X[xo + j0 + q] * dropout_scale(w.v[q], key.rate);
   }
 };
 
@@ -204,6 +221,14 @@ void CudaBackend::activation_backward(Activation act, float slope, int S, int ro
     if constexpr (F != Activation::Identity)
       launch(stream_, info_.sm_count, S * n, ActBack<F>{n, s, slope, Z, A, dA});
   });
+}
+
+void CudaBackend::dropout(int S, int rows, int cols, const float* X, std::int64_t sX, float* Y, std::int64_t sY,
+                          const DropoutKey& key) {
+  const int groups = (cols + 3) / 4;
+  const i64 items = static_cast<i64>(S) * rows * groups;
+  if (items <= 0) return;
+  launch(stream_, info_.sm_count, items, Dropout{rows, cols, groups, X, sX, Y, sY, key});
 }
 
 void CudaBackend::bias_grad(int S, int rows, int cols, const float* dZ, std::int64_t sZ, float* db,
