@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "math/dropout.h"
 #include "math/rng.h"
 #include "op_cases.h"
 #include "swarm/sampler.h"
@@ -260,6 +261,69 @@ void add_activation_backward(std::vector<OpCase>& t, const ActDims& d, Activatio
 }
 
 // db = Σ over rows of dZ.
+// Inverted dropout: Y = X ⊙ mask / (1 − rate), the masks of math/dropout.h.
+struct DropDims {
+  int S, rows, cols;
+  i64 pad_x, pad_y;
+  float rate;
+  bool in_place;
+  std::uint32_t member0, epoch, pos0, layer;
+};
+
+void add_dropout(std::vector<OpCase>& t, const DropDims& d) {
+  const i64 n = i64(d.rows) * d.cols, sX = n + d.pad_x, sY = d.in_place ? sX : n + d.pad_y;
+  constexpr std::uint64_t kSeed = 77;
+  OpCase o;
+  o.op = "dropout";
+  o.name = fmt(o.op, d.in_place ? " in place" : "", " S", d.S, " rows", d.rows, " cols", d.cols, " pads ", d.pad_x,
+               ",", d.pad_y, " rate ", d.rate, " member0 ", d.member0, " epoch ", d.epoch, " pos0 ", d.pos0,
+               " layer ", d.layer);
+  o.arrays = {d.in_place ? output("X", padded(d.S, n, d.pad_x, 60, -2, 2)) : input("X", padded(d.S, n, d.pad_x, 60, -2, 2)),
+              input("epoch", {double(d.epoch)}, Elem::U32)};
+  if (!d.in_place) o.arrays.push_back(output("Y", padded(d.S, n, d.pad_y, 61)));
+  o.tol = {0, 1e-6};
+  const std::string out = d.in_place ? "X" : "Y";
+  o.run = [=](Backend& be, const DeviceArrays& a) {
+    DropoutKey k;
+    k.rate = d.rate;
+    k.seed = kSeed;
+    k.member0 = d.member0;
+    k.epoch = a.u32("epoch");
+    k.pos0 = d.pos0;
+    k.layer = d.layer;
+    be.dropout(d.S, d.rows, d.cols, a.f32("X"), sX, d.in_place ? a.f32("X") : a.f32("Y"), sY, k);
+  };
+  o.reference = [=](HostArrays& h) {
+    const std::vector<double> X = h["X"];
+    std::vector<double>& Y = h[out];
+    for (int s = 0; s < d.S; ++s)
+      for (int r = 0; r < d.rows; ++r) {
+        const Philox4x32 row = dropout_row_key(kSeed, d.member0 + s, d.epoch, d.pos0 + r);
+        for (int j = 0; j < d.cols; ++j) {
+          const bool dropped = uniform01(dropout_unit_words(row, d.layer, j / 4).v[j % 4]) < d.rate;
+          Y[s * sY + i64(r) * d.cols + j] = dropped ? 0.0 : X[s * sX + i64(r) * d.cols + j] / (1.0 - double(d.rate));
+        }
+      }
+  };
+  // About rate·n elements dropped (within 5 standard deviations), and members with masks of
+  // their own.
+  o.property = [=](const HostArrays& h) -> std::string {
+    const std::vector<double>& Y = h[out];
+    std::vector<std::vector<char>> kept(d.S);
+    double dropped = 0;
+    for (int s = 0; s < d.S; ++s)
+      for (i64 i = 0; i < n; ++i) {
+        kept[s].push_back(Y[s * sY + i] != 0.0);
+        dropped += Y[s * sY + i] == 0.0;
+      }
+    const double N = double(d.S) * n, sd = std::sqrt(N * d.rate * (1 - d.rate));
+    if (std::fabs(dropped - d.rate * N) > 5 * sd + 1) return fmt(dropped, " of ", N, " dropped at rate ", d.rate);
+    if (d.S > 1 && n >= 64 && d.rate > 0 && kept[0] == kept[1]) return "members 0 and 1 have the same mask";
+    return "";
+  };
+  t.push_back(std::move(o));
+}
+
 void add_bias_grad(std::vector<OpCase>& t, const ActDims& d) {
   const i64 n = i64(d.rows) * d.cols, sZ = n + d.pad_z, sb = d.cols + d.pad_b;
   OpCase o;
@@ -301,7 +365,7 @@ void add_activation_cases(std::vector<OpCase>& t) {
 // One sample's loss (the mean over outputs for per-output losses); writes dL/dz (not yet
 // divided by the batch size) into g and adds the sample's correct fraction.
 double ref_sample_loss(LossType L, double delta, int O, const double* z, const double* y, double* g,
-                       double* correct) {
+                       double* correct, const double* pos_weight = nullptr) {
   if (L == LossType::CrossEntropy) {
     const int label = static_cast<int>(y[0]);
     double se = 0.0;
@@ -314,9 +378,9 @@ double ref_sample_loss(LossType L, double delta, int O, const double* z, const d
   for (int j = 0; j < O; ++j) {
     const double d = z[j] - y[j];
     if (L == LossType::Bce) {
-      const double p = sigmoid_d(z[j]);
-      total += -(y[j] * std::log(p) + (1 - y[j]) * std::log(1 - p));
-      g[j] = p - y[j];
+      const double p = sigmoid_d(z[j]), pw = pos_weight ? pos_weight[j] : 1.0;  // BCEWithLogitsLoss's pos_weight
+      total += -(pw * y[j] * std::log(p) + (1 - y[j]) * std::log(1 - p));
+      g[j] = pw * y[j] * (p - 1) + (1 - y[j]) * p;
       *correct += ((z[j] > 0) == (y[j] > 0.5)) ? 1.0 / O : 0.0;
     } else if (L == LossType::Mse) {
       total += d * d;
@@ -350,7 +414,10 @@ const LossDims kLossDims[] = {
     {3, 6, 4, 1, 2, Rows::Extremes, false},
 };
 
-void add_loss(std::vector<OpCase>& t, const LossDims& d, LossType L, bool backward) {
+// weighted: cross_entropy with class weights (one of them 0 when there are 3 or more
+// classes), bce with a pos_weight per output (PyTorch's CrossEntropyLoss(weight) and
+// BCEWithLogitsLoss(pos_weight)).
+void add_loss(std::vector<OpCase>& t, const LossDims& d, LossType L, bool backward, bool weighted = false) {
   const int T = L == LossType::CrossEntropy ? 1 : d.O;
   const i64 sZ = i64(d.B) * d.O + d.pad_z, sY = i64(d.B) * T + d.pad_y;
   LossConfig cfg;
@@ -375,19 +442,27 @@ void add_loss(std::vector<OpCase>& t, const LossDims& d, LossType L, bool backwa
     if (d.rows == Rows::Extremes) rows[m] = m % 3 == 0 ? 0 : m % 3 == 1 ? d.B : d.B / 2;
   }
   const bool has_rows = d.rows != Rows::All;
+  std::vector<double> w;
+  if (weighted)
+    for (int j = 0; j < d.O; ++j) w.push_back(L == LossType::Bce ? 0.5 + 1.5 * j : j == 1 && d.O > 2 ? 0.0 : 0.5 + 0.75 * j);
   OpCase o;
   o.op = backward ? "loss_backward" : "loss_forward";
   o.name = fmt(o.op, " ", to_string(L), " S", d.S, " B", d.B, " O", d.O, " pads ", d.pad_z, ",", d.pad_y,
                d.labelled ? " labelled" : "",
-               d.rows == Rows::Spread ? " rows spread" : d.rows == Rows::Extremes ? " rows 0 and B" : "");
+               d.rows == Rows::Spread ? " rows spread" : d.rows == Rows::Extremes ? " rows 0 and B" : "",
+               weighted ? (L == LossType::Bce ? " pos_weight" : " class weights") : "");
   o.arrays = {input("Z", Z), input("Y", Y),
               output("loss", std::vector<double>(d.S, d.labelled ? 0.25 : 0.5), Elem::F64).with_parity({1e-5, 1e-5}),
               output("correct", std::vector<double>(d.S, 1.0), Elem::F64).with_tol({1e-12, 0}).with_parity({1e-9, 0})};
   if (backward) o.arrays.push_back(output("dZ", padded(d.S, i64(d.B) * d.O, d.pad_z, 12)));
   if (has_rows) o.arrays.push_back(input("rows", rows, Elem::I32));
+  if (weighted) o.arrays.push_back(input("w", w));
   o.tol = {1e-6, 1e-5};
   o.run = [=](Backend& be, const DeviceArrays& a) {
     const int* r = has_rows ? a.i32("rows") : nullptr;
+    LossConfig cfg_w = cfg;
+    if (weighted) cfg_w.weights = a.f32("w");
+    const LossConfig& cfg = cfg_w;
     if (backward)
       be.loss_backward(cfg, d.S, d.B, d.O, a.f32("Z"), sZ, a.f32("Y"), sY, a.f32("dZ"), a.f64("loss"),
                        a.f64("correct"), r);
@@ -400,8 +475,13 @@ void add_loss(std::vector<OpCase>& t, const LossDims& d, LossType L, bool backwa
     std::vector<double>& loss = h["loss"];
     std::vector<double>& correct = h["correct"];
     std::vector<double> g(d.O);
+    const bool class_w = weighted && L == LossType::CrossEntropy;
     for (int s = 0; s < d.S; ++s) {
       const int valid = static_cast<int>(rows[s]);
+      // Class weights: the batch loss is Σ w[y]·l / Σ w[y] over the member's valid rows; the
+      // loss sum adds valid · that (so that a sum over batches / samples is still a mean).
+      double wsum = 0.0;
+      for (int b = 0; b < valid && class_w; ++b) wsum += w[static_cast<int>(Yh[s * sY + i64(b) * T])];
       for (int b = 0; b < d.B; ++b) {
         const i64 zo = s * sZ + i64(b) * d.O;
         if (b >= valid) {  // not one of the member's rows: no gradient, no loss
@@ -409,9 +489,14 @@ void add_loss(std::vector<OpCase>& t, const LossDims& d, LossType L, bool backwa
             for (int j = 0; j < d.O; ++j) h["dZ"][zo + j] = 0.0;
           continue;
         }
-        loss[s] += ref_sample_loss(L, cfg.huber_delta, d.O, &Zh[zo], &Yh[s * sY + i64(b) * T], g.data(), &correct[s]);
+        const double* y = &Yh[s * sY + i64(b) * T];
+        const double l = ref_sample_loss(L, cfg.huber_delta, d.O, &Zh[zo], y, g.data(), &correct[s],
+                                         weighted && L == LossType::Bce ? w.data() : nullptr);
+        const double wy = class_w ? w[static_cast<int>(y[0])] : 1.0;
+        const double gs = class_w ? (wsum > 0 ? wy / wsum : 0.0) : 1.0 / valid;
+        loss[s] += class_w ? (wsum > 0 ? l * wy * valid / wsum : 0.0) : l;
         if (backward)
-          for (int j = 0; j < d.O; ++j) h["dZ"][zo + j] = g[j] / valid;
+          for (int j = 0; j < d.O; ++j) h["dZ"][zo + j] = g[j] * gs;
       }
     }
   };
@@ -460,6 +545,10 @@ void add_loss_cases(std::vector<OpCase>& t) {
       if (L == LossType::CrossEntropy && d.O < 2) continue;
       add_loss(t, d, L, true);
       add_loss(t, d, L, false);
+      if (L == LossType::CrossEntropy || L == LossType::Bce) {
+        add_loss(t, d, L, true, true);
+        add_loss(t, d, L, false, true);
+      }
       if (!d.labelled && d.rows != Rows::Extremes)
         add_output_transform(t, L, d.S, d.B, d.O, d.pad_z, d.pad_z);
     }
@@ -598,6 +687,7 @@ void add_sum_squares(std::vector<OpCase>& t, int S, i64 n, i64 pad, float lo, fl
 
 // One step of PyTorch's update rules in double, on one parameter.
 void ref_update(OptimizerType type, double& p, double g, double& s1, double& s2, const OptStep& h) {
+  g += double(h.l1) * (p > 0 ? 1.0 : p < 0 ? -1.0 : 0.0);  // the L1 subgradient, every optimizer
   switch (type) {
     case OptimizerType::Sgd:
       g += double(h.weight_decay) * p;
@@ -679,8 +769,10 @@ void add_optimizer_cases(std::vector<OpCase>& t) {
                padded(3, 7, 3, 52, 0, 0.5f), padded(3, 7, 3, 53, 0, 0.5f),
                clip > 0 ? std::vector<double>{0.25, 100.0, 4.0} : std::vector<double>{1e6, 1e6, 1e6}, {}, clip,
                {1e-6, 1e-5}};
-    for (int s = 0; s < 3; ++s)
+    for (int s = 0; s < 3; ++s) {
       u.h.push_back(OptStep{0.01f * (s + 1), 0.9f, 0.999f, 1e-8f, 0.01f, 0.5f, 0.99f, 0.19f, 0.002f, s == 2});
+      u.h.back().l1 = 0.02f * s;  // members 1 and 2 with an L1 penalty
+    }
     for (OptimizerType type : kOptimizers) add_optimizer(t, type, u);
   }
   // Larger members: one with Nesterov momentum, one without momentum, one skipped; the
@@ -700,6 +792,12 @@ void add_optimizer_cases(std::vector<OpCase>& t) {
   OptSetup u{"clipped by 10", 1, 2, 0, {1.0, 1.0}, {2.0, 2.0}, {0.0, 0.0}, {0.0, 0.0}, {100.0},
              {OptStep{0.1f, 0, 0, 0, 0, 0, 0, 1, 1, false}}, 1.0f, {1e-7, 1e-6}};
   add_optimizer(t, OptimizerType::Sgd, u);
+  // L1 on parameters of both signs and exactly 0 (sign 0: no pull).
+  OptSetup l1{"l1 signs", 1, 3, 1, {0.5, -2.0, 0.0, kSentinel}, {1.0, 1.0, 1.0, kSentinel}, std::vector<double>(4, 0.0),
+              std::vector<double>(4, 0.0), {0.0}, {OptStep{0.1f, 0.9f, 0.999f, 1e-8f, 0, 0, 0.99f, 0.1f, 0.001f, false}},
+              0.0f, {1e-7, 1e-6}};
+  l1.h[0].l1 = 0.3f;
+  for (OptimizerType type : kOptimizers) add_optimizer(t, type, l1);
 }
 
 // ---------------------------------------------------------------------------------------
@@ -941,6 +1039,11 @@ std::vector<OpCase> build() {
   add_gemm_cases(t);
   add_activation_cases(t);
   add_loss_cases(t);
+  for (const DropDims& d : {DropDims{1, 1, 1, 0, 0, 0.5f, false, 0, 0, 0, 0}, DropDims{3, 5, 7, 3, 2, 0.25f, false, 4, 2, 16, 1},
+                            DropDims{3, 5, 7, 3, 2, 0.25f, true, 4, 2, 16, 1}, DropDims{4, 32, 33, 1, 5, 0.5f, false, 9, 7, 64, 2},
+                            DropDims{2, 64, 100, 0, 3, 0.1f, true, 100000, 70000, 4000000000u, 3},
+                            DropDims{2, 8, 9, 2, 2, 0.0f, true, 0, 1, 0, 0}, DropDims{2, 16, 6, 2, 1, 0.9f, false, 3, 5, 8, 5}})
+    add_dropout(t, d);
   add_gather_cases(t);
   for (i64 n : {1, 37, 1000, 70000}) add_sum_squares(t, 3, n, 4, -1, 1, std::vector<double>(3, 0.25));
   add_sum_squares(t, 3, 1000, 5, -2, 2, {1.0, 2.0, 3.0});

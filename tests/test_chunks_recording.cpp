@@ -95,6 +95,11 @@ class TracingBackend final : public Backend {
     log("act_back", static_cast<int>(act), slope, S, rows, cols, Z, A, s, dA);
     cpu_.activation_backward(act, slope, S, rows, cols, Z, A, s, dA);
   }
+  void dropout(int S, int rows, int cols, const float* X, std::int64_t sX, float* Y, std::int64_t sY,
+               const DropoutKey& key) override {
+    log("dropout", S, rows, cols, X, sX, Y, sY, key.rate, key.layer, key.pos0);
+    cpu_.dropout(S, rows, cols, X, sX, Y, sY, key);
+  }
   void bias_grad(int S, int rows, int cols, const float* dZ, std::int64_t sZ, float* db, std::int64_t sb) override {
     log("bias_grad", S, rows, cols, dZ, sZ, db, sb);
     cpu_.bias_grad(S, rows, cols, dZ, sZ, db, sb);

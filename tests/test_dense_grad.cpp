@@ -10,6 +10,7 @@
 
 #include "backend/cpu/cpu_backend.h"
 #include "math/activations.h"
+#include "math/dropout.h"
 #include "math/losses.h"
 #include "math/rng.h"
 #include "model/build.h"
@@ -38,16 +39,20 @@ struct Problem {
   int T;
   std::vector<double> w;
   std::vector<float> X, Y;  // [B, F], [B, T]
+  std::vector<float> weights;  // [O] class weights (cross_entropy) or pos_weight (bce); empty = none
+  const DropoutKey* drop = nullptr;  // a training step's dropout (member0 0), or none
+  std::uint32_t member = 0;
 };
 
 // Double-precision reference: mean over the batch of the per-sample loss. Tracks the smallest
 // |z| fed to relu-like activations (finite differences must not straddle a kink).
 double ref_loss(const Problem& pb, double* min_kink = nullptr) {
   const ModelShape& shape = *pb.shape;
-  double total = 0;
+  double total = 0, wsum = 0;
   for (int b = 0; b < B; ++b) {
     std::vector<double> h(pb.X.begin() + b * shape.inputs(), pb.X.begin() + (b + 1) * shape.inputs());
     std::size_t off = 0;
+    std::size_t li = 0;
     for (const DenseLayer& l : shape.layers) {
       const double* W = pb.w.data() + off;
       const double* bias = W + std::size_t(l.in) * l.out;
@@ -60,12 +65,36 @@ double ref_loss(const Problem& pb, double* min_kink = nullptr) {
           *min_kink = std::min(*min_kink, std::abs(z));
         a[j] = dispatch_activation(l.act, [&]<Activation A>() { return act_forward<A, double>(z, double(l.slope)); });
       }
+      if (pb.drop && l.dropout > 0 && li + 1 < shape.layers.size()) {  // inverted dropout, the masks of math/dropout.h
+        const Philox4x32 row = dropout_row_key(pb.drop->seed, pb.member, *pb.drop->epoch, pb.drop->pos0 + b);
+        for (int j = 0; j < l.out; ++j) a[j] *= double(dropout_factor(row, std::uint32_t(li), j, l.dropout));
+      }
       h = std::move(a);
+      ++li;
     }
     const int O = shape.outputs();
     const float* y = pb.Y.data() + b * pb.T;
     std::vector<double> g(O);
     double l = 0;
+    const bool weighted = !pb.weights.empty();
+    if (weighted && pb.loss.type == LossType::CrossEntropy) {
+      // PyTorch's CrossEntropyLoss(weight=w): Σ w[y]·(−log softmax_y) / Σ w[y].
+      double se = 0;
+      for (int j = 0; j < O; ++j) se += std::exp(h[j]);
+      const double wy = pb.weights[int(y[0])];
+      total += wy * (std::log(se) - h[int(y[0])]);
+      wsum += wy;
+      continue;
+    }
+    if (weighted && pb.loss.type == LossType::Bce) {
+      // BCEWithLogitsLoss(pos_weight=p): mean of −[p·y·log σ(z) + (1 − y)·log(1 − σ(z))].
+      for (int j = 0; j < O; ++j) {
+        const double sg = 1 / (1 + std::exp(-h[j]));
+        l -= pb.weights[j] * y[j] * std::log(sg) + (1 - y[j]) * std::log(1 - sg);
+      }
+      total += l / O;
+      continue;
+    }
     switch (pb.loss.type) {
       case LossType::CrossEntropy: { int am; l = softmax_xent(h.data(), O, int(y[0]), g.data(), &am); break; }
       case LossType::Bce: for (int j = 0; j < O; ++j) l += bce_logit(h[j], double(y[j]), &g[j]); l /= O; break;
@@ -78,7 +107,7 @@ double ref_loss(const Problem& pb, double* min_kink = nullptr) {
     }
     total += l;
   }
-  return total / B;
+  return wsum > 0 ? total / wsum : total / B;
 }
 
 // Runs the backend's forward + loss + backward for all S members; returns the gradients
@@ -98,12 +127,20 @@ std::vector<float> backend_grads(const ModelShape& shape, const ParamLayout& lay
   }
   std::vector<float> G(layout.total, std::numeric_limits<float>::quiet_NaN());
   const BlockParams p(P.data(), layout, m0), g(G.data(), layout, m0);
-  const float* Z = model_forward(be, shape, p, buf, Sb, B);
+  DropoutKey dk;
+  if (pbs[0].drop) {
+    dk = *pbs[0].drop;
+    dk.member0 = static_cast<std::uint32_t>(m0);
+  }
+  const DropoutKey* drop = pbs[0].drop ? &dk : nullptr;
+  const float* Z = model_forward(be, shape, p, buf, Sb, B, drop);
   loss_sum.assign(Sb, 0.0);
   std::vector<double> correct(Sb, 0.0);
-  be.loss_backward(pbs[0].loss, Sb, B, O, Z, std::int64_t(Bcap) * O, buf.Y, std::int64_t(Bcap) * T, buf.dA,
+  LossConfig loss = pbs[0].loss;
+  if (!pbs[0].weights.empty()) loss.weights = pbs[0].weights.data();
+  be.loss_backward(loss, Sb, B, O, Z, std::int64_t(Bcap) * O, buf.Y, std::int64_t(Bcap) * T, buf.dA,
                    loss_sum.data(), correct.data(), nullptr);
-  model_backward(be, shape, p, g, buf, Sb, B);
+  model_backward(be, shape, p, g, buf, Sb, B, drop);
   return G;
 }
 
@@ -116,7 +153,8 @@ std::vector<double> member_values(const ParamLayout& layout, const V& arr, int s
   return out;
 }
 
-void check_gradients(const ModelShape& shape, LossConfig loss, std::uint32_t seed) {
+void check_gradients(const ModelShape& shape, LossConfig loss, std::uint32_t seed,
+                     const std::vector<float>& weights = {}, const DropoutKey* drop = nullptr) {
   const ParamLayout layout(shape, S);
   std::vector<float> P = init_params(shape, layout, seed, 0);
   for (int t = 1; t < shape.tensors(); t += 2)  // init leaves biases at zero: randomize them
@@ -129,6 +167,9 @@ void check_gradients(const ModelShape& shape, LossConfig loss, std::uint32_t see
     pb.shape = &shape;
     pb.loss = loss;
     pb.T = T;
+    pb.weights = weights;
+    pb.drop = drop;
+    pb.member = static_cast<std::uint32_t>(s);
     pb.w = member_values(layout, P, s);
     for (int i = 0; i < B * F; ++i) pb.X.push_back(rnd(seed + 1, 100 * s + i, -1.5f, 1.5f));
     for (int i = 0; i < B * T; ++i) {
@@ -252,4 +293,26 @@ TEST_CASE("MLP gradients: activation on the output layer, and a single layer") {
   check_gradients(make_shape({{2, 4, Activation::Relu}, {4, 3, Activation::Sigmoid}}), loss_of(LossType::Mse), 31);
   check_gradients(make_shape({{3, 3, Activation::Identity}}), loss_of(LossType::CrossEntropy), 32);
   check_gradients(make_shape({{3, 7, Activation::Gelu}, {7, 1, Activation::Tanh}}), loss_of(LossType::Huber, 0.5f), 33);
+}
+
+TEST_CASE("MLP gradients: cross_entropy with class weights, bce with pos_weight (PyTorch's definitions)") {
+  const ModelShape shape = make_shape({{3, 5, Activation::Tanh}, {5, 3, Activation::Identity}});
+  check_gradients(shape, loss_of(LossType::CrossEntropy), 41, {0.5f, 3.0f, 1.25f});
+  check_gradients(shape, loss_of(LossType::CrossEntropy), 42, {2.0f, 0.0f, 1.0f});  // a class that does not count
+  check_gradients(shape, loss_of(LossType::Bce), 43, {4.0f, 0.25f, 1.0f});
+}
+
+TEST_CASE("MLP gradients: dropout on hidden layers (fixed masks of one training step)") {
+  DenseLayer h1{3, 8, Activation::Tanh}, h2{8, 6, Activation::Relu};
+  h1.dropout = 0.5f;
+  h2.dropout = 0.25f;
+  const ModelShape shape = make_shape({h1, h2, {6, 3, Activation::Identity}});
+  const std::uint32_t epoch = 3;
+  DropoutKey drop;
+  drop.seed = 5;
+  drop.epoch = &epoch;
+  drop.pos0 = 8;
+  check_gradients(shape, loss_of(LossType::CrossEntropy), 51, {}, &drop);
+  check_gradients(shape, loss_of(LossType::Mse), 52, {}, &drop);
+  check_gradients(shape, loss_of(LossType::CrossEntropy), 53, {1.0f, 2.0f, 0.5f}, &drop);  // with class weights too
 }

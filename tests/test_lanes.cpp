@@ -29,6 +29,7 @@ struct Case {
   LossType loss;
   int S, B, n;
   SampleMode mode;
+  bool drop = false;  // a training step with the layers' dropout
 };
 
 ModelShape shape_of(const Case& c) {
@@ -39,8 +40,8 @@ ModelShape shape_of(const Case& c) {
 
 float rnd(std::uint32_t i, std::uint32_t salt) { return 2.0f * uniform01(random_words(99, salt, Purpose::Data, i).v[0]) - 1.0f; }
 
-void check_case(const Case& c) {
-  CpuBackend be(1);
+void check_case(const Case& c, CpuTarget target = default_cpu_target()) {
+  CpuBackend be(1, target);
   const ModelShape shape = shape_of(c);
   const ParamLayout layout(shape, c.S);
   std::vector<float> params = init_params(shape, layout, 5, 3);
@@ -64,7 +65,9 @@ void check_case(const Case& c) {
   std::vector<float> g_fused(layout.total, -1.0f);
   std::vector<double> loss_f(c.S, 0.0), corr_f(c.S, 0.0);
   const BlockParams P(params.data(), layout, 0), Gf(g_fused.data(), layout, 0);
-  const StepBatch fb{&shape, &loss, &sampler, 40, c.S, 3, c.B, X.data(), Y.data(), T, &P, &Gf, loss_f.data(), corr_f.data()};
+  const std::uint32_t epoch = 5;
+  const StepBatch fb{&shape, &loss, &sampler, 40, c.S, 3, c.B, X.data(), Y.data(), T, &P, &Gf, loss_f.data(), corr_f.data(),
+                     nullptr, 21, c.drop ? &epoch : nullptr};
   lane_kernel(be.target()).loss_grad(fb);
 
   // Separate ops.
@@ -74,10 +77,15 @@ void check_case(const Case& c) {
   ModelBuffers buf(be, shape, c.S, c.B, T);
   be.gather_batch(sampler, 40, c.S, 3, c.B, X.data(), F, Y.data(), T, buf.X, static_cast<std::int64_t>(c.B) * F, buf.Y,
                   static_cast<std::int64_t>(c.B) * T);
-  const float* Z = model_forward(be, shape, P, buf, c.S, c.B);
+  DropoutKey dk;
+  dk.seed = 21;
+  dk.member0 = 40;
+  dk.epoch = &epoch;
+  dk.pos0 = 3;
+  const float* Z = model_forward(be, shape, P, buf, c.S, c.B, c.drop ? &dk : nullptr);
   be.loss_backward(loss, c.S, c.B, O, Z, static_cast<std::int64_t>(c.B) * O, buf.Y, static_cast<std::int64_t>(c.B) * T,
                    buf.dA, loss_o.data(), corr_o.data(), nullptr);
-  model_backward(be, shape, P, Go, buf, c.S, c.B);
+  model_backward(be, shape, P, Go, buf, c.S, c.B, c.drop ? &dk : nullptr);
 
   double max_err = 0;
   for (std::size_t i = 0; i < g_ops.size(); ++i) {
@@ -110,6 +118,26 @@ TEST_CASE("fused lane kernel matches the separate ops") {
   check_case({mlp_reg, LossType::Huber, 9, 20, 25, SampleMode::Shared});
   check_case({single, LossType::Bce, 6, 7, 20, SampleMode::Bootstrap});
   check_case({{{4, 16, A::Relu}, {16, 16, A::Relu}, {16, 3, A::Identity}}, LossType::CrossEntropy, 32, 64, 100, SampleMode::Shared});
+}
+
+TEST_CASE("fused lane kernel with dropout matches the separate ops, on every SIMD target") {
+  using A = Activation;
+  const std::vector<DenseLayer> mlp = {{3, 7, A::Tanh, 0.01f, InitRule::Auto, 0.4f},
+                                       {7, 5, A::Gelu, 0.01f, InitRule::Auto, 0.25f},
+                                       {5, 6, A::LeakyRelu, 0.1f, InitRule::Auto, 0.5f},
+                                       {6, 4, A::Identity, 0.01f, InitRule::Auto, 0.5f}};  // the output layer's is ignored
+  const std::vector<DenseLayer> shallow = {{2, 16, A::Relu, 0.01f, InitRule::Auto, 0.5f}, {16, 2, A::Identity}};
+  for (CpuTarget target : targets_here()) {
+    CAPTURE(std::string(to_string(target)));
+    check_case({mlp, LossType::CrossEntropy, 5, 19, 40, SampleMode::Bootstrap, true}, target);  // partial group, row chunks
+    check_case({mlp, LossType::Mse, 17, 12, 25, SampleMode::Shared, true}, target);
+    check_case({shallow, LossType::CrossEntropy, 16, 40, 50, SampleMode::Bootstrap, true}, target);
+    // Without the training step's key no dropout happens: the plain network's gradients.
+    check_case({mlp, LossType::Huber, 9, 20, 25, SampleMode::Shared, false}, target);
+  }
+  ModelShape s;
+  s.layers = shallow;
+  CHECK_FALSE(lane_kernel(default_cpu_target()).is_shallow(s));  // dropout takes the layer-by-layer kernel
 }
 
 TEST_CASE("the fused kernel is chosen by shape only, and says why not") {

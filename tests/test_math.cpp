@@ -298,6 +298,41 @@ TEST_CASE("optimizer steps match the PyTorch formulas") {
   }
 }
 
+TEST_CASE("optimizer.l1: one step by hand, l1·sign(w) added to the gradient") {
+  // p = 0.5, −2, 0 with gradient 1 and l1 = 0.3: the gradients become 1.3, 0.7, 1.0 (sign 0).
+  OptStep h{};
+  h.lr = 0.1f;
+  h.l1 = 0.3f;
+  h.beta1 = 0.9f;
+  h.beta2 = 0.999f;
+  h.eps = 1e-8f;
+  h.bias_correction1 = 0.1f;     // 1 − 0.9
+  h.bias_correction2 = 0.001f;   // 1 − 0.999
+  const float p0[3] = {0.5f, -2.0f, 0.0f};
+  const float sgd[3] = {0.5f - 0.13f, -2.0f - 0.07f, -0.1f};
+  for (int i = 0; i < 3; ++i) {
+    float p = p0[i], s1 = 0, s2 = 0;
+    update_param<OptimizerType::Sgd>(p, 1.0f, s1, s2, h);
+    CHECK(p == doctest::Approx(sgd[i]).epsilon(1e-6));
+  }
+  // Adam's first step moves by lr·g/(|g| + eps) ≈ lr·sign(g + l1·sign(p)): p = 0.5 with g = −0.2
+  // gets +0.1 and steps down; p = −2 with g = 0.2 gets −0.1 and steps up. L1 is not decoupled
+  // in adamw either: the same step.
+  for (float gsign : {1.0f, -1.0f}) {
+    const float p_start = gsign > 0 ? -2.0f : 0.5f;
+    float p = p_start, s1 = 0, s2 = 0, q = p_start, r1 = 0, r2 = 0;
+    update_param<OptimizerType::Adam>(p, 0.2f * gsign, s1, s2, h);
+    update_param<OptimizerType::AdamW>(q, 0.2f * gsign, r1, r2, h);
+    CHECK(p == doctest::Approx(p_start + 0.1f * gsign).epsilon(1e-5));
+    CHECK(q == p);
+  }
+  // l1 = 0 changes nothing.
+  h.l1 = 0.0f;
+  float p = 0.5f, s1 = 0, s2 = 0;
+  update_param<OptimizerType::Sgd>(p, 1.0f, s1, s2, h);
+  CHECK(p == 0.4f);
+}
+
 TEST_CASE("clip_scale is min(1, clip / (norm + 1e-6))") {
   CHECK(clip_scale(1.0f, 16.0) == doctest::Approx(1.0 / (4.0 + 1e-6)).epsilon(1e-6));
   CHECK(clip_scale(0.5f, 2.25) == doctest::Approx(0.5 / 1.5).epsilon(1e-6));

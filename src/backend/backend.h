@@ -12,6 +12,7 @@
 
 #include "backend/devices.h"
 #include "backend/step_kernel.h"
+#include "math/dropout.h"
 #include "math/losses.h"
 #include "math/optimizers.h"
 #include "swarm/sampler.h"
@@ -101,6 +102,12 @@ class Backend {
   // dA [S, rows, cols] *= act'(Z) in place (turning dL/dA into dL/dZ).
   virtual void activation_backward(Activation act, float slope, int S, int rows, int cols,
                                    const float* Z, const float* A, std::int64_t s, float* dA) = 0;
+  // Inverted dropout (math/dropout.h): Y [S, rows, cols] (stride sY) = X (stride sX) times
+  // member s's factor of each element, 0 or 1 / (1 − key.rate), for rows at epoch positions
+  // key.pos0 + r of member key.member0 + s. Y may be X (in place: the backward pass applies
+  // the same factors to the gradient).
+  virtual void dropout(int S, int rows, int cols, const float* X, std::int64_t sX, float* Y, std::int64_t sY,
+                       const DropoutKey& key) = 0;
   // db [S, cols] = sum over rows of dZ [S, rows, cols].
   virtual void bias_grad(int S, int rows, int cols, const float* dZ, std::int64_t sZ, float* db,
                          std::int64_t sb) = 0;

@@ -33,6 +33,8 @@ struct StepBatch {
   double* loss_sum = nullptr;           // [S], added to as by Backend::loss_backward
   double* correct = nullptr;            // [S]
   const int* rows = nullptr;            // [S] valid rows per member (null: all B), as for loss_backward
+  std::uint64_t seed = 0;               // the run's seed (dropout masks)
+  const std::uint32_t* epoch = nullptr; // device [1]: the epoch, for dropout masks (null: no dropout)
 };
 
 // The optimizer half of a step: the arguments Backend::optimizer_update takes for every

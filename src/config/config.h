@@ -46,6 +46,7 @@ struct LayerConfig {
   float leaky_slope = 0.01f;  // only for leaky_relu
   using Init = InitRule;
   Init init = Init::Auto;  // auto: He for relu-like, else Glorot
+  double dropout = 0.0;    // dense: inverted dropout rate on the layer's output while training
   bool return_sequences = false;  // lstm, gru: every step's state (for a following recurrent layer)
   double forget_bias = 1.0;       // lstm: initial forget-gate bias
 };
@@ -76,6 +77,7 @@ struct OptimizerConfig {
   bool nesterov = false;                           // sgd
   double alpha = 0.99;                             // rmsprop smoothing constant
   double weight_decay = 0.0;  // L2 added to the gradient (sgd, adam, rmsprop); decoupled (adamw)
+  double l1 = 0.0;            // L1: l1·sign(w) added to the gradient (every optimizer, adamw too)
   double grad_clip = 0.0;     // per-member global gradient norm; 0 = off
   bool operator==(const OptimizerConfig&) const = default;
 };
@@ -221,7 +223,7 @@ struct MemberValues {
   double at(long long member) const { return value((member / stride) % count()); }
 };
 
-// Keys that may be given per member: optimizer.lr, optimizer.weight_decay, optimizer.momentum,
+// Keys that may be given per member: optimizer.lr, optimizer.weight_decay, optimizer.l1, optimizer.momentum,
 // optimizer.beta1, optimizer.beta2, optimizer.eps, optimizer.alpha, model.init_scale.
 const std::vector<std::string>& member_value_keys();
 

@@ -117,6 +117,7 @@ void emit_model(YAML::Emitter& e, const ModelConfig& m, const Config& c) {
     if (l.type == "dense") {
       kv(e, "activation", to_string(l.activation));
       if (l.activation == Activation::LeakyRelu) kv(e, "leaky_slope", l.leaky_slope);
+      if (l.dropout > 0) kv(e, "dropout", l.dropout);  // written only when used
     } else {
       kv(e, "return_sequences", l.return_sequences);
       if (l.type == "lstm") kv(e, "forget_bias", l.forget_bias);
@@ -131,6 +132,14 @@ void emit_loss(YAML::Emitter& e, const LossConfig& l) {
   begin(e, "loss");
   kv(e, "type", to_string(l.type));
   if (l.type == LossType::Huber) kv(e, "delta", l.huber_delta);
+  const auto numbers = [&](const char* key, const std::vector<double>& v) {
+    e << YAML::Key << key << YAML::Value << YAML::Flow << YAML::BeginSeq;
+    for (double x : v) e << exact(x);
+    e << YAML::EndSeq;
+  };
+  if (l.balanced) kv(e, "class_weights", "balanced");
+  else if (!l.class_weights.empty()) numbers("class_weights", l.class_weights);
+  if (!l.pos_weight.empty()) numbers("pos_weight", l.pos_weight);
   e << YAML::EndMap;
 }
 
@@ -149,6 +158,7 @@ void emit_optimizer(YAML::Emitter& e, const OptimizerConfig& o, const Config& c)
   if (sgd || rms) member("momentum", o.momentum);
   if (sgd) kv(e, "nesterov", o.nesterov);
   member("weight_decay", o.weight_decay);
+  if (o.l1 != 0.0 || find_member_values(c, "optimizer.l1")) member("l1", o.l1);  // written only when used
   kv(e, "grad_clip", o.grad_clip);
   e << YAML::EndMap;
 }

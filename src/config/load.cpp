@@ -61,11 +61,12 @@ LayerConfig read_layer(const Field& f) {
   f.get("activation", l.activation,
         {Activation::Relu, Activation::LeakyRelu, Activation::Tanh, Activation::Sigmoid,
          Activation::Gelu, Activation::Identity});
-  f.check_keys({"type", "units", "activation", {"leaky_slope", {"leaky_relu"}}, "init"},
+  f.check_keys({"type", "units", "activation", {"leaky_slope", {"leaky_relu"}}, "init", "dropout"},
                "activation", to_string(l.activation));
   l.units = static_cast<int>(f.required("units").integer(1, kIntMax));
   f.get("leaky_slope", l.leaky_slope, Range::at_least(0));
   f.get("init", l.init, {Init::Auto, Init::He, Init::Glorot});
+  f.get("dropout", l.dropout, Range::between(0, 1, false, true));
   return l;
 }
 
@@ -130,12 +131,37 @@ void read_type(const Field& f, E& type, std::initializer_list<E> values) {
   else type = f.choice(values);
 }
 
+// A list of numbers (each in r), or one number when `one` allows it.
+std::vector<double> read_numbers(const Field& f, Range r, bool one, const std::string& expected) {
+  std::vector<double> v;
+  if (one && f.is_scalar()) return {f.number(r)};
+  if (!f.node().IsSequence()) f.fail_type(expected);
+  for (const Field& x : f.items()) v.push_back(x.number(r));
+  if (v.empty()) f.fail("must not be empty; " + expected);
+  return v;
+}
+
 void read_loss(const Field& f, LossConfig& l) {
   if (!has_section(f)) return;
   read_type(f, l.type,
             {LossType::CrossEntropy, LossType::Bce, LossType::Mse, LossType::Mae, LossType::Huber});
-  if (f.is_map()) f.check_keys({"type", {"delta", {"huber"}}}, "type", to_string(l.type));
+  if (f.is_map())
+    f.check_keys({"type", {"delta", {"huber"}}, {"class_weights", {"cross_entropy"}}, {"pos_weight", {"bce"}}},
+                 "type", to_string(l.type));
   f.get("delta", l.huber_delta, Range::above(0));
+  if (const Field cw = f["class_weights"]; cw.present()) {
+    if (cw.is_scalar() && cw.string() == "balanced") {
+      l.balanced = true;
+    } else {
+      l.class_weights = read_numbers(cw, Range::at_least(0), false,
+                                     "'balanced' or a list of one weight per class like [1.0, 4.0]");
+      bool positive = false;
+      for (double w : l.class_weights) positive = positive || w > 0;
+      if (!positive) cw.fail("every weight is 0, so no sample would count; give at least one weight > 0");
+    }
+  }
+  if (const Field pw = f["pos_weight"]; pw.present())
+    l.pos_weight = read_numbers(pw, Range::at_least(0), true, "a number, or a list of one number per output");
 }
 
 void read_optimizer(const Field& f, Config& c) {
@@ -147,7 +173,7 @@ void read_optimizer(const Field& f, Config& c) {
   if (f.is_map())
     f.check_keys({"type", "lr", {"beta1", adam}, {"beta2", adam},
                   {"eps", {"adam", "adamw", "rmsprop"}}, {"momentum", {"sgd", "rmsprop"}},
-                  {"nesterov", sgd}, {"alpha", {"rmsprop"}}, "weight_decay", "grad_clip"},
+                  {"nesterov", sgd}, {"alpha", {"rmsprop"}}, "weight_decay", "l1", "grad_clip"},
                  "type", to_string(o.type));
   // Each of these may be one number or a value per member ({values|linspace|logspace}).
   const auto value = [&](const char* key, double& out, Range r) {
@@ -161,6 +187,7 @@ void read_optimizer(const Field& f, Config& c) {
   f.get("nesterov", o.nesterov);
   value("alpha", o.alpha, Range::between(0, 1, true, true));
   value("weight_decay", o.weight_decay, Range::at_least(0));
+  value("l1", o.l1, Range::at_least(0));
   f.get("grad_clip", o.grad_clip, Range::at_least(0));
   const MemberValues* mom = find_member_values(c, "optimizer.momentum");
   if (o.nesterov && (mom ? cfg::smallest_value(*mom) : o.momentum) <= 0)
@@ -273,6 +300,16 @@ void check_consistency(const Field& root, const Config& c) {
   if (w.enabled() && (c.model.init_scale != 1.0 || find_member_values(c, "model.init_scale")))
     root["model"]["init_scale"].fail("scales random initial weights, but model.init_from starts every member from a "
                                      "trained run's parameters; remove one of the two");
+  if (last.dropout > 0)
+    root["model"]["layers"].items().back()["dropout"].fail(
+        "dropout on the output layer would drop outputs; put it on the hidden layers before it");
+  const Field loss = root["loss"];
+  if (!c.loss.class_weights.empty() && static_cast<int>(c.loss.class_weights.size()) != last.units)
+    loss["class_weights"].fail("gives " + std::to_string(c.loss.class_weights.size()) + " weights, but the output layer has " +
+                               std::to_string(last.units) + " units (classes); give one weight per class");
+  if (c.loss.pos_weight.size() > 1 && static_cast<int>(c.loss.pos_weight.size()) != last.units)
+    loss["pos_weight"].fail("gives " + std::to_string(c.loss.pos_weight.size()) + " values, but the output layer has " +
+                            std::to_string(last.units) + " units; give one number, or one per output");
   if (c.loss.type == LossType::CrossEntropy && last.units < 2)
     units.fail("the cross_entropy loss needs at least 2 output units (one per class), got " +
                std::to_string(last.units) + "; for a single output use loss: bce");

@@ -13,7 +13,7 @@ namespace tn {
 const std::vector<std::string>& member_value_keys() {
   static const std::vector<std::string> keys = {"optimizer.lr",    "optimizer.weight_decay", "optimizer.momentum",
                                                 "optimizer.beta1", "optimizer.beta2",        "optimizer.eps",
-                                                "optimizer.alpha", "model.init_scale"};
+                                                "optimizer.alpha", "model.init_scale", "optimizer.l1"};
   return keys;
 }
 
@@ -44,6 +44,7 @@ OptimizerConfig member_optimizer(const Config& c, long long member) {
     const double x = v.at(member);
     if (v.key == "optimizer.lr") o.lr = x;
     else if (v.key == "optimizer.weight_decay") o.weight_decay = x;
+    else if (v.key == "optimizer.l1") o.l1 = x;
     else if (v.key == "optimizer.momentum") o.momentum = x;
     else if (v.key == "optimizer.beta1") o.beta1 = x;
     else if (v.key == "optimizer.beta2") o.beta2 = x;

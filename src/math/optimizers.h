@@ -27,6 +27,7 @@ struct OptStep {
   float bias_correction1, bias_correction2;
   bool nesterov;
   bool skip = false;  // the member takes no step now (its data is exhausted for this epoch)
+  float l1 = 0.0f;    // L1 penalty: l1·sign(p) is added to the gradient (every optimizer)
 };
 
 // Gradient-norm clipping factor (PyTorch's clip_grad_norm_): min(1, clip / (‖g‖ + 1e-6)).
@@ -35,17 +36,25 @@ TN_HD float clip_scale(float clip, double norm2) {
   return coef < 1.0f ? coef : 1.0f;
 }
 
-// Square root of the value type update_param runs on (float here; a vector type's kernel
-// passes its own).
+// Square root and sign (−1, 0, 1) of the value type update_param runs on (float here; a
+// vector type's kernel passes its own).
 struct FloatSqrt {
   TN_HD float operator()(float x) const { return sqrtf(x); }
+  TN_HD float sign(float x) const { return x > 0.0f ? 1.0f : (x < 0.0f ? -1.0f : 0.0f); }
 };
 
 // One optimizer step on one parameter, or on a vector of them (T a SIMD vector type with its
 // square root `sqrt`, as the CPU lane kernel uses): the same operations either way, so the
 // same results.
+//
+// The L1 penalty comes first, as PyTorch users write it (loss + l1·Σ|p|, whose subgradient
+// l1·sign(p) joins the gradient), for every optimizer, AdamW included (it is not decoupled).
+// Here it is added after gradient clipping, like weight_decay: with grad_clip, the clipped
+// norm does not include it.
 template <OptimizerType O, class T = float, class Sqrt = FloatSqrt>
 TN_HD void update_param(T& p, T g, T& s1, T& s2, const OptStep& h, Sqrt sqrt_of = {}) {
+  g += h.l1 * sqrt_of.sign(p);  // unconditional: a branch here changed how the compiler fused
+                                // the clipped gradient's multiply-adds, path by path
   if constexpr (O == OptimizerType::Sgd) {
     g += h.weight_decay * p;
     if (h.momentum != 0.0f) {

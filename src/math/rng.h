@@ -20,6 +20,7 @@ enum class Purpose : std::uint32_t {
   Data = 5,       // built-in dataset generators
   Subsample = 6,  // per-member subsample permutation keys
   Shards = 7,     // the shared permutation that partitions the training split
+  Dropout = 8,    // dropout masks (counter: epoch << 32 | position; math/dropout.h)
 };
 
 // The member value used for randomness shared by all members (shared batch order, split).

@@ -18,7 +18,7 @@ ModelShape make_model_shape(const ModelConfig& model, const LossConfig& loss, in
   for (std::size_t i = 0; i < model.layers.size(); ++i) {
     const LayerConfig& lc = model.layers[i];
     if (lc.type == "dense") {
-      shape.layers.push_back({in, lc.units, lc.activation, lc.leaky_slope, lc.init});
+      shape.layers.push_back({in, lc.units, lc.activation, lc.leaky_slope, lc.init, static_cast<float>(lc.dropout)});
       in = lc.units;
       continue;
     }

@@ -22,6 +22,7 @@ void layout_buffers(const ModelShape& shape, int batch, int targets, Take&& take
   for (const auto& l : shape.layers) {
     take(sat_mul(Bc, l.out));
     if (l.act != Activation::Identity) take(sat_mul(Bc, l.out));
+    if (l.dropout > 0) take(sat_mul(Bc, l.out));
   }
   take(sat_mul(Bc, shape.max_width()));
   take(sat_mul(Bc, shape.max_width()));
@@ -41,6 +42,18 @@ void layout_buffers(const ModelShape& shape, int batch, int targets, Take&& take
     take(lstm ? sat_mul(Bc, l.units) : 0);  // dc
     take(sat_mul(l.gates(), l.units, l.units));  // WhT
   }
+}
+
+// Whether dense layer li drops out in this pass (training with `drop`; never the output layer),
+// and its key.
+bool drops(const ModelShape& shape, const DropoutKey* drop, std::size_t li) {
+  return drop && shape.layers[li].dropout > 0 && li + 1 < shape.layers.size();
+}
+DropoutKey layer_key(const ModelShape& shape, const DropoutKey& drop, std::size_t li) {
+  DropoutKey k = drop;
+  k.rate = shape.layers[li].dropout;
+  k.layer = static_cast<std::uint32_t>(li);
+  return k;
 }
 
 }  // namespace
@@ -71,6 +84,7 @@ ModelBuffers::ModelBuffers(Backend& be, const ModelShape& shape, int members_, i
   for (const auto& l : shape.layers) {
     Z.push_back(next());
     A.push_back(l.act == Activation::Identity ? Z.back() : next());
+    D.push_back(l.dropout > 0 ? next() : A.back());
   }
   dA = next();
   dB = next();
@@ -102,7 +116,7 @@ ModelBuffers::~ModelBuffers() {
 }
 
 const float* model_forward(Backend& be, const ModelShape& shape, const BlockParams& p, ModelBuffers& buf,
-                           int Sb, int B) {
+                           int Sb, int B, const DropoutKey* drop) {
   std::int64_t s_in = static_cast<std::int64_t>(buf.batch) * shape.inputs();
   const float* in = shape.recurrent.empty() ? buf.X : recurrent_forward(be, shape, p, buf, Sb, B, &s_in);
   for (std::size_t li = 0; li < shape.layers.size(); ++li) {
@@ -114,13 +128,17 @@ const float* model_forward(Backend& be, const ModelShape& shape, const BlockPara
             buf.Z[li], l.out, s_out, Sb);
     be.bias_activation(l.act, l.slope, Sb, B, l.out, buf.Z[li], s_out, p.t[w + 1], p.stride(w + 1), buf.A[li], s_out);
     in = buf.A[li];
+    if (drops(shape, drop, li)) {  // D = A ⊙ mask / (1 − rate) feeds the next layer
+      be.dropout(Sb, B, l.out, buf.A[li], s_out, buf.D[li], s_out, layer_key(shape, *drop, li));
+      in = buf.D[li];
+    }
     s_in = s_out;
   }
   return buf.A.back();
 }
 
 void model_backward(Backend& be, const ModelShape& shape, const BlockParams& p, const BlockParams& g,
-                    ModelBuffers& buf, int Sb, int B) {
+                    ModelBuffers& buf, int Sb, int B, const DropoutKey* drop) {
   float* dZ = buf.dA;   // dL/dZ of the current layer
   float* dIn = buf.dB;  // dL/dA of the layer below
   // The head's input: the data, or the last recurrent layer's final state.
@@ -136,10 +154,13 @@ void model_backward(Backend& be, const ModelShape& shape, const BlockParams& p, 
     const DenseLayer& l = shape.layers[li];
     const int w = shape.dense_tensor(li);
     const std::int64_t s_act = static_cast<std::int64_t>(buf.batch) * l.out;
-    // dZ holds dL/dA_l (for the last layer: the loss gradient w.r.t. the model output);
-    // turn it into dL/dZ_l.
+    // dZ holds dL/dA_l (for the last layer: the loss gradient w.r.t. the model output; with
+    // dropout: dL/dD_l, which the same mask turns into dL/dA_l); turn it into dL/dZ_l.
+    if (drops(shape, drop, static_cast<std::size_t>(li)))
+      be.dropout(Sb, B, l.out, dZ, s_act, dZ, s_act, layer_key(shape, *drop, static_cast<std::size_t>(li)));
     be.activation_backward(l.act, l.slope, Sb, B, l.out, buf.Z[li], buf.A[li], s_act, dZ);
-    const float* in = li > 0 ? buf.A[li - 1] : head_in;
+    const float* in = li > 0 ? (drops(shape, drop, static_cast<std::size_t>(li - 1)) ? buf.D[li - 1] : buf.A[li - 1])
+                             : head_in;
     const std::int64_t s_in = li > 0 ? static_cast<std::int64_t>(buf.batch) * l.in : s_head;
     // dW [in, out] = inᵀ [in, B] · dZ [B, out].
     gemm_rm(be, Trans::T, Trans::N, l.in, l.out, B, 1.0f, in, l.in, s_in, dZ, l.out, s_act, 0.0f, g.t[w], l.out,

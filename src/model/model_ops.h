@@ -31,6 +31,7 @@ struct ModelBuffers {
   float* X = nullptr;               // [Sb, Bcap, inputs] inputs (a row is a [T, F] window for sequences)
   float* Y = nullptr;               // [Sb, Bcap, targets] targets
   std::vector<float*> Z, A;         // per dense layer [Sb, Bcap, out]; A aliases Z for identity
+  std::vector<float*> D;            // per dense layer [Sb, Bcap, out]: A after dropout (aliases A without)
   float* dA = nullptr;              // [Sb, Bcap, max_width] two gradient buffers, ping-pong
   float* dB = nullptr;
   std::vector<RecurrentBuffers> rec;  // per recurrent layer
@@ -50,12 +51,15 @@ struct ModelBuffers {
 std::int64_t model_buffer_bytes_per_member(const ModelShape& shape, int batch, int targets);
 
 // Forward pass of Sb members on B rows of buf.X. Returns the output logits buf.Z.back().
+// `drop` (a training step; rate and layer are filled per layer): dense layers with a dropout
+// rate drop out (the output layer never does); null: no dropout (validation, eval, predict).
 const float* model_forward(Backend& be, const ModelShape& shape, const BlockParams& p, ModelBuffers& buf,
-                           int Sb, int B);
+                           int Sb, int B, const DropoutKey* drop = nullptr);
 
 // Gradients into g from dZ_L (the loss gradient, in buf.dA) after model_forward on the same
 // rows. Overwrites buf.dA/buf.dB and the recurrent gradient buffers.
+// `drop`: the same as the forward pass's.
 void model_backward(Backend& be, const ModelShape& shape, const BlockParams& p, const BlockParams& g,
-                    ModelBuffers& buf, int Sb, int B);
+                    ModelBuffers& buf, int Sb, int B, const DropoutKey* drop = nullptr);
 
 }  // namespace tn

@@ -24,9 +24,15 @@ class OpsStepKernel final : public StepKernel {
     const std::int64_t sZ = static_cast<std::int64_t>(Bcap) * O;
     const BlockParams &p = *b.params, &g = *b.grads;
     be_.gather_batch(*b.sampler, b.member0, b.S, b.pos0, b.B, b.X, F, b.Y, b.targets, buf.X, sX, buf.Y, sY);
-    const float* Z = model_forward(be_, shape, p, buf, b.S, b.B);
+    DropoutKey dk;
+    dk.seed = b.seed;
+    dk.member0 = b.member0;
+    dk.epoch = b.epoch;
+    dk.pos0 = b.pos0;
+    const DropoutKey* drop = b.epoch ? &dk : nullptr;
+    const float* Z = model_forward(be_, shape, p, buf, b.S, b.B, drop);
     be_.loss_backward(*b.loss, b.S, b.B, O, Z, sZ, buf.Y, sY, buf.dA, b.loss_sum, b.correct, b.rows);
-    model_backward(be_, shape, p, g, buf, b.S, b.B);
+    model_backward(be_, shape, p, g, buf, b.S, b.B, drop);
     if (up.clip > 0.0f) {
       be_.fill_zero(ws.norm2, b.S * sizeof(double));
       for (int t = 0; t < shape.tensors(); ++t) be_.sum_squares(b.S, g.stride(t), g.t[t], g.stride(t), ws.norm2);
@@ -43,10 +49,11 @@ class OpsStepKernel final : public StepKernel {
 
 }  // namespace
 
-StepKernelChoice choose_step_kernel(Backend& be, const ModelShape& shape, int batch,
+StepKernelChoice choose_step_kernel(Backend& be, const ModelShape& shape, int batch, const std::string& ops_only,
                                     std::function<OpsScratch(int worker)> scratch) {
-  std::string why;
-  std::vector<std::unique_ptr<StepKernel>> fused = be.step_kernels(shape, batch, &why);
+  std::string why = ops_only;
+  std::vector<std::unique_ptr<StepKernel>> fused;
+  if (ops_only.empty()) fused = be.step_kernels(shape, batch, &why);
   StepKernelChoice c;
   if (!fused.empty()) {
     c.kernel = std::move(fused.front());

@@ -25,7 +25,9 @@ struct StepKernelChoice {
 
 // Asks the backend once for its fused kernels for `shape` at `batch` rows and takes the first;
 // without one, the separate ops, which call scratch(worker) for the worker's buffers.
-StepKernelChoice choose_step_kernel(Backend& be, const ModelShape& shape, int batch,
+// `ops_only` non-empty: the run needs what only the separate ops do (class weights);
+// it says what, for the log, and no fused kernel is asked for.
+StepKernelChoice choose_step_kernel(Backend& be, const ModelShape& shape, int batch, const std::string& ops_only,
                                     std::function<OpsScratch(int worker)> scratch);
 
 }  // namespace tn

@@ -19,6 +19,7 @@ struct DenseLayer {
   Activation act = Activation::Identity;
   float slope = 0.01f;
   InitRule init = InitRule::Auto;
+  float dropout = 0.0f;  // inverted dropout rate on the layer's output, at training only
 };
 
 enum class CellType { Lstm, Gru };

@@ -16,6 +16,7 @@
 #include "model/model_ops.h"
 #include "model/step_kernel.h"
 #include "train/early_stop.h"
+#include "train/loss_weights.h"
 #include "train/predict.h"
 #include "train/schedule.h"
 #include "train/workspace.h"
@@ -31,6 +32,7 @@ OptStep make_step(const OptimizerConfig& o, double lr, long t1) {
   h.beta2 = static_cast<float>(o.beta2);
   h.eps = static_cast<float>(o.eps);
   h.weight_decay = static_cast<float>(o.weight_decay);
+  h.l1 = static_cast<float>(o.l1);
   h.momentum = static_cast<float>(o.momentum);
   h.alpha = static_cast<float>(o.alpha);
   h.nesterov = o.nesterov;
@@ -57,6 +59,12 @@ int epochs_per_call(int n, int S, bool shuffle) {
   return static_cast<int>(std::clamp<std::int64_t>(e, 1, kMaxChunk));
 }
 
+// Why this run must take the separate ops rather than a fused step kernel, or "".
+std::string ops_only_reason(const LossConfig& loss) {
+  if (loss.weights) return "the fused kernels have no class weights or pos_weight";
+  return "";
+}
+
 class Loop {
  public:
   // Starts from out.init_params, or from `resume`'s parameters and optimizer state (and the
@@ -66,7 +74,8 @@ class Loop {
        const TrainOutput* resume, const std::function<bool()>* stop)
       : cfg_(cfg), be_(be), out_(out), sets_(sets), shape_(out.shape), layout_(out.layout),
         S_(cfg.swarm.size), F_(data.features), T_(data.targets), O_(shape_.outputs()),
-        train_(be, data.train, F_, T_), val_(be, data.val, F_, T_),
+        train_(be, data.train, F_, T_), val_(be, data.val, F_, T_), loss_(cfg.loss),
+        loss_weights_(resolve_loss_weights(cfg.loss, data.train, O_)), lw_(be, loss_weights_.size()),
         P_(be, static_cast<std::size_t>(layout_.total)), G_(be, static_cast<std::size_t>(layout_.total)),
         S1_(be, static_cast<std::size_t>(layout_.total)), S2_(be, static_cast<std::size_t>(layout_.total)),
         B_(be, cfg.train.early_stopping.restore_best && cfg.train.early_stopping.enabled()
@@ -100,9 +109,16 @@ class Loop {
         be_.to_device(init_sums_, sums.data(), sums.size() * sizeof(double));
       }
     }
+    if (!loss_weights_.empty()) {
+      be_.to_device(lw_.p, loss_weights_.data(), loss_weights_.size() * sizeof(float));
+      loss_.weights = lw_.p;
+      std::string list;
+      for (float v : loss_weights_) list += (list.empty() ? "" : ", ") + std::to_string(v);
+      spdlog::info("loss {}: [{}]", loss_.type == LossType::Bce ? "pos_weight" : "class weights", list);
+    }
     const std::int64_t per_member = model_buffer_bytes_per_member(shape_, bcap_, T_);
     // One step kernel for the whole run; the separate-ops kernel works in the workers' buffers.
-    StepKernelChoice choice = choose_step_kernel(be_, shape_, bcap_, [this](int w) {
+    StepKernelChoice choice = choose_step_kernel(be_, shape_, bcap_, ops_only_reason(loss_), [this](int w) {
       return OpsScratch{&workers_[static_cast<std::size_t>(w)]->buf, workers_[static_cast<std::size_t>(w)]->norm2};
     });
     kernel_ = std::move(choice.kernel);
@@ -309,6 +325,8 @@ class Loop {
         }
       be_.to_device(wk.rows, wk.rows_host.data(), static_cast<std::size_t>(steps) * Sb * sizeof(int));
     }
+    wk.epoch_host = static_cast<std::uint32_t>(e);
+    be_.to_device(wk.epoch, &wk.epoch_host, sizeof(std::uint32_t));
     if (resuming) {
       epoch_ops(b0, Sb, 0, steps, steps, sampler, wk, w, true);  // once: not recorded
     } else {
@@ -360,8 +378,8 @@ class Loop {
       const int pos0 = static_cast<int>(step * bcap_);
       const int B = std::min(bcap_, n_ - pos0);
       const int* rows = sets_.equal_sizes() && !resuming ? nullptr : wk.rows + step * Sb;
-      const StepBatch batch{&shape_, &cfg_.loss, &sampler, member0, Sb, static_cast<std::uint32_t>(pos0), B,
-                            train_.X, train_.Y, T_, &p, &g, wk.loss, wk.correct, rows};
+      const StepBatch batch{&shape_, &loss_, &sampler, member0, Sb, static_cast<std::uint32_t>(pos0), B,
+                            train_.X, train_.Y, T_, &p, &g, wk.loss, wk.correct, rows, cfg_.seed, wk.epoch};
       kernel_->step(batch, StepUpdate{cfg_.optimizer.type, &s1, &s2, wk.h + step * Sb, clip}, w);
     }
     if (k1 == steps && val_.n > 0) {
@@ -378,12 +396,12 @@ class Loop {
           be_.gather_batch(own, member0, Sb, static_cast<std::uint32_t>(step * bcap_), bcap_, val_.X, F_, val_.Y, T_,
                            wk.buf.X, sX, wk.buf.Y, sY);
           const float* Zv = model_forward(be_, shape_, p, wk.buf, Sb, bcap_);
-          be_.loss_forward(cfg_.loss, Sb, bcap_, O_, Zv, sZ, wk.buf.Y, sY, wk.vloss, wk.vcorrect,
+          be_.loss_forward(loss_, Sb, bcap_, O_, Zv, sZ, wk.buf.Y, sY, wk.vloss, wk.vcorrect,
                            vrows_ + static_cast<std::size_t>(step) * S_ + b0);
         }
       } else {
         for_batches(val_, b0, Sb, wk, [&](int, int B, const float* Zv) {
-          be_.loss_forward(cfg_.loss, Sb, B, O_, Zv, sZ, wk.buf.Y, sY, wk.vloss, wk.vcorrect, nullptr);
+          be_.loss_forward(loss_, Sb, B, O_, Zv, sZ, wk.buf.Y, sY, wk.vloss, wk.vcorrect, nullptr);
         }, p);
       }
     }
@@ -433,6 +451,9 @@ class Loop {
   const ParamLayout& layout_;
   int S_, F_, T_, O_;
   DeviceSplit train_, val_;
+  LossConfig loss_;                    // the config's loss with its weights on the device
+  std::vector<float> loss_weights_;    // [O] resolved class weights or pos_weight, or empty
+  DeviceBuffer<float> lw_;
   DeviceBuffer<float> P_, G_, S1_, S2_;  // swarm arrays in ParamLayout order
   DeviceBuffer<float> B_;                 // restore_best: each member's best epoch's parameters
   std::vector<char> stopped_;             // [S] member stopped early: its steps are skipped

@@ -56,6 +56,8 @@ struct Worker {
   int* rows;               // [steps, members] valid batch rows per member (sets mode)
   std::uint32_t* table = nullptr;  // [members, table_stride] epoch rows per member (sets mode)
   std::uint32_t* order = nullptr;  // [n] the epoch's shared sample order (when shuffling)
+  std::uint32_t* epoch;            // [1] the epoch (dropout masks)
+  std::uint32_t epoch_host = 0;
   std::vector<OptStep> h_host;
   std::vector<int> rows_host;
   std::vector<std::uint32_t> table_host;
@@ -68,6 +70,7 @@ struct Worker {
     vloss = be.alloc<double>(members);
     vcorrect = be.alloc<double>(members);
     norm2 = be.alloc<double>(members);
+    epoch = be.alloc<std::uint32_t>(1);
     h = be.alloc<OptStep>(h_host.size());
     P = be.alloc<float>(static_cast<std::size_t>(members) * batch * shape.outputs());
     rows = be.alloc<int>(rows_host.size());
@@ -76,7 +79,7 @@ struct Worker {
   }
   ~Worker() {
     for (void* p : {static_cast<void*>(loss), static_cast<void*>(correct), static_cast<void*>(vloss),
-                    static_cast<void*>(vcorrect), static_cast<void*>(norm2), static_cast<void*>(h),
+                    static_cast<void*>(vcorrect), static_cast<void*>(norm2), static_cast<void*>(epoch), static_cast<void*>(h),
                     static_cast<void*>(P), static_cast<void*>(rows), static_cast<void*>(table),
                     static_cast<void*>(order)})
       if (p) be.release(p);

@@ -181,6 +181,23 @@ void CpuBackend::activation_backward(Activation act, float slope, int S, int row
   ops_.activation_backward(act, slope, S, rows, cols, Z, A, s, dA);
 }
 
+// Integer Philox and one multiply per element: the same bits on every SIMD target, so this
+// op is compiled once rather than per target.
+void CpuBackend::dropout(int S, int rows, int cols, const float* X, std::int64_t sX, float* Y, std::int64_t sY,
+                         const DropoutKey& key) {
+  const std::uint32_t epoch = *key.epoch;
+  for (int s = 0; s < S; ++s)
+    for (int r = 0; r < rows; ++r) {
+      const Philox4x32 row = dropout_row_key(key.seed, key.member0 + s, epoch, key.pos0 + r);
+      const float* x = X + s * sX + static_cast<std::int64_t>(r) * cols;
+      float* y = Y + s * sY + static_cast<std::int64_t>(r) * cols;
+      for (int j0 = 0; j0 < cols; j0 += 4) {
+        const Philox4x32 w = dropout_unit_words(row, key.layer, j0 / 4);
+        for (int q = 0; q < 4 && j0 + q < cols; ++q) y[j0 + q] = x[j0 + q] * dropout_scale(w.v[q], key.rate);
+      }
+    }
+}
+
 void CpuBackend::bias_grad(int S, int rows, int cols, const float* dZ, std::int64_t sZ, float* db,
                            std::int64_t sb) {
   ops_.bias_grad(S, rows, cols, dZ, sZ, db, sb);

@@ -86,7 +86,7 @@ const LaneLayout& layout_for(const ModelShape& s, int B, int T, bool update, boo
   const auto same_layers = [&](const std::vector<DenseLayer>& a) {
     return a.size() == s.layers.size() &&
            std::equal(a.begin(), a.end(), s.layers.begin(), [](const DenseLayer& x, const DenseLayer& y) {
-             return x.in == y.in && x.out == y.out && x.act == y.act && x.slope == y.slope;
+             return x.in == y.in && x.out == y.out && x.act == y.act && x.slope == y.slope && x.dropout == y.dropout;
            });
   };
   for (const Cached& c : cache)

@@ -48,6 +48,8 @@ class CudaBackend final : public Backend {
                        std::int64_t sA) override;
   void activation_backward(Activation act, float slope, int S, int rows, int cols, const float* Z,
                            const float* A, std::int64_t s, float* dA) override;
+  void dropout(int S, int rows, int cols, const float* X, std::int64_t sX, float* Y, std::int64_t sY,
+               const DropoutKey& key) override;
   void bias_grad(int S, int rows, int cols, const float* dZ, std::int64_t sZ, float* db,
                  std::int64_t sb) override;
   void loss_backward(const LossConfig& loss, int S, int B, int O, const float* Z, std::int64_t sZ,

@@ -7,6 +7,7 @@
 #include "backend/cuda/cuda_check.h"
 #include "backend/cuda/grid_stride.cuh"
 #include "math/activations.h"
+#include "math/dropout.h"
 #include "math/losses.h"
 
 namespace tn {
@@ -43,6 +44,22 @@ struct ActBack {  // item = (member, element)
   }
 };
 
+struct Dropout {  // item = (member, row, group of 4 columns): one Philox call each
+  int rows, cols, groups;
+  const float* X; i64 sX; float* Y; i64 sY;
+  DropoutKey key;
+  __device__ void operator()(i64 i) const {
+    const i64 per = static_cast<i64>(rows) * groups;
+    const i64 s = i / per;
+    const int r = static_cast<int>((i % per) / groups), j0 = static_cast<int>(i % groups) * 4;
+    const Philox4x32 row = dropout_row_key(key.seed, key.member0 + static_cast<std::uint32_t>(s), *key.epoch,
+                                           key.pos0 + static_cast<std::uint32_t>(r));
+    const Philox4x32 w = dropout_unit_words(row, key.layer, j0 / 4);
+    const i64 xo = s * sX + static_cast<i64>(r) * cols, yo = s * sY + static_cast<i64>(r) * cols;
+    for (int q = 0; q < 4 && j0 + q < cols; ++q) Y[yo + j0 + q] = X[xo + j0 + q] * dropout_scale(w.v[q], key.rate);
+  }
+};
+
 struct BiasGrad {  // item = (member, col); rows summed in order, as on the CPU
   int rows, cols;
   const float* dZ; i64 sZ; float* db; i64 sb;
@@ -55,10 +72,18 @@ struct BiasGrad {  // item = (member, col); rows summed in order, as on the CPU
   }
 };
 
+struct WeightSums {  // item = member: the sum of its valid rows' class weights
+  int B;
+  const float* w; const float* Y; i64 sY; const int* rows;
+  float* wsum;  // [S]
+  __device__ void operator()(i64 s) const { wsum[s] = xent_weight_sum(w, Y + s * sY, rows ? rows[s] : B); }
+};
+
 template <LossType L, bool G>
 struct SampleLoss {  // item = (member, row): per-sample loss/correct into scratch
   int B, O, T;
   float delta;
+  const float* cw; const float* pw; const float* wsum;  // class weights, pos_weight, [S] weight sums
   const float* Z; i64 sZ; const float* Y; i64 sY;
   float* dZ;         // G: the gradient; else per-sample scratch [S·B·O] for softmax
   double* lbuf; double* cbuf;  // [S·B]
@@ -77,12 +102,14 @@ struct SampleLoss {  // item = (member, row): per-sample loss/correct into scrat
       return;
     }
     double corr = 0.0;
-    lbuf[i] = sample_loss<L, G>(delta, O, Z + zo, Y + s * sY + static_cast<i64>(b) * T, g, &corr);
+    const float* y = Y + s * sY + static_cast<i64>(b) * T;
+    const float l = sample_loss<L, G>(delta, pw, O, Z + zo, y, g, &corr);
+    float gscale = 1.0f / static_cast<float>(valid > 0 ? valid : 1), lscale = 1.0f;
+    if (cw) xent_weight_scales(cw[static_cast<int>(y[0])], wsum[s], valid, &gscale, &lscale);
+    lbuf[i] = cw ? l * lscale : l;
     cbuf[i] = corr;
-    if constexpr (G) {
-      const float inv_b = 1.0f / static_cast<float>(valid > 0 ? valid : 1);
-      for (int j = 0; j < O; ++j) g[j] *= inv_b;
-    }
+    if constexpr (G)
+      for (int j = 0; j < O; ++j) g[j] *= gscale;
   }
 };
 
@@ -196,6 +223,14 @@ void CudaBackend::activation_backward(Activation act, float slope, int S, int ro
   });
 }
 
+void CudaBackend::dropout(int S, int rows, int cols, const float* X, std::int64_t sX, float* Y, std::int64_t sY,
+                          const DropoutKey& key) {
+  const int groups = (cols + 3) / 4;
+  const i64 items = static_cast<i64>(S) * rows * groups;
+  if (items <= 0) return;
+  launch(stream_, info_.sm_count, items, Dropout{rows, cols, groups, X, sX, Y, sY, key});
+}
+
 void CudaBackend::bias_grad(int S, int rows, int cols, const float* dZ, std::int64_t sZ, float* db,
                             std::int64_t sb) {
   launch(stream_, info_.sm_count, static_cast<i64>(S) * cols, BiasGrad{rows, cols, dZ, sZ, db, sb});
@@ -208,16 +243,21 @@ void CudaBackend::loss_impl(const LossConfig& cfg, int S, int B, int O, const fl
   const i64 items = static_cast<i64>(S) * B;
   if (items <= 0) return;
   const int T = cfg.type == LossType::CrossEntropy ? 1 : O;
-  // Scratch: per-sample loss and correct [S·B] doubles, then (forward) softmax rows [S·B·O].
+  // Scratch: per-sample loss and correct [S·B] doubles, then (forward) softmax rows [S·B·O],
+  // then the members' class-weight sums [S].
   const std::size_t dbytes = static_cast<std::size_t>(items) * sizeof(double);
   const std::size_t fbytes = G ? 0 : static_cast<std::size_t>(items) * O * sizeof(float);
-  char* base = static_cast<char*>(scratch(2 * dbytes + fbytes));
+  char* base = static_cast<char*>(scratch(2 * dbytes + fbytes + static_cast<std::size_t>(S) * sizeof(float)));
   double* lbuf = reinterpret_cast<double*>(base);
   double* cbuf = reinterpret_cast<double*>(base + dbytes);
   float* g = G ? dZ : reinterpret_cast<float*>(base + 2 * dbytes);
+  float* wsum = reinterpret_cast<float*>(base + 2 * dbytes + fbytes);
+  const float* cw = cfg.type == LossType::CrossEntropy ? cfg.weights : nullptr;
+  const float* pw = cfg.type == LossType::Bce ? cfg.weights : nullptr;
+  if (cw) launch(stream_, info_.sm_count, S, WeightSums{B, cw, Y, sY, rows, wsum});
   dispatch_loss(cfg.type, [&]<LossType L>() {
     launch(stream_, info_.sm_count, items,
-           SampleLoss<L, G>{B, O, T, cfg.huber_delta, Z, sZ, Y, sY, g, lbuf, cbuf, rows});
+           SampleLoss<L, G>{B, O, T, cfg.huber_delta, cw, pw, wsum, Z, sZ, Y, sY, g, lbuf, cbuf, rows});
   });
   launch(stream_, info_.sm_count, S, MemberSums{B, lbuf, cbuf, rows, loss_sum, correct});
 }

@@ -119,6 +119,7 @@ struct InputGradOp {
   LaneMat dz, wt;
   float* A;        // layer l−1's activations, replaced by dL/dZ of layer l−1
   const float* Z;  // layer l−1's pre-activations (where it keeps them)
+  const float* M;  // layer l−1's dropout factors (the product is dL/dD; times M it is dL/dA), or null
   int cols, K;
   Vec slope;
   template <int RB, int RC>
@@ -134,14 +135,15 @@ struct InputGradOp {
 #pragma GCC unroll 8
       for (int j = 0; j < RC; ++j) {
         const std::int64_t at = (static_cast<std::int64_t>(r0 + i) * cols + c0 + j) * L;
+        const Vec d = M ? acc[i][j] * load(M + at) : acc[i][j];
         if constexpr (F == Activation::Identity) {
-          store(A + at, acc[i][j]);
+          store(A + at, d);
         } else if constexpr (F == Activation::Relu) {
-          store(A + at, relu_backward(acc[i][j], load(A + at)));
+          store(A + at, relu_backward(d, load(A + at)));
         } else {
           const Vec a = keeps_z(F) ? Vec{} : load(A + at);
           const Vec z = keeps_z(F) ? load(Z + at) : a;
-          store(A + at, acc[i][j] * vderiv<F>(z, a, slope));
+          store(A + at, d * vderiv<F>(z, a, slope));
         }
       }
   }
@@ -190,7 +192,28 @@ struct WeightGradOp {
   }
 };
 
-void forward(const ModelShape& s, const LaneLayout& lay, float* ws, int rows) {
+// Where a chunk's dropout masks come from: lane l is member member0 + l, chunk row b is at
+// epoch position pos0 + b. Null: no dropout (not a training step).
+struct LaneDropout {
+  std::uint64_t seed;
+  std::uint32_t member0, epoch, pos0;
+};
+
+// The dropout factors of layer li for `rows` rows of every lane (math/dropout.h, the same
+// values as Backend::dropout), into M [rows][out][lanes].
+void dropout_factors(const DenseLayer& l, std::uint32_t li, const LaneDropout& d, int rows, float* M) {
+  for (int b = 0; b < rows; ++b)
+    for (int lane = 0; lane < L; ++lane) {
+      const Philox4x32 row = dropout_row_key(d.seed, d.member0 + static_cast<std::uint32_t>(lane), d.epoch, d.pos0 + b);
+      for (int j0 = 0; j0 < l.out; j0 += 4) {
+        const Philox4x32 w = dropout_unit_words(row, li, j0 / 4);
+        for (int q = 0; q < 4 && j0 + q < l.out; ++q)
+          M[(static_cast<std::int64_t>(b) * l.out + j0 + q) * L + lane] = dropout_scale(w.v[q], l.dropout);
+      }
+    }
+}
+
+void forward(const ModelShape& s, const LaneLayout& lay, float* ws, int rows, const LaneDropout* drop) {
   const float* in = ws + lay.X;
   for (std::size_t li = 0; li < s.layers.size(); ++li) {
     const DenseLayer& l = s.layers[li];
@@ -206,11 +229,19 @@ void forward(const ModelShape& s, const LaneLayout& lay, float* ws, int rows) {
       }
     });
     in = A;
+    if (drop && lay.M[li] >= 0) {  // D = A ⊙ M feeds the next layer
+      float* M = ws + lay.M[li];
+      float* D = ws + lay.D[li];
+      dropout_factors(l, static_cast<std::uint32_t>(li), *drop, rows, M);
+      for (std::int64_t k = 0; k < static_cast<std::int64_t>(rows) * l.out * L; k += L) store(D + k, load(A + k) * load(M + k));
+      in = D;
+    }
   }
 }
 
-// Backward from dL/dA of the outputs (in dOut): gradients added to G.
-void backward(const ModelShape& s, const LaneLayout& lay, float* ws, int rows) {
+// Backward from dL/dA of the outputs (in dOut): gradients added to G. `dropped`: the forward
+// pass applied dropout.
+void backward(const ModelShape& s, const LaneLayout& lay, float* ws, int rows, bool dropped) {
   const int last = static_cast<int>(s.layers.size()) - 1;
   float* dz = ws + lay.dOut;
   const DenseLayer& out = s.layers[last];
@@ -227,7 +258,7 @@ void backward(const ModelShape& s, const LaneLayout& lay, float* ws, int rows) {
   });
   for (int li = last; li >= 0; --li) {
     const DenseLayer& l = s.layers[li];
-    const float* in = li > 0 ? ws + lay.A[li - 1] : ws + lay.X;
+    const float* in = li > 0 ? ws + (dropped ? lay.D[li - 1] : lay.A[li - 1]) : ws + lay.X;
     const WeightGradOp wg{{in, 1, l.in}, {dz, l.out, 1}, ws + lay.G + lay.W(li), ws + lay.G + lay.b(li), l.out, rows};
     cover(wg, l.in, l.out);
     if (li == 0) break;
@@ -238,7 +269,8 @@ void backward(const ModelShape& s, const LaneLayout& lay, float* ws, int rows) {
       // Gelu's derivative (erf and exp) goes by a pass over the plain product, which needs
       // only Z: its tiles are the identity's.
       constexpr Activation E = F == Activation::Gelu ? Activation::Identity : F;
-      const InputGradOp<E> op{{dz, l.out, 1}, {ws + lay.P + lay.W(li), 1, l.out}, A, Z, l.in, l.out, splat(p.slope)};
+      const float* M = dropped && lay.M[li - 1] >= 0 ? ws + lay.M[li - 1] : nullptr;
+      const InputGradOp<E> op{{dz, l.out, 1}, {ws + lay.P + lay.W(li), 1, l.out}, A, Z, M, l.in, l.out, splat(p.slope)};
       cover(op, rows, l.in);
       if constexpr (F == Activation::Gelu) {
         const Vec slope = splat(p.slope);
@@ -252,12 +284,15 @@ void backward(const ModelShape& s, const LaneLayout& lay, float* ws, int rows) {
 
 void generic_group(const StepBatch& fb, const LaneLayout& lay, float* ws, int g0, int nm, LossLanes& ll) {
   const ModelShape& s = *fb.shape;
+  const bool dropped = fb.epoch != nullptr;
   for (int r0 = 0; r0 < fb.B; r0 += lay.R) {
     const int rows = std::min(lay.R, fb.B - r0);
     gather_rows(fb, lay, ws, g0, nm, r0, rows);
-    forward(s, lay, ws, rows);
+    const LaneDropout drop{fb.seed, fb.member0 + static_cast<std::uint32_t>(g0), dropped ? *fb.epoch : 0u,
+                           fb.pos0 + static_cast<std::uint32_t>(r0)};
+    forward(s, lay, ws, rows, dropped ? &drop : nullptr);
     loss_rows(fb, ll, rows, r0, ws + lay.A.back(), ws + lay.Y, ws + lay.dOut);
-    backward(s, lay, ws, rows);
+    backward(s, lay, ws, rows, dropped);
   }
 }
 

@@ -18,6 +18,7 @@
 
 #include "backend/cpu/lanes/vec-inl.h"
 #include "backend/step_kernel.h"
+#include "math/dropout.h"
 HWY_BEFORE_NAMESPACE();
 namespace tn {
 namespace HWY_NAMESPACE {
@@ -37,8 +38,10 @@ constexpr bool kShallowKernel = HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX2
 constexpr int kShallowMaxIn = 4, kShallowMaxOut = 4;
 // Gelu's erf and exp would double the kernel's code for a rarely used hidden activation.
 constexpr bool shallow_activation(Activation a) { return a != Activation::Gelu; }
+// Dense layer li drops out when training (never the output layer): the generic kernel only.
+bool has_dropout(const ModelShape& s, std::size_t li) { return s.layers[li].dropout > 0 && li + 1 < s.layers.size(); }
 bool is_shallow(const ModelShape& s) {
-  return kShallowKernel && s.layers.size() == 2 && shallow_activation(s.layers[0].act) &&
+  return kShallowKernel && s.layers.size() == 2 && !has_dropout(s, 0) && shallow_activation(s.layers[0].act) &&
          s.layers[1].act == Activation::Identity && s.inputs() <= kShallowMaxIn && s.outputs() <= kShallowMaxOut;
 }
 // Rows the shallow kernel keeps in registers at once (a block's inputs and outputs and a
@@ -59,7 +62,8 @@ int chunk_rows(const ModelShape& s, int T, bool shallow) {
   constexpr std::int64_t vec = L * static_cast<std::int64_t>(sizeof(float));
   if (2 * s.params_per_member() * vec > kResidentBytes) return kMaxChunk;
   std::int64_t v = s.inputs() + T + s.outputs();  // X, Y, dL/dA of the outputs
-  for (const DenseLayer& l : s.layers) v += l.out * (keeps_z(l.act) ? 2 : 1);
+  for (std::size_t li = 0; li < s.layers.size(); ++li)
+    v += s.layers[li].out * ((keeps_z(s.layers[li].act) ? 2 : 1) + (has_dropout(s, li) ? 2 : 0));
   return static_cast<int>(std::clamp<std::int64_t>(kChunkBytes / (v * vec) / 4 * 4, 4, kMaxChunk));
 }
 
@@ -72,6 +76,9 @@ struct LaneLayout {
   std::vector<std::int64_t> tensor;
   std::int64_t P = 0, G = 0, Gm = -1, X = 0, Y = 0, dOut = 0, Hb = -1, Zb = -1, total = 0;
   std::vector<std::int64_t> A, Z;  // generic kernel, per layer: [R][out]; Z == A unless keeps_z
+  // Layers with dropout: the factors M [R][out] of the chunk's rows and the dropped outputs
+  // D [R][out] the next layer reads (M = -1 and D == A without dropout).
+  std::vector<std::int64_t> M, D;
 
   LaneLayout(const ModelShape& s, int B, int T, bool update, bool shallow_kernel)
       : R(std::min(B, chunk_rows(s, T, shallow_kernel))), shallow(shallow_kernel) {
@@ -89,9 +96,12 @@ struct LaneLayout {
       Zb = take(static_cast<std::int64_t>(R) * s.outputs());
       dOut = take(static_cast<std::int64_t>(R) * s.outputs());
     } else {
-      for (const DenseLayer& l : s.layers) {
+      for (std::size_t li = 0; li < s.layers.size(); ++li) {
+        const DenseLayer& l = s.layers[li];
         A.push_back(take(static_cast<std::int64_t>(R) * l.out));
         Z.push_back(keeps_z(l.act) ? take(static_cast<std::int64_t>(R) * l.out) : A.back());
+        M.push_back(has_dropout(s, li) ? take(static_cast<std::int64_t>(R) * l.out) : -1);
+        D.push_back(has_dropout(s, li) ? take(static_cast<std::int64_t>(R) * l.out) : A.back());
       }
       dOut = take(static_cast<std::int64_t>(R) * s.outputs());
     }

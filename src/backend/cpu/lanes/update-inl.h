@@ -28,7 +28,8 @@ namespace {
 
 // update_param's square root on lane vectors (math/optimizers.h takes it as a parameter).
 struct VecSqrt {
-  Vec operator()(Vec v) const { return vsqrt(v); }  // (called from math/optimizers.h: no always_inline across targets)
+  Vec operator()(Vec v) const { return vsqrt(v); }
+  Vec sign(Vec v) const { return select(v > 0.0f, splat(1.0f), select(v < 0.0f, splat(-1.0f), Vec{})); }  // (called from math/optimizers.h: no always_inline across targets)
 };
 
 // optimizer_update of one member's n parameters in place (gradients g, clipping factor k),
@@ -62,13 +63,13 @@ void update_member(std::int64_t n, float* p, const float* g, float* s1, float* s
 
 // Whether two members' step scalars are the same, bit for bit.
 bool same_step(const OptStep& a, const OptStep& b) {
-  static_assert(sizeof(OptStep) == 9 * sizeof(float) + 4, "compare every field of OptStep");
+  static_assert(sizeof(OptStep) == 10 * sizeof(float) + 4, "compare every field of OptStep");
   const auto bits = [](float x) { return std::bit_cast<std::uint32_t>(x); };
   return bits(a.lr) == bits(b.lr) && bits(a.beta1) == bits(b.beta1) && bits(a.beta2) == bits(b.beta2) &&
          bits(a.eps) == bits(b.eps) && bits(a.weight_decay) == bits(b.weight_decay) &&
          bits(a.momentum) == bits(b.momentum) && bits(a.alpha) == bits(b.alpha) &&
          bits(a.bias_correction1) == bits(b.bias_correction1) && bits(a.bias_correction2) == bits(b.bias_correction2) &&
-         a.nesterov == b.nesterov && a.skip == b.skip;
+         bits(a.l1) == bits(b.l1) && a.nesterov == b.nesterov && a.skip == b.skip;
 }
 
 // The optimizer step of the group's members that take it: the gradients (in lanes, in G)

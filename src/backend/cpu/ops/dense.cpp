@@ -85,18 +85,26 @@ void loss_impl(const LossConfig& cfg, int S, int B, int O, const float* Z, std::
   thread_local std::vector<float> scratch;  // softmax outputs when no gradient is wanted
   scratch.resize(O);
   dispatch_loss(cfg.type, [&]<LossType L>() {
+    // Class weights (cross_entropy) rescale each sample; pos_weight (bce) acts inside the loss.
+    const float* cw = L == LossType::CrossEntropy ? cfg.weights : nullptr;
+    const float* pw = L == LossType::Bce ? cfg.weights : nullptr;
     for (int s = 0; s < S; ++s) {
       const int valid = rows ? rows[s] : B;
       if constexpr (G)  // masked rows contribute no gradient
         std::fill(dZ + s * sZ + static_cast<std::int64_t>(valid) * O, dZ + s * sZ + static_cast<std::int64_t>(B) * O, 0.0f);
       const float inv_b = 1.0f / static_cast<float>(valid > 0 ? valid : 1);
+      const float* ys = Y + s * sY;
+      const float wsum = cw ? xent_weight_sum(cw, ys, valid) : 0.0f;
       double sum = 0.0;
       for (int b = 0; b < valid; ++b) {
         const std::int64_t z_off = s * sZ + static_cast<std::int64_t>(b) * O;
         float* g = G ? dZ + z_off : scratch.data();
-        sum += sample_loss<L, G>(cfg.huber_delta, O, Z + z_off, Y + s * sY + static_cast<std::int64_t>(b) * T, g, &correct[s]);
+        const float l = sample_loss<L, G>(cfg.huber_delta, pw, O, Z + z_off, ys + static_cast<std::int64_t>(b) * T, g, &correct[s]);
+        float gscale = inv_b, lscale = 1.0f;
+        if (cw) xent_weight_scales(cw[static_cast<int>(ys[b])], wsum, valid, &gscale, &lscale);
+        sum += cw ? l * lscale : l;
         if constexpr (G)
-          for (int j = 0; j < O; ++j) g[j] *= inv_b;
+          for (int j = 0; j < O; ++j) g[j] *= gscale;
       }
       loss_sum[s] += sum;
     }
