@@ -254,6 +254,14 @@ void check_consistency(const Field& root, const Config& c) {
     root["data"]["sequence"].fail(std::string("sequence targets are numbers (the next values of '") +
                                   c.data.sequence.target + "'), so they need a regression loss: "
                                   "set loss: mse, mae or huber (the loss is " + to_string(c.loss.type) + ")");
+  if (!is_classification(c.loss.type) && !c.data.sequence.enabled()) {
+    const char* why = " keeps each class's share, so it needs class labels: a classification loss (cross_entropy "
+                      "or bce); the loss is ";
+    if (c.data.split.stratify) root["data"]["split"]["stratify"].fail(std::string("stratify") + why + to_string(c.loss.type));
+    if (c.data.bootstrap_stratify)
+      root["data"]["per_member"]["bootstrap"]["stratify"].fail(std::string("a stratified bootstrap") + why +
+                                                               to_string(c.loss.type));
+  }
   const EarlyStoppingConfig& es = c.train.early_stopping;
   if (es.enabled() && es.maximize() && !is_classification(c.loss.type))
     root["train"]["early_stopping"]["metric"].fail(es.metric + " needs a classification loss (cross_entropy or bce); "

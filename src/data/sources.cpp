@@ -73,7 +73,7 @@ Dataset load_table(const DataConfig& data) {
     columns.push_back(q.target);
     keys.push_back("data.sequence.target");
   }
-  return load_csv_table(s.path, columns, keys, grouped ? data.group_by : "", q.time);
+  return load_csv_table(s, columns, keys, grouped ? data.group_by : "", q.time);
 }
 
 }  // namespace
@@ -96,7 +96,8 @@ Dataset load_dataset(const DataConfig& data, bool classification) {
     return make_sine(s);
   }
   if (s.type == "csv")
-    return load_csv(s, classification, data.per_member == PerMember::GroupBy ? data.group_by : "");
+    return load_csv(s, classification, data.per_member == PerMember::GroupBy ? data.group_by : "",
+                    {data.feature_settings, data.missing});
   if (s.type == "idx") {
     require_kind(s, classification, true);
     return load_idx(s);

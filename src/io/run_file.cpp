@@ -236,6 +236,29 @@ void write_data_info(hid_t file, const DataInfo& d) {
   group.close("group /data");
 }
 
+// /data/encoding: the source columns, their kinds, categories (concatenated, category_counts
+// each) and fills, and @missing.
+void write_encoding(hid_t file, const FeatureEncoding& e) {
+  if (e.empty()) return;
+  std::vector<std::string> kinds, categories;
+  std::vector<int> counts;
+  std::vector<float> fill;
+  for (const ColumnEncoding& c : e.columns) {
+    kinds.emplace_back(to_string(c.kind));
+    categories.insert(categories.end(), c.categories.begin(), c.categories.end());
+    counts.push_back(static_cast<int>(c.categories.size()));
+    fill.push_back(c.fill);
+  }
+  h5::write_strings(file, "/data/encoding/columns", e.column_names());
+  h5::write_strings(file, "/data/encoding/kinds", kinds);
+  if (!categories.empty()) h5::write_strings(file, "/data/encoding/categories", categories);
+  h5::write_ints(file, "/data/encoding/category_counts", counts);
+  h5::write_floats(file, "/data/encoding/fill", {fill.size()}, fill.data());
+  h5::Handle g = h5::open_group(file, "/data/encoding");
+  h5::set_string_attr(g.get(), "/data/encoding", "missing", to_string(e.missing));
+  g.close("group /data/encoding");
+}
+
 void write_members(hid_t file, const MemberData& m) {
   if (m.per_member.empty()) return;
   h5::Handle g = h5::exists(file, "/members") ? h5::open_group(file, "/members") : h5::create_group(file, "/members");
@@ -315,6 +338,7 @@ void write_objects(hid_t file, const RunFile& run) {
     g.close("group /data/normalization");
   }
   write_data_info(file, run.data);
+  write_encoding(file, run.encoding);
   for (const Predictions& p : run.predictions) write_predictions(file, p);
   for (const EvalRecord& e : run.evals) io::write_eval(file, e);
 }
@@ -356,6 +380,7 @@ class Reader {
     read_members(run.members);
     read_splits(run.splits);
     read_data_info(run.data);
+    read_encoding(run.encoding);
     run.predictions = read_predictions();
     run.evals = io::read_evals(file_);
     return run;
@@ -525,6 +550,44 @@ class Reader {
     if (h5::exists(file_, "/members/hparams"))  // in name order; the run layer orders them by key
       for (const std::string& key : h5::list_group(file_, "/members/hparams"))
         m.hparams.emplace_back(key, h5::read_doubles(file_, "/members/hparams/" + key));
+  }
+
+  void read_encoding(FeatureEncoding& e) const {
+    if (!h5::exists(file_, "/data/encoding")) return;
+    const std::vector<std::string> columns = h5::read_strings(file_, require("/data/encoding/columns"));
+    const std::vector<std::string> kinds = h5::read_strings(file_, require("/data/encoding/kinds"));
+    const std::vector<int> counts = h5::read_ints(file_, require("/data/encoding/category_counts"));
+    const std::vector<std::string> categories = h5::exists(file_, "/data/encoding/categories")
+                                                    ? h5::read_strings(file_, "/data/encoding/categories")
+                                                    : std::vector<std::string>{};
+    Array fill;
+    read_optional(require("/data/encoding/fill"), fill);
+    std::size_t total = 0;
+    for (int c : counts) total += c < 0 ? categories.size() + 1 : static_cast<std::size_t>(c);  // (negative: invalid)
+    if (kinds.size() != columns.size() || counts.size() != columns.size() || fill.data.size() != columns.size() ||
+        total != categories.size())
+      throw RunFileError(path_ + ": /data/encoding: columns, kinds, category_counts and fill must have one entry per "
+                         "column, and categories sum(category_counts) entries");
+    h5::Handle g = h5::open_group(file_, "/data/encoding");
+    const std::string missing = h5::get_string_attr(g.get(), "/data/encoding", "missing");
+    bool known = false;
+    for (Missing m : {Missing::Error, Missing::DropRows, Missing::Mean, Missing::Median})
+      if (missing == to_string(m)) e.missing = m, known = true;
+    if (!known) throw RunFileError(path_ + ": /data/encoding@missing: unknown rule '" + missing + "'");
+    std::size_t at = 0;
+    for (std::size_t i = 0; i < columns.size(); ++i) {
+      ColumnEncoding c;
+      c.column = columns[i];
+      known = false;
+      for (Encoding k : {Encoding::Numeric, Encoding::OneHot, Encoding::Ordinal})
+        if (kinds[i] == to_string(k)) c.kind = k, known = true;
+      if (!known) throw RunFileError(path_ + ": /data/encoding/kinds: unknown kind '" + kinds[i] + "'");
+      c.categories.assign(categories.begin() + static_cast<std::ptrdiff_t>(at),
+                          categories.begin() + static_cast<std::ptrdiff_t>(at + static_cast<std::size_t>(counts[i])));
+      at += static_cast<std::size_t>(counts[i]);
+      c.fill = fill.data[i];
+      e.columns.push_back(std::move(c));
+    }
   }
 
   void read_data_info(DataInfo& d) const {

@@ -9,6 +9,8 @@
 #include <utility>
 #include <vector>
 
+#include "data/encode.h"
+
 namespace tn {
 
 // A failure to read or write a run file (missing file, not HDF5, missing group, disk full).
@@ -198,6 +200,7 @@ struct RunFile {
   std::vector<DataSplit> splits;         // /data/splits/<name>/...
   Normalization normalization;           // /data/normalization/{mean,std,target_mean,target_std}
   DataInfo data;                         // /data/{feature_names,class_names}, /data@target
+  FeatureEncoding encoding;              // /data/encoding/... (csv categories and fills), may be empty
   std::vector<Predictions> predictions;  // /predictions/<split>/..., one per split
   std::vector<EvalRecord> evals;         // /eval/<split>/..., one per split
 

@@ -9,6 +9,7 @@
 
 #include "backend/backend.h"
 #include "data/arrays.h"
+#include "data/encode.h"
 #include "data/prepare.h"
 #include "data/sequence.h"
 #include "run/swarm_file.h"
@@ -115,6 +116,8 @@ StoredSwarm load(const std::string& path, bool own_data, bool for_new_data) {
     if (seq) ov.push_back({"data.sequence", "{window: " + std::to_string(r.file.data.seq_len) + ", target: close}"});
     ov.push_back({"data.per_member", seq ? "{group_by: ticker}" : "shared"});
     ov.push_back({"data.normalize_per_member", "false"});  // group statistics are in the run file
+    ov.push_back({"data.features", "null"});  // the encoding is in the run file too
+    ov.push_back({"data.missing", "error"});
   }
   try {
     r.cfg = run_file_config(r.file, path, ov);
@@ -209,8 +212,15 @@ Inputs new_data(const StoredSwarm& run, const std::string& file, bool labeled) {
   in.split = "data";
   if (is_yaml(file)) {
     // Only the data section matters: a placeholder model and loss let the file leave them out.
-    const Config c = load_config(file, {{"model", "{layers: [{units: 1}]}"}, {"loss", "mse"}});
+    Config c = load_config(file, {{"model", "{layers: [{units: 1}]}"}, {"loss", "mse"}});
+    if (!run.file.encoding.empty() && c.data.source.type == "csv" && !c.data.sequence.enabled()) {
+      // read the columns as training did
+      const CsvColumns columns = csv_columns(run.file.encoding, run.file.data.feature_names);
+      c.data.feature_settings = columns.settings;
+      c.data.missing = columns.missing;
+    }
     d = load_dataset(c.data, run.classification);
+    apply_encoding(run.file.encoding, d);
     in.source = file + " (" + d.origin + ")";
   } else {
     const DataInfo& info = run.file.data;
@@ -220,10 +230,13 @@ Inputs new_data(const StoredSwarm& run, const std::string& file, bool labeled) {
     SourceConfig src;
     src.type = "csv";
     src.path = file;
-    src.features = info.feature_names;
+    const FeatureEncoding& encoding = run.file.encoding;
+    src.features = encoding.empty() ? info.feature_names : encoding.column_names();
     if (labeled) src.target = info.target.empty() ? "label" : info.target;
     const bool grouped = run.file.normalization.mean.data.size() > static_cast<std::size_t>(F);
-    d = load_csv(src, run.classification, grouped ? run.file.members.group_by : "");
+    d = load_csv(src, run.classification, grouped ? run.file.members.group_by : "",
+                 csv_columns(encoding, info.feature_names));
+    apply_encoding(encoding, d);
     in.source = file;
   }
   if (d.features != F)

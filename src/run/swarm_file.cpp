@@ -188,6 +188,7 @@ RunFile make_trained_file(const Config& cfg, const PreparedData& data, const Mem
   std::error_code ec;
   const std::filesystem::path cwd = std::filesystem::current_path(ec);  // what relative paths in /config are relative to
   r.data = {data.feature_names, data.class_names, target, data.seq_len, data.step_features, ec ? "" : cwd.string()};
+  r.encoding = data.encoding;
   return r;
 }
 
