@@ -37,6 +37,9 @@ enum class DevicePrecision { Fp32, Tf32 };
 struct SwarmConfig {
   int size = 1;
   int first_member = 0;  // this run trains members [first_member, first_member + size)
+  // group_by on a csv without swarm.size: one member per group, `size` set when the data are
+  // read (resolve_group_swarm in data/member_sets.h); a given size must equal the groups.
+  bool size_from_groups = false;
 };
 
 struct LayerConfig {
@@ -237,6 +240,7 @@ struct OutputConfig {
 
 // A hyperparameter that differs between members: a sweep inside one swarm, e.g.
 //   optimizer: {lr: {logspace: [1.0e-4, 1.0e-1]}}        (num defaults to swarm.size)
+//   optimizer: {lr: {logspace: {base: 10, exponents: [-4, -1]}}}   (NumPy's np.logspace, the same)
 //   optimizer: {weight_decay: {values: [0, 1.0e-4, 1.0e-3]}}
 // Member k (its global index) takes value((k / stride) % count()); stride > 1 only for keys
 // of a `grid:` (cartesian product, the first grid key varying slowest). A linspace or

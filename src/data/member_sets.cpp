@@ -37,7 +37,8 @@ MemberSets groups(const Config& cfg, const PreparedData& data) {
   const int G = static_cast<int>(data.group_names.size());
   if (cfg.swarm.size != G || cfg.swarm.first_member != 0)
     throw ConfigError("swarm.size: data.per_member group_by '" + cfg.data.group_by + "' makes one member per group, and the data has " +
-                      std::to_string(G) + " groups; set swarm.size: " + std::to_string(G) + " and first_member: 0");
+                      std::to_string(G) + " groups; set swarm.size: " + std::to_string(G) +
+                      " (or leave swarm.size out: it defaults to the number of groups) and first_member: 0");
   MemberSets r;
   r.mode = SampleMode::Sets;
   r.names = data.group_names;
@@ -84,6 +85,12 @@ MemberSets stratified_bootstrap(const Config& cfg, const PreparedData& data) {
 }
 
 }  // namespace
+
+void resolve_group_swarm(Config& cfg, const PreparedData& data) {
+  if (!cfg.swarm.size_from_groups) return;
+  cfg.swarm.size = static_cast<int>(data.group_names.size());
+  cfg.swarm.size_from_groups = false;
+}
 
 MemberSets make_member_sets(const Config& cfg, const PreparedData& data) {
   const int n = data.train.n;
