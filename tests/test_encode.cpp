@@ -171,8 +171,11 @@ TEST_CASE("the run file stores the encoding, and predict applies it to new data 
              "train: {epochs: 3, batch_size: 16}\n");
   const RunFile r = read_run_file(run.string());
   REQUIRE(r.encoding.columns.size() == 3);
-  CHECK(r.encoding.missing == Missing::Mean);
-  CHECK(r.encoding.columns[1].categories == std::vector<std::string>{"blue", "green", "red"});
+  CHECK(r.encoding.missing == "mean");
+  CHECK(r.encoding.kinds == std::vector<std::string>{"numeric", "onehot", "numeric"});
+  CHECK(r.encoding.categories == std::vector<std::string>{"blue", "green", "red"});
+  CHECK(r.encoding.category_counts == std::vector<int>{0, 3, 0});
+  CHECK(std::isnan(r.encoding.fill[1]) == false);  // color's fill: the most frequent category
   CHECK(r.data.feature_names == std::vector<std::string>{"size", "color_blue", "color_green", "color_red", "w"});
   const std::string py = test::python_with_h5py();
   if (!py.empty()) {

@@ -238,24 +238,15 @@ void write_data_info(hid_t file, const DataInfo& d) {
 
 // /data/encoding: the source columns, their kinds, categories (concatenated, category_counts
 // each) and fills, and @missing.
-void write_encoding(hid_t file, const FeatureEncoding& e) {
+void write_encoding(hid_t file, const EncodingRecord& e) {
   if (e.empty()) return;
-  std::vector<std::string> kinds, categories;
-  std::vector<int> counts;
-  std::vector<float> fill;
-  for (const ColumnEncoding& c : e.columns) {
-    kinds.emplace_back(to_string(c.kind));
-    categories.insert(categories.end(), c.categories.begin(), c.categories.end());
-    counts.push_back(static_cast<int>(c.categories.size()));
-    fill.push_back(c.fill);
-  }
-  h5::write_strings(file, "/data/encoding/columns", e.column_names());
-  h5::write_strings(file, "/data/encoding/kinds", kinds);
-  if (!categories.empty()) h5::write_strings(file, "/data/encoding/categories", categories);
-  h5::write_ints(file, "/data/encoding/category_counts", counts);
-  h5::write_floats(file, "/data/encoding/fill", {fill.size()}, fill.data());
+  h5::write_strings(file, "/data/encoding/columns", e.columns);
+  h5::write_strings(file, "/data/encoding/kinds", e.kinds);
+  if (!e.categories.empty()) h5::write_strings(file, "/data/encoding/categories", e.categories);
+  h5::write_ints(file, "/data/encoding/category_counts", e.category_counts);
+  h5::write_floats(file, "/data/encoding/fill", {e.fill.size()}, e.fill.data());
   h5::Handle g = h5::open_group(file, "/data/encoding");
-  h5::set_string_attr(g.get(), "/data/encoding", "missing", to_string(e.missing));
+  h5::set_string_attr(g.get(), "/data/encoding", "missing", e.missing);
   g.close("group /data/encoding");
 }
 
@@ -552,42 +543,24 @@ class Reader {
         m.hparams.emplace_back(key, h5::read_doubles(file_, "/members/hparams/" + key));
   }
 
-  void read_encoding(FeatureEncoding& e) const {
+  void read_encoding(EncodingRecord& e) const {
     if (!h5::exists(file_, "/data/encoding")) return;
-    const std::vector<std::string> columns = h5::read_strings(file_, require("/data/encoding/columns"));
-    const std::vector<std::string> kinds = h5::read_strings(file_, require("/data/encoding/kinds"));
-    const std::vector<int> counts = h5::read_ints(file_, require("/data/encoding/category_counts"));
-    const std::vector<std::string> categories = h5::exists(file_, "/data/encoding/categories")
-                                                    ? h5::read_strings(file_, "/data/encoding/categories")
-                                                    : std::vector<std::string>{};
+    e.columns = h5::read_strings(file_, require("/data/encoding/columns"));
+    e.kinds = h5::read_strings(file_, require("/data/encoding/kinds"));
+    e.category_counts = h5::read_ints(file_, require("/data/encoding/category_counts"));
+    if (h5::exists(file_, "/data/encoding/categories")) e.categories = h5::read_strings(file_, "/data/encoding/categories");
     Array fill;
     read_optional(require("/data/encoding/fill"), fill);
+    e.fill = fill.data;
     std::size_t total = 0;
-    for (int c : counts) total += c < 0 ? categories.size() + 1 : static_cast<std::size_t>(c);  // (negative: invalid)
-    if (kinds.size() != columns.size() || counts.size() != columns.size() || fill.data.size() != columns.size() ||
-        total != categories.size())
-      throw RunFileError(path_ + ": /data/encoding: columns, kinds, category_counts and fill must have one entry per "
-                         "column, and categories sum(category_counts) entries");
+    bool negative = false;
+    for (int c : e.category_counts) c < 0 ? void(negative = true) : void(total += static_cast<std::size_t>(c));
+    if (e.kinds.size() != e.columns.size() || e.category_counts.size() != e.columns.size() ||
+        e.fill.size() != e.columns.size() || negative || total != e.categories.size())
+      throw RunFileError("run file '" + path_ + "': /data/encoding: columns, kinds, category_counts and fill must have "
+                         "one entry per column, and categories sum(category_counts) entries");
     h5::Handle g = h5::open_group(file_, "/data/encoding");
-    const std::string missing = h5::get_string_attr(g.get(), "/data/encoding", "missing");
-    bool known = false;
-    for (Missing m : {Missing::Error, Missing::DropRows, Missing::Mean, Missing::Median})
-      if (missing == to_string(m)) e.missing = m, known = true;
-    if (!known) throw RunFileError(path_ + ": /data/encoding@missing: unknown rule '" + missing + "'");
-    std::size_t at = 0;
-    for (std::size_t i = 0; i < columns.size(); ++i) {
-      ColumnEncoding c;
-      c.column = columns[i];
-      known = false;
-      for (Encoding k : {Encoding::Numeric, Encoding::OneHot, Encoding::Ordinal})
-        if (kinds[i] == to_string(k)) c.kind = k, known = true;
-      if (!known) throw RunFileError(path_ + ": /data/encoding/kinds: unknown kind '" + kinds[i] + "'");
-      c.categories.assign(categories.begin() + static_cast<std::ptrdiff_t>(at),
-                          categories.begin() + static_cast<std::ptrdiff_t>(at + static_cast<std::size_t>(counts[i])));
-      at += static_cast<std::size_t>(counts[i]);
-      c.fill = fill.data[i];
-      e.columns.push_back(std::move(c));
-    }
+    e.missing = h5::get_string_attr(g.get(), "/data/encoding", "missing");
   }
 
   void read_data_info(DataInfo& d) const {

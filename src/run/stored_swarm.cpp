@@ -144,6 +144,7 @@ StoredSwarm load(const std::string& path, bool own_data, bool for_new_data) {
     return std::find(keys.begin(), keys.end(), a.first) < std::find(keys.begin(), keys.end(), b.first);
   });
   r.class_names = r.file.data.class_names;
+  r.encoding = stored_encoding(r.file.encoding, path);
   if (r.class_names.empty())
     for (int k = 0; k < r.K; ++k) r.class_names.push_back(std::to_string(k));
   return r;
@@ -213,14 +214,14 @@ Inputs new_data(const StoredSwarm& run, const std::string& file, bool labeled) {
   if (is_yaml(file)) {
     // Only the data section matters: a placeholder model and loss let the file leave them out.
     Config c = load_config(file, {{"model", "{layers: [{units: 1}]}"}, {"loss", "mse"}});
-    if (!run.file.encoding.empty() && c.data.source.type == "csv" && !c.data.sequence.enabled()) {
+    if (!run.encoding.empty() && c.data.source.type == "csv" && !c.data.sequence.enabled()) {
       // read the columns as training did
-      const CsvColumns columns = csv_columns(run.file.encoding, run.file.data.feature_names);
+      const CsvColumns columns = csv_columns(run.encoding, run.file.data.feature_names);
       c.data.feature_settings = columns.settings;
       c.data.missing = columns.missing;
     }
     d = load_dataset(c.data, run.classification);
-    apply_encoding(run.file.encoding, d);
+    apply_encoding(run.encoding, d);
     in.source = file + " (" + d.origin + ")";
   } else {
     const DataInfo& info = run.file.data;
@@ -230,7 +231,7 @@ Inputs new_data(const StoredSwarm& run, const std::string& file, bool labeled) {
     SourceConfig src;
     src.type = "csv";
     src.path = file;
-    const FeatureEncoding& encoding = run.file.encoding;
+    const FeatureEncoding& encoding = run.encoding;
     src.features = encoding.empty() ? info.feature_names : encoding.column_names();
     if (labeled) src.target = info.target.empty() ? "label" : info.target;
     const bool grouped = run.file.normalization.mean.data.size() > static_cast<std::size_t>(F);
