@@ -158,7 +158,7 @@ void apply_encoding(const FeatureEncoding& e, Dataset& raw) {
         *out++ = std::isnan(x) ? c.fill : x;
         continue;
       }
-      int k = std::isnan(x) ? static_cast<int>(c.fill) : index[f][static_cast<std::size_t>(x)];
+      int k = !std::isnan(x) ? index[f][static_cast<std::size_t>(x)] : std::isnan(c.fill) ? -1 : static_cast<int>(c.fill);
       if (!std::isnan(x) && k < 0 && !warned[f][static_cast<std::size_t>(x)]) {
         warned[f][static_cast<std::size_t>(x)] = true;
         spdlog::warn("{}: column '{}': category '{}' was not in the training split; it is encoded as {}", raw.origin,
