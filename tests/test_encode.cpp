@@ -216,4 +216,12 @@ TEST_CASE("the run file stores the encoding, and predict applies it to new data 
   for (std::size_t s = 0; s < 3; ++s)
     for (std::size_t i = 0; i < N * 2; ++i)
       CHECK(p.members.data[s * (N + 1) * 2 + i] == doctest::Approx(test->members.data[s * N * 2 + i]).epsilon(1e-5));
+
+  // eval --data on labeled CSV data with a missing value and an unseen category encodes it too.
+  EvalOptions e = eval_opts(run);
+  e.data = write_file("enc-labeled.csv", "size,color,w,y\n1,red,,1\n2,blue,3,0\n3,purple,1,0\n").string();
+  e.verbosity = Verbosity::Quiet;
+  const auto [erc, eerr] = exit_and_stderr([&] { return run_eval(e); });
+  CHECK_MESSAGE(erc == kExitOk, eerr);
+  CHECK_MESSAGE(eerr.find("category 'purple'") != std::string::npos, eerr);
 }
