@@ -218,7 +218,7 @@ TEST_CASE("config data: per_member errors") {
   CHECK_HAS(error("{bootstrap: {fraction: 0}}"), "expected a number in (0, 10]");
   CHECK_HAS(error("{bootstrap: {fraction: 11}}"), "expected a number in (0, 10]");
   CHECK_HAS(error("{bootstrap: {fractoin: 0.5}}"),
-            "data.per_member.bootstrap.fractoin: unknown key; allowed: fraction; did you mean "
+            "data.per_member.bootstrap.fractoin: unknown key; allowed: fraction, stratify; did you mean "
             "'fraction'?");
   CHECK_HAS(error("{bootstrap: 0.5}"),
             "data.per_member.bootstrap: expected a map like {fraction: 0.5}, got '0.5'");
@@ -268,5 +268,5 @@ TEST_CASE("config data: normalization") {
             "to standard or minmax");
   CHECK_HAS(error_of(data("{source: spirals, normalise: standard}")),
             "data.normalise: unknown key; allowed: source, split, per_member, normalize, "
-            "normalize_per_member, sequence; did you mean 'normalize'?");
+            "normalize_per_member, sequence, features, missing; did you mean 'normalize'?");
 }

@@ -2,7 +2,12 @@
 #include <CLI/CLI.hpp>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
+#include <climits>
+#include <cstdio>
 #include <exception>
+#include <string>
+#include <vector>
 
 #include "cli/commands/commands.h"
 #include "turbanet_version.h"
@@ -12,6 +17,55 @@ namespace {
 void add_verbosity(CLI::App* cmd, bool* quiet, bool* verbose) {
   cmd->add_flag("-q,--quiet", *quiet, "Only warnings and errors");
   cmd->add_flag("-v,--verbose", *verbose, "Debug output (resolved config, kernel choice)");
+}
+
+// A whole number in [lo, hi], with a message a person can read: "must be a whole number
+// >= 1, got '-3'" (CLI11's own range checks print the largest double in full).
+CLI::Validator whole_number(long long lo, long long hi = INT_MAX) {
+  const std::string range = hi == INT_MAX ? ">= " + std::to_string(lo)
+                                            : "from " + std::to_string(lo) + " to " + std::to_string(hi);
+  return CLI::Validator(
+      [lo, hi, range](std::string& v) -> std::string {
+        long long x = 0;
+        std::size_t used = 0;
+        try {
+          x = std::stoll(v, &used);
+        } catch (const std::exception&) {
+          used = 0;
+        }
+        if (used == 0 || used != v.size() || x < lo || x > hi) return "must be a whole number " + range + ", got '" + v + "'";
+        return "";
+      },
+      "INT " + range);
+}
+
+// Levenshtein distance, for suggesting a subcommand.
+std::size_t distance(const std::string& a, const std::string& b) {
+  std::vector<std::size_t> prev(b.size() + 1), cur(b.size() + 1);
+  for (std::size_t j = 0; j <= b.size(); ++j) prev[j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    cur[0] = i;
+    for (std::size_t j = 1; j <= b.size(); ++j)
+      cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1)});
+    std::swap(prev, cur);
+  }
+  return prev[b.size()];
+}
+
+// "unknown subcommand 'trian'; did you mean 'train'? ..." when the first argument is a word
+// that names no subcommand (CLI11 would only say that one is required); "" otherwise.
+std::string unknown_subcommand(const CLI::App& app, int argc, char** argv) {
+  if (argc < 2 || argv[1][0] == '-') return "";
+  const std::string word = argv[1];
+  std::string names, near;
+  std::size_t best = word.size() / 2 + 2;
+  for (const CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; })) {
+    if (sub->get_name() == word) return "";
+    names += (names.empty() ? "" : ", ") + sub->get_name();
+    if (const std::size_t d = distance(word, sub->get_name()); d < best) best = d, near = sub->get_name();
+  }
+  return "unknown subcommand '" + word + "'" + (near.empty() ? "" : "; did you mean '" + near + "'?") +
+         " Subcommands: " + names + " (turbanet --help describes them)";
 }
 
 tn::Verbosity verbosity(bool quiet, bool verbose) {
@@ -47,7 +101,7 @@ int main(int argc, char** argv) {
   t->add_option("--set", train.set, "Override a config key, e.g. --set optimizer.lr=3e-4 (repeatable)")
       ->allow_extra_args(false);
   t->add_option("--out", out, "Run file to write (overrides output.path)");
-  t->add_option("--swarm", swarm, "Swarm size (overrides swarm.size)")->check(CLI::PositiveNumber);
+  t->add_option("--swarm", swarm, "Swarm size (overrides swarm.size)")->check(whole_number(1));
   t->add_option("--seed", seed, "Seed for initialization and batch order (overrides seed)")
       ->check(CLI::Validator(
           [](std::string& v) {
@@ -55,7 +109,7 @@ int main(int argc, char** argv) {
                                      : "expected a whole number from 0 to 18446744073709551615 (2^64 - 1), got '" + v + "'";
           },
           "UINT64"));
-  t->add_option("--threads", train.threads, "CPU threads (default: all cores)")->check(CLI::NonNegativeNumber);
+  t->add_option("--threads", train.threads, "CPU threads (default: all cores)")->check(whole_number(0));
   t->add_flag("--force", train.force, "Replace an existing run file");
   t->add_option("--resume", train.resume,
                 "Continue from a checkpoint (train.checkpoint) or an interrupted run file; replaces the run file");
@@ -79,7 +133,7 @@ int main(int argc, char** argv) {
   e->add_option("--save", eval_save, "Store the results in the run file as /eval/NAME and /predictions/NAME "
                                      "(e.g. --save test-vote)");
   e->add_flag("--force", eval.force, "Replace an existing --out file, or the record --save names");
-  e->add_option("--threads", eval.threads, "CPU threads (default: all cores)")->check(CLI::NonNegativeNumber);
+  e->add_option("--threads", eval.threads, "CPU threads (default: all cores)")->check(whole_number(0));
   add_verbosity(e, &quiet, &verbose);
   e->footer("Example: turbanet eval runs/spirals.h5 --split all --combine vote --save all-vote");
 
@@ -97,7 +151,7 @@ int main(int argc, char** argv) {
   p->add_flag("--force", predict.force, "Replace an existing --out file");
   p->add_option("--id", predict.ids, "Input column to carry through to the output, as text (repeatable); "
                                      "sequence runs: its value at each series' last row");
-  p->add_option("--threads", predict.threads, "CPU threads (default: all cores)")->check(CLI::NonNegativeNumber);
+  p->add_option("--threads", predict.threads, "CPU threads (default: all cores)")->check(whole_number(0));
   add_verbosity(p, &quiet, &verbose);
   p->footer("Examples: turbanet predict runs/iris.h5 --input data/iris.csv --out runs/iris-predictions.h5\n"
             "          turbanet predict runs/random-walk.h5 --input history.csv --out forecasts.csv");
@@ -108,14 +162,14 @@ int main(int argc, char** argv) {
   CLI::App* w = app.add_subcommand("sweep", "Training time against swarm size, swarm vs one member after another, GFLOP/s vs peak");
   w->add_option("config", sweep.config_path, "YAML configuration file")->required();
   w->add_option("--swarm", sweep.swarm, "Swarm sizes: A..B (powers of two), A..B:K (steps of K) or a list 1,3,17 (default 1..128)");
-  w->add_option("--repeats", sweep.repeats, "Timed runs per point after one warm-up (default 3)")->check(CLI::PositiveNumber);
-  w->add_option("--epochs", sweep_epochs, "Override train.epochs")->check(CLI::PositiveNumber);
+  w->add_option("--repeats", sweep.repeats, "Timed runs per point after one warm-up (default 3)")->check(whole_number(1));
+  w->add_option("--epochs", sweep_epochs, "Override train.epochs")->check(whole_number(1));
   w->add_option("--set", sweep.set, "Override a config key (repeatable)")->allow_extra_args(false);
   w->add_option("--mode", sweep.mode, "swarm (default), sequential (members one after another, same code) or both")
       ->check(CLI::IsMember({"swarm", "sequential", "both"}));
   w->add_option("--out", sweep_out, "Write the table as FILE.csv or FILE.h5");
   w->add_flag("--force", sweep.force, "Replace an existing --out file");
-  w->add_option("--threads", sweep.threads, "CPU threads (default: all cores)")->check(CLI::NonNegativeNumber);
+  w->add_option("--threads", sweep.threads, "CPU threads (default: all cores)")->check(whole_number(0));
   add_verbosity(w, &quiet, &verbose);
   w->footer("Example: turbanet sweep configs/spirals-small.yaml --swarm 1..128 --mode both --out sweep.csv");
 
@@ -127,7 +181,7 @@ int main(int argc, char** argv) {
   x->add_option("--format", export_format, "onnx or npz (default: from the --out extension)")
       ->check(CLI::IsMember({"onnx", "npz"}));
   x->add_option("--out", exp.out, "FILE.onnx or FILE.npz to write")->required();
-  x->add_option("--member", export_member, "Export this member alone (its global index)")->check(CLI::NonNegativeNumber);
+  x->add_option("--member", export_member, "Export this member alone (its global index)")->check(whole_number(0));
   x->add_flag("--ensemble", exp.ensemble, "Export every member in one graph with the combined prediction (default)");
   x->add_flag("--force", exp.force, "Replace an existing --out file");
   add_verbosity(x, &quiet, &verbose);
@@ -149,6 +203,10 @@ int main(int argc, char** argv) {
   CLI::App* d = app.add_subcommand("devices", "List the GPUs this build can train on (name, memory, compute capability)");
   d->footer("Example: turbanet devices");
 
+  if (const std::string unknown = unknown_subcommand(app, argc, argv); !unknown.empty()) {
+    std::fprintf(stderr, "%s\n", unknown.c_str());
+    return tn::kExitUsage;
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

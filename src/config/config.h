@@ -37,6 +37,9 @@ enum class DevicePrecision { Fp32, Tf32 };
 struct SwarmConfig {
   int size = 1;
   int first_member = 0;  // this run trains members [first_member, first_member + size)
+  // group_by on a csv without swarm.size: one member per group, `size` set when the data are
+  // read (resolve_group_swarm in data/member_sets.h); a given size must equal the groups.
+  bool size_from_groups = false;
 };
 
 struct LayerConfig {
@@ -121,6 +124,13 @@ struct SourceConfig {
   // or a range of header columns, inclusive, in header order (`features: {from: a, to: b}`)
   std::string features_from, features_to;
   std::string target;
+  // csv dialect: field delimiter ('\0' = detected from the first line: the most frequent of
+  // , ; tab | outside quotes, else ','), quote character, comment character ('\0' = none; a
+  // line starting with it is skipped) and, for a file without a header row, its column names.
+  char delimiter = '\0';
+  char quote = '"';
+  char comment = '\0';
+  std::vector<std::string> columns;  // empty: the first row is the header
   // idx: MNIST-style image and label files (plain or .gz); the test pair is optional and,
   // when given, is the test split
   std::string images, labels, test_images, test_labels;
@@ -130,19 +140,40 @@ struct SourceConfig {
   std::string x_path, y_path, test_x_path, test_y_path;
 };
 
+// stratify (classification): every class is split in the proportions of the whole, with the
+// per-class counts of scikit-learn's train_test_split(stratify=y) (prepare.h).
 struct SplitConfig {
   double train = 1.0, val = 0.0, test = 0.0;
   std::uint64_t seed = 0;
+  bool stratify = false;
 };
 
 // What each member trains on, drawn from the training split:
 //   shared     every sample, the same batches for all members
-//   bootstrap  round(fraction·n) draws with replacement, different per member
+//   bootstrap  round(fraction·n) draws with replacement, different per member (stratified:
+//              round(fraction·n_c) draws from each class c's n_c samples)
 //   subsample  round(fraction·n) distinct samples, different per member
 //   shards     a partition of the training split into S disjoint parts; member k gets part k
 //   group_by   one member per distinct value of a CSV column (groups sorted by value)
 enum class PerMember { Shared, Bootstrap, Subsample, Shards, GroupBy };
 enum class Normalize { None, Standard, MinMax };
+
+// How a CSV feature column becomes model inputs (`data.features: {COLUMN: {encoding: E}}`):
+//   auto     numbers stay numbers; a column whose first value is text (not starting with a
+//            digit, sign or point, e.g. red or true/false) is onehot
+//   numeric  every value must be a number
+//   onehot   one input per category seen in the training split (sorted), 1 for the row's category
+//   ordinal  one input: the index of the row's category among the sorted training categories
+enum class Encoding { Auto, Numeric, OneHot, Ordinal };
+struct FeatureSetting {
+  std::string column;
+  Encoding encoding = Encoding::Auto;
+  bool operator==(const FeatureSetting&) const = default;
+};
+// Missing CSV values (an empty cell, NA, N/A, NaN, nan, null, NULL) (`data.missing`): an error
+// naming file:line (default), rows with any missing value dropped before the split, or filled
+// with the training split's mean or median (categorical columns: the most frequent category).
+enum class Missing { Error, DropRows, Mean, Median };
 
 // Sequence data (`data.sequence`): sliding windows over each series (the groups of
 // data.group_by, else the whole table), split chronologically; see data/sequence.h for the
@@ -164,9 +195,17 @@ struct DataConfig {
   SplitConfig split;
   PerMember per_member = PerMember::Shared;
   double member_fraction = 1.0;  // bootstrap and subsample
+  bool bootstrap_stratify = false;  // bootstrap: round(fraction·n_c) draws within each class c
   std::string group_by;          // group_by: the column
   Normalize normalize = Normalize::None;
   bool normalize_per_member = false;  // group_by only: statistics per group (per series)
+  std::vector<FeatureSetting> feature_settings;  // csv: per-column encodings, in the order given
+  Missing missing = Missing::Error;              // csv
+  Encoding encoding_of(const std::string& column) const {
+    for (const FeatureSetting& f : feature_settings)
+      if (f.column == column) return f.encoding;
+    return Encoding::Auto;
+  }
 };
 
 // Per-member early stopping (`train.early_stopping`): a member whose `metric` has not improved
@@ -203,6 +242,7 @@ struct OutputConfig {
 
 // A hyperparameter that differs between members: a sweep inside one swarm, e.g.
 //   optimizer: {lr: {logspace: [1.0e-4, 1.0e-1]}}        (num defaults to swarm.size)
+//   optimizer: {lr: {logspace: {base: 10, exponents: [-4, -1]}}}   (NumPy's np.logspace, the same)
 //   optimizer: {weight_decay: {values: [0, 1.0e-4, 1.0e-3]}}
 // Member k (its global index) takes value((k / stride) % count()); stride > 1 only for keys
 // of a `grid:` (cartesian product, the first grid key varying slowest). A linspace or
@@ -283,5 +323,7 @@ const char* to_string(DevicePrecision p);
 const char* to_string(ScheduleType s);
 const char* to_string(PerMember p);
 const char* to_string(Normalize n);
+const char* to_string(Encoding e);
+const char* to_string(Missing m);
 
 }  // namespace tn

@@ -37,6 +37,26 @@ const char* to_string(Normalize n) {
   return "?";
 }
 
+const char* to_string(Encoding e) {
+  switch (e) {
+    case Encoding::Auto: return "auto";
+    case Encoding::Numeric: return "numeric";
+    case Encoding::OneHot: return "onehot";
+    case Encoding::Ordinal: return "ordinal";
+  }
+  return "?";
+}
+
+const char* to_string(Missing m) {
+  switch (m) {
+    case Missing::Error: return "error";
+    case Missing::DropRows: return "drop_rows";
+    case Missing::Mean: return "mean";
+    case Missing::Median: return "median";
+  }
+  return "?";
+}
+
 namespace cfg {
 const char* to_string(LayerConfig::Init init) {
   switch (init) {
@@ -199,6 +219,19 @@ void emit_csv(YAML::Emitter& e, const SourceConfig& s) {
   kv(e, "target", s.target);
 }
 
+// The csv dialect keys that differ from the defaults (auto delimiter, '"', no comments, a header).
+void emit_dialect(YAML::Emitter& e, const SourceConfig& s) {
+  const auto text = [](char c) { return c == '\t' ? std::string("tab") : std::string(1, c); };
+  if (s.delimiter != '\0') kv(e, "delimiter", text(s.delimiter));
+  if (s.quote != '"') kv(e, "quote", text(s.quote));
+  if (s.comment != '\0') kv(e, "comment", text(s.comment));
+  if (!s.columns.empty()) {
+    e << YAML::Key << "columns" << YAML::Value << YAML::Flow << YAML::BeginSeq;
+    for (const std::string& c : s.columns) e << c;
+    e << YAML::EndSeq;
+  }
+}
+
 void kv_interval(YAML::Emitter& e, const char* key, double lo, double hi) {
   e << YAML::Key << key << YAML::Value << YAML::Flow << YAML::BeginSeq << exact(lo) << exact(hi)
     << YAML::EndSeq;
@@ -235,8 +268,10 @@ void emit_source(YAML::Emitter& e, const SourceConfig& s, bool sequence) {
   kv(e, "type", s.type);
   if (s.type == "csv" && sequence) {
     kv(e, "path", s.path);
+    emit_dialect(e, s);
   } else if (s.type == "csv") {
     emit_csv(e, s);
+    emit_dialect(e, s);
   } else if (s.type == "idx") {
     kv(e, "images", s.images);
     kv(e, "labels", s.labels);
@@ -261,10 +296,12 @@ void emit_source(YAML::Emitter& e, const SourceConfig& s, bool sequence) {
   e << YAML::EndMap;
 }
 
-// A mode name, or {bootstrap|subsample: {fraction: f}} when f != 1, or {group_by: COLUMN}.
+// A mode name, or {bootstrap|subsample: {fraction: f}} when f != 1 (or stratified), or
+// {group_by: COLUMN}.
 void emit_per_member(YAML::Emitter& e, const DataConfig& d) {
-  const bool fraction = (d.per_member == PerMember::Bootstrap ||
-                         d.per_member == PerMember::Subsample) && d.member_fraction != 1.0;
+  const bool fraction = ((d.per_member == PerMember::Bootstrap ||
+                          d.per_member == PerMember::Subsample) && d.member_fraction != 1.0) ||
+                        (d.per_member == PerMember::Bootstrap && d.bootstrap_stratify);
   if (!fraction && d.per_member != PerMember::GroupBy) {
     kv(e, "per_member", to_string(d.per_member));
     return;
@@ -273,6 +310,7 @@ void emit_per_member(YAML::Emitter& e, const DataConfig& d) {
   if (fraction) {
     begin(e, to_string(d.per_member));
     kv(e, "fraction", d.member_fraction);
+    if (d.bootstrap_stratify) kv(e, "stratify", true);
     e << YAML::EndMap;
   } else {
     kv(e, "group_by", d.group_by);
@@ -288,10 +326,21 @@ void emit_data(YAML::Emitter& e, const DataConfig& d) {
   kv(e, "val", d.split.val);
   kv(e, "test", d.split.test);
   if (!d.sequence.enabled()) kv(e, "seed", d.split.seed);  // sequence splits are chronological
+  if (d.split.stratify) kv(e, "stratify", true);
   e << YAML::EndMap;
   emit_per_member(e, d);
   kv(e, "normalize", to_string(d.normalize));
   if (d.per_member == PerMember::GroupBy) kv(e, "normalize_per_member", d.normalize_per_member);
+  if (d.missing != Missing::Error) kv(e, "missing", to_string(d.missing));
+  if (!d.feature_settings.empty()) {
+    begin(e, "features");
+    for (const FeatureSetting& f : d.feature_settings) {
+      e << YAML::Key << f.column << YAML::Value << YAML::Flow << YAML::BeginMap;
+      kv(e, "encoding", to_string(f.encoding));
+      e << YAML::EndMap;
+    }
+    e << YAML::EndMap;
+  }
   if (d.sequence.enabled()) emit_sequence(e, d.sequence);
   e << YAML::EndMap;
 }

@@ -43,6 +43,21 @@ void read_swarm(const Field& f, SwarmConfig& s) {
   f.get("first_member", s.first_member, 0, kIntMax - s.size);
 }
 
+// group_by without swarm.size: one member per group. random_walk's series are known now;
+// a csv's groups when its data are read (size_from_groups).
+void read_group_swarm(const Field& root, SwarmConfig& s) {
+  const Field per_member = root["data"]["per_member"];
+  if (root["swarm"]["size"].present() || !per_member.is_map() || !per_member["group_by"].present()) return;
+  const Field source = root["data"]["source"];
+  const Field type = source.is_map() ? source["type"] : source;
+  if (type.is_scalar() && type.node().Scalar() == "random_walk") {
+    s.size = RandomWalkConfig{}.series;
+    if (source.is_map()) source.get("series", s.size, 1, 1000000);
+    return;
+  }
+  s.size_from_groups = true;
+}
+
 LayerConfig read_layer(const Field& f) {
   if (!f.is_map()) f.fail_type("a map like {type: dense, units: 16}");
   LayerConfig l;
@@ -281,6 +296,14 @@ void check_consistency(const Field& root, const Config& c) {
     root["data"]["sequence"].fail(std::string("sequence targets are numbers (the next values of '") +
                                   c.data.sequence.target + "'), so they need a regression loss: "
                                   "set loss: mse, mae or huber (the loss is " + to_string(c.loss.type) + ")");
+  if (!is_classification(c.loss.type) && !c.data.sequence.enabled()) {
+    const char* why = " keeps each class's share, so it needs class labels: a classification loss (cross_entropy "
+                      "or bce); the loss is ";
+    if (c.data.split.stratify) root["data"]["split"]["stratify"].fail(std::string("stratify") + why + to_string(c.loss.type));
+    if (c.data.bootstrap_stratify)
+      root["data"]["per_member"]["bootstrap"]["stratify"].fail(std::string("a stratified bootstrap") + why +
+                                                               to_string(c.loss.type));
+  }
   const EarlyStoppingConfig& es = c.train.early_stopping;
   if (es.enabled() && es.maximize() && !is_classification(c.loss.type))
     root["train"]["early_stopping"]["metric"].fail(es.metric + " needs a classification loss (cross_entropy or bce); "
@@ -364,6 +387,7 @@ Config read_config(const Field& root, const std::vector<std::string>& data_dirs)
   read_device(root["device"], c);
   root.get("device_precision", c.device_precision, {DevicePrecision::Fp32, DevicePrecision::Tf32});
   read_swarm(root["swarm"], c.swarm);
+  read_group_swarm(root, c.swarm);
   read_model(root.required("model"), c, data_dirs);
   read_loss(root["loss"], c.loss);
   read_optimizer(root["optimizer"], c);
@@ -401,6 +425,28 @@ std::string read_file(const std::string& path) {
   return text.str();
 }
 
+// Refuses a data or run file given where a config belongs, before its bytes reach a message.
+void check_not_data(const std::string& path, const std::string& text) {
+  std::string ext = std::filesystem::path(path).extension().string();
+  for (char& ch : ext) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  const auto refuse = [&](const std::string& what, const std::string& fix) {
+    throw ConfigError("'" + path + "' is " + what + ", not a YAML config; " + fix);
+  };
+  if (text.starts_with("\x89HDF\r\n\x1a\n") || ext == ".h5" || ext == ".hdf5")
+    refuse("an HDF5 file", "a run file goes to eval, predict or export (turbanet eval RUN.h5), and an HDF5 data "
+                           "file is named in a config: data: {source: {type: hdf5, path: FILE}}");
+  const std::string first_line = text.substr(0, text.find('\n'));
+  const bool csv_like = !first_line.starts_with('#') && first_line.find(':') == std::string::npos &&
+                        (first_line.find(',') != std::string::npos || first_line.find(';') != std::string::npos ||
+                         first_line.find('\t') != std::string::npos);
+  if (ext == ".csv" || ext == ".tsv" || (ext != ".yaml" && ext != ".yml" && csv_like))
+    refuse("a CSV data file", "name it in a config, e.g. data: {source: {type: csv, path: " + path +
+                              ", target: COLUMN}} (configs/iris.yaml is an example); predict takes it as "
+                              "--input");
+  if (ext == ".npy" || ext == ".npz" || ext == ".onnx" || ext == ".gz" || text.find('\0') != std::string::npos)
+    refuse("a binary file", "give the YAML config that describes the run (configs/*.yaml are examples)");
+}
+
 }  // namespace
 
 Config parse_config(const std::string& yaml_text, const std::string& origin,
@@ -422,7 +468,9 @@ Config parse_config(const std::string& yaml_text, const std::string& origin,
 }
 
 Config load_config(const std::string& path, const std::vector<Override>& overrides) {
-  return parse_config(read_file(path), path, overrides);
+  const std::string text = read_file(path);
+  check_not_data(path, text);
+  return parse_config(text, path, overrides);
 }
 
 }  // namespace tn

@@ -91,10 +91,42 @@ void read_features(const Field& features, SourceConfig& s) {
       features.fail("contains the target column '" + name + "'; features are the inputs only");
 }
 
+// One character: `delimiter: ";"`, `"\t"` or the name tab. `none` allowed gives '\0' for "none".
+char read_char(const Field& f, bool none_allowed) {
+  std::string v = f.string();
+  if (v == "tab") v = "\t";
+  if (none_allowed && v == "none") return '\0';
+  if (v.size() != 1 || v[0] == '\n' || v[0] == '\r')
+    f.fail("must be one character, like \",\", \";\", \"|\" or tab (\"\\t\"), got '" + v + "'");
+  return v[0];
+}
+
+// The csv dialect: delimiter (auto when absent), quote, comment, and header-less columns.
+void read_dialect(const Field& f, SourceConfig& s) {
+  if (Field d = f["delimiter"]; d.present() && d.string() != "auto") s.delimiter = read_char(d, false);
+  if (Field q = f["quote"]; q.present()) s.quote = read_char(q, false);
+  if (Field c = f["comment"]; c.present()) s.comment = read_char(c, true);
+  if (s.delimiter != '\0' && s.delimiter == s.quote)
+    f["quote"].fail("is the delimiter too; give them different characters");
+  if (s.comment != '\0' && (s.comment == s.quote || s.comment == s.delimiter))
+    f["comment"].fail("is also the delimiter or quote character; choose another, e.g. '#'");
+  if (Field c = f["columns"]; c.present()) {
+    if (!c.node().IsSequence() || c.node().size() == 0)
+      c.fail_type("a list of column names, one per field (the file then has no header row)");
+    s.columns = c.strings();
+    for (std::size_t i = 0; i < s.columns.size(); ++i) {
+      if (s.columns[i].empty()) c.items()[i].fail("a column name must not be empty");
+      for (std::size_t j = 0; j < i; ++j)
+        if (s.columns[j] == s.columns[i]) c.items()[i].fail("column '" + s.columns[i] + "' is named twice");
+    }
+  }
+}
+
 // With data.sequence the columns come from the sequence section, so target and features
 // are not source keys.
 void read_csv(const Field& f, SourceConfig& s, const std::vector<std::string>& dirs, bool sequence) {
   s.path = resolve_path(f.required("path"), dirs);
+  read_dialect(f, s);
   if (sequence) {
     for (const char* key : {"target", "features"})
       if (Field k = f[key]; k.present())
@@ -166,6 +198,7 @@ void read_source(const Field& f, SourceConfig& s, const std::vector<std::string>
                   {"series", walk}, {"length", walk}, {"drift", walk}, {"volatility", walk},
                   {"season_period", walk}, {"season_amplitude", walk}, {"start_price", walk},
                   {"path", {"csv", "hdf5"}}, {"features", csv}, {"target", csv},
+                  {"delimiter", csv}, {"quote", csv}, {"comment", csv}, {"columns", csv},
                   {"images", idx}, {"labels", idx}, {"test_images", idx}, {"test_labels", idx},
                   {"x_dataset", h5}, {"y_dataset", h5}, {"test_x_dataset", h5},
                   {"test_y_dataset", h5}, {"x_path", npy}, {"y_path", npy},
@@ -193,11 +226,12 @@ std::string test_keys(const SourceConfig& s) {
 
 void read_split(const Field& f, SplitConfig& s, const SourceConfig& source) {
   if (!f.present() || f.node().IsNull()) return;
-  f.check_keys({"train", "val", "test", "seed"});
+  f.check_keys({"train", "val", "test", "seed", "stratify"});
   f.get("train", s.train, Range::between(0, 1, true, false));
   f.get("val", s.val, Range::between(0, 1));
   f.get("test", s.test, Range::between(0, 1));
   f.get("seed", s.seed);
+  f.get("stratify", s.stratify);
   const std::string from_files = test_keys(source);
   if (!from_files.empty() && s.test != 0)
     f["test"].fail("must be 0: the test split comes from the test files (data.source." +
@@ -263,15 +297,50 @@ void read_per_member(const Field& f, DataConfig& d) {
   d.per_member = bootstrap ? PerMember::Bootstrap : PerMember::Subsample;
   if (m.node().IsNull()) return;
   if (!m.is_map()) m.fail_type("a map like {fraction: 0.5}");
-  m.check_keys({"fraction"});
+  m.check_keys({"fraction", {"stratify", {"bootstrap"}}}, "per_member", bootstrap ? "bootstrap" : "subsample");
   m.get("fraction", d.member_fraction,
         bootstrap ? Range::between(0, 10, true, false) : Range::between(0, 1, true, false));
+  if (bootstrap) m.get("stratify", d.bootstrap_stratify);
+}
+
+// `features: {COLUMN: {encoding: onehot}}` (or `COLUMN: onehot`): per-column settings of a csv
+// source's features; which columns are features stays data.source.features.
+void read_feature_settings(const Field& f, DataConfig& d) {
+  if (!f.present() || f.node().IsNull()) return;
+  if (d.source.type != "csv" || d.sequence.enabled())
+    f.fail("sets how CSV feature columns are encoded, so it needs data.source.type: csv without "
+           "data.sequence");
+  if (!f.is_map())
+    f.fail_type("a map from column to its settings, like {color: {encoding: onehot}}; the columns "
+                "themselves are chosen by data.source.features");
+  const std::initializer_list<Encoding> kinds = {Encoding::Auto, Encoding::Numeric, Encoding::OneHot,
+                                                 Encoding::Ordinal};
+  for (auto it = f.node().begin(); it != f.node().end(); ++it) {
+    const std::string column = it->first.as<std::string>();
+    const Field c = f[column];
+    FeatureSetting s{column, Encoding::Auto};
+    if (c.is_map()) {
+      c.check_keys({"encoding"});
+      c.get("encoding", s.encoding, kinds);
+    } else {
+      s.encoding = c.choice(kinds);
+    }
+    if (column == d.source.target)
+      c.fail("'" + column + "' is the target column; encodings apply to features (class labels are "
+             "mapped to classes by themselves)");
+    if (column == d.group_by) c.fail("'" + column + "' is the group_by column, not a feature");
+    const std::vector<std::string>& listed = d.source.features;
+    if (!listed.empty() && std::find(listed.begin(), listed.end(), column) == listed.end())
+      c.fail("'" + column + "' is not in data.source.features; add it there or remove it here");
+    d.feature_settings.push_back(s);
+  }
 }
 
 }  // namespace
 
 void read_data(const Field& f, DataConfig& d, const std::vector<std::string>& dirs) {
-  f.check_keys({"source", "split", "per_member", "normalize", "normalize_per_member", "sequence"});
+  f.check_keys({"source", "split", "per_member", "normalize", "normalize_per_member", "sequence",
+                "features", "missing"});
   const Field sequence = f["sequence"];
   read_source(f.required("source"), d.source, dirs, sequence.present());
   read_split(f["split"], d.split, d.source);
@@ -285,7 +354,18 @@ void read_data(const Field& f, DataConfig& d, const std::vector<std::string>& di
     if (d.normalize_per_member && d.normalize == Normalize::None)
       p.fail("has no effect with normalize: none; set data.normalize to standard or minmax");
   }
-  if (sequence.present()) return read_sequence(sequence, f, d);
+  if (Field m = f["missing"]; m.present()) {
+    d.missing = m.choice({Missing::Error, Missing::DropRows, Missing::Mean, Missing::Median});
+    if (d.missing != Missing::Error && (d.source.type != "csv" || sequence.present()))
+      m.fail("applies to CSV features (without data.sequence); the source is '" + d.source.type + "'" +
+             (sequence.present() ? " with data.sequence" : ""));
+  }
+  if (sequence.present()) {
+    if (Field fs = f["features"]; fs.present() && !fs.node().IsNull())
+      fs.fail("sets how CSV feature columns are encoded; sequence inputs are numbers (data.sequence.features)");
+    return read_sequence(sequence, f, d);
+  }
+  read_feature_settings(f["features"], d);
   if (d.source.type == "random_walk")
     f["source"].fail("random_walk makes price series for sequence models; add data.sequence, "
                      "e.g. {window: 20, target: close}");

@@ -83,6 +83,9 @@ void read_sequence(const Field& f, const Field& data, DataConfig& d) {
   if (Field seed = data["split"]["seed"]; seed.present())
     seed.fail("sequence splits are chronological (each series: train, then val, then test) and "
               "never shuffled, so the seed has no effect; remove it");
+  if (Field st = data["split"]["stratify"]; st.present() && d.split.stratify)
+    st.fail("sequence targets are numbers and sequence splits are chronological, so there is "
+            "nothing to stratify; remove it");
   if (s.type == "random_walk") check_random_walk_columns(f, d);
 }
 

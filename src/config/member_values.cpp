@@ -62,6 +62,23 @@ double member_init_scale(const Config& c, long long member) {
 namespace cfg {
 namespace {
 
+// logspace: {exponents: [a, b], base: B}: NumPy's np.logspace(a, b, num, base=B), that is
+// the values B^a .. B^b (base 10 unless given).
+void read_exponents(const Field& f, MemberValues& mv) {
+  f.check_keys({"exponents", "base"});
+  double base = 10;
+  f.get("base", base, Range::above(0));
+  if (base == 1) f["base"].fail("must not be 1 (every value would be 1)");
+  const Field e = f.required("exponents");
+  const std::vector<Field> items = e.node().IsSequence() ? e.items() : std::vector<Field>{};
+  if (items.size() != 2) e.fail_type("[from, to], two exponents like [-4, -1]");
+  const Range finite = Range::between(-300, 300);
+  mv.lo = std::pow(base, items[0].number(finite));
+  mv.hi = std::pow(base, items[1].number(finite));
+  if (!(mv.lo > 0 && mv.hi > 0 && std::isfinite(mv.lo) && std::isfinite(mv.hi)))
+    e.fail("base^exponent must be a positive finite number");
+}
+
 std::string fmt_number(double v) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.6g", v);
@@ -129,13 +146,22 @@ void read_member_value(const Field& f, const std::string& key, double& scalar, R
   } else {
     const bool log = f["logspace"].present();
     const Field ends = log ? f["logspace"] : f["linspace"];
-    const std::vector<Field> items = ends.items();
-    if (items.size() != 2) ends.fail("expected [from, to], two numbers");
     mv.form = log ? MemberValues::Form::Logspace : MemberValues::Form::Linspace;
-    const Range positive = Range::above(0);
-    mv.lo = items[0].number(log ? positive : r);
-    mv.hi = items[1].number(log ? positive : r);
+    if (log && ends.is_map()) {
+      read_exponents(ends, mv);
+    } else {
+      const std::vector<Field> items = ends.items();
+      if (items.size() != 2)
+        ends.fail(log ? "expected [from, to], two positive numbers, or NumPy's exponents: {base: 10, exponents: [-4, -1]}"
+                      : "expected [from, to], two numbers");
+      const Range positive = Range::above(0);
+      mv.lo = items[0].number(log ? positive : r);
+      mv.hi = items[1].number(log ? positive : r);
+    }
     mv.num = c.swarm.size;
+    if (c.swarm.size_from_groups && !f["num"].present())
+      f.fail("give num: with group_by and no swarm.size the swarm has one member per group, which is known "
+             "only when the data are read");
     f.get("num", mv.num, 1);
     // The values are computed when members ask for them (MemberValues::value), not here.
     if (const long long i = first_outside(mv, r); i >= 0)

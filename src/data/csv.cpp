@@ -1,5 +1,6 @@
 // load_csv: reads a CSV file with a header row into a Dataset, streaming it through libcsv.
 #include <csv.h>
+#include <spdlog/spdlog.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -90,7 +91,9 @@ std::string suggestion(std::string_view name, const std::vector<std::string>& he
 float to_float(std::string_view raw, const std::string& at, const std::string& column) {
   const std::string_view s = trim(raw);
   const std::string where = at + "column " + quoted(column) + ": ";
-  if (s.empty()) throw DataError(where + "the value is empty; fill it in or remove the row");
+  if (s.empty())
+    throw DataError(where + "the value is empty; fill it in or remove the row (or set data.missing: "
+                            "drop_rows, mean or median)");
   std::string_view num = s;
   if (num.size() > 1 && num[0] == '+' && num[1] != '-' && num[1] != '+') num.remove_prefix(1);
   double v = 0;
@@ -99,12 +102,52 @@ float to_float(std::string_view raw, const std::string& at, const std::string& c
     throw DataError(where + quoted(s) + " is out of range; rescale the column");
   if (ec != std::errc() || end != num.data() + num.size())
     throw DataError(where + quoted(s) + " is not a number; write plain numbers like 1.5 or -2e3");
-  if (std::isnan(v)) throw DataError(where + "NaN is not allowed; remove or impute missing values");
+  if (std::isnan(v))
+    throw DataError(where + "NaN is not allowed; remove or impute missing values (data.missing: "
+                            "drop_rows, mean or median)");
   if (std::isinf(v))
     throw DataError(where + quoted(s) + " is infinite, which is not allowed; use a finite number");
   if (std::fabs(v) > std::numeric_limits<float>::max())
     throw DataError(where + quoted(s) + " does not fit a 32-bit float; rescale the column");
   return static_cast<float>(v);
+}
+
+// The delimiter of a file whose first line is `line`: the most frequent of , ; tab | outside
+// `quote`d text (the first listed on a tie), else ','.
+char detect_delimiter(std::string_view line, char quote) {
+  const std::string_view candidates = ",;\t|";
+  std::vector<size_t> count(candidates.size(), 0);
+  bool quoted_text = false;
+  for (char c : line) {
+    if (c == quote) quoted_text = !quoted_text;
+    if (quoted_text) continue;
+    if (const size_t k = candidates.find(c); k != std::string_view::npos) ++count[k];
+  }
+  const size_t best = static_cast<size_t>(std::max_element(count.begin(), count.end()) - count.begin());
+  return count[best] > 0 ? candidates[best] : ',';
+}
+
+std::string char_name(char c) { return c == '\t' ? "tab" : quoted(std::string(1, c)); }
+
+// The spellings of a missing value (data.missing), as pandas reads them by default.
+bool is_missing(std::string_view s) {
+  for (std::string_view m : {"", "NA", "N/A", "NaN", "nan", "null", "NULL"})
+    if (s == m) return true;
+  return false;
+}
+
+// Whether `s` (trimmed) reads as a number, as to_float would take it.
+bool is_number(std::string_view s) {
+  if (s.size() > 1 && s[0] == '+' && s[1] != '-' && s[1] != '+') s.remove_prefix(1);
+  double v = 0;
+  const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  return ec == std::errc() && end == s.data() + s.size() && !s.empty();
+}
+
+// An auto column is categorical when its first value is text: not a number and not starting
+// like one (a digit, sign or point), so "1,5" or "12kg" stay errors in a numeric column.
+bool is_text(std::string_view s) {
+  return !is_number(s) && std::string_view("0123456789+-.").find(s[0]) == std::string_view::npos;
 }
 
 // "0", "7", "12" (no sign, no leading zeros): labels that are kept as class indices.
@@ -117,11 +160,12 @@ class CsvLoader {
  public:
   CsvLoader(const SourceConfig& source, bool classification, std::string group_column,
             std::string time_column = "", std::vector<std::string> feature_keys = {},
-            std::vector<std::string> id_columns = {})
+            std::vector<std::string> id_columns = {}, CsvColumns columns = {})
       : src_(source), path_(source.path), classification_(classification),
         group_(std::move(group_column)), time_(std::move(time_column)),
-        feature_keys_(std::move(feature_keys)), id_names_(std::move(id_columns)) {
+        feature_keys_(std::move(feature_keys)), id_names_(std::move(id_columns)), columns_(std::move(columns)) {
     csv_init(&parser_, CSV_STRICT | CSV_STRICT_FINI | CSV_APPEND_NULL);
+    csv_set_quote(&parser_, static_cast<unsigned char>(src_.quote));
   }
   ~CsvLoader() { csv_free(&parser_); }
   CsvLoader(const CsvLoader&) = delete;
@@ -133,7 +177,9 @@ class CsvLoader {
   static void on_field(void* data, size_t len, void* self);
   static void on_row(int term, void* self);
   void read_file();
+  void set_delimiter(std::string_view first_block);
   void feed(std::string_view block);
+  std::string header_at() const;
   void check(bool parsed, long line, const char* hint);
   std::string at_line(long line) const { return path_ + ":" + std::to_string(line) + ": "; }
   void take_header();
@@ -142,6 +188,9 @@ class CsvLoader {
   void check_group_column() const;
   void check_used_columns() const;
   void take_row();
+  bool drop_row() const;
+  bool columns_has(const std::string& column) const;
+  void add_feature(size_t k, std::string_view cell, const std::string& at);
   void add_label(std::string_view label, const std::string& at);
   void add_group(std::string_view group, const std::string& at);
   void add_time(std::string_view time, const std::string& at);
@@ -159,12 +208,19 @@ class CsvLoader {
   std::vector<std::string> feature_keys_;  // config key naming each of src_.features, or empty
   std::vector<std::string> id_names_;      // columns carried through as text (predict --id)
   std::vector<size_t> id_cols_;
+  CsvColumns columns_;
+  std::vector<Encoding> kind_;  // per feature column; auto until its first value is seen
+  std::vector<std::unordered_map<std::string, int>> level_ids_;  // per categorical column
+  long dropped_ = 0;            // rows dropped for missing values (data.missing: drop_rows)
   csv_parser parser_{};
+  bool comment_open_ = false;       // a comment line continues into the next block
   std::exception_ptr error_;        // thrown inside a callback, rethrown after csv_parse
   std::vector<std::string> fields_;  // the row being assembled
   long line_ = 1;                    // physical line being fed
   long row_line_ = 1;                // physical line where the current row started
   bool have_header_ = false;
+  long header_line_ = 1;  // the header's line (data.source.columns: none)
+  char delimiter_ = ',';
   std::vector<std::string> header_;
   std::vector<size_t> feature_cols_;
   size_t target_col_ = 0;
@@ -202,6 +258,11 @@ void CsvLoader::on_row(int, void* self) {
 
 Dataset CsvLoader::run() {
   if (path_.empty()) throw DataError("data.source.path is not set; name the CSV file to read");
+  if (!src_.columns.empty()) {  // no header row: the names come from the config
+    fields_ = src_.columns;
+    take_header();
+    fields_.clear();
+  }
   read_file();
   const int rc = csv_fini(&parser_, on_field, on_row, this);
   check(rc == 0, row_line_, kUnclosedQuote);
@@ -223,17 +284,46 @@ void CsvLoader::read_file() {
   while ((got = std::fread(buf.data(), 1, buf.size(), file.get())) > 0) {
     std::string_view block(buf.data(), got);
     if (first && block.starts_with("\xEF\xBB\xBF")) block.remove_prefix(3);  // UTF-8 BOM
+    if (first) set_delimiter(block);
     first = false;
     feed(block);
   }
   if (std::ferror(file.get())) fail();
 }
 
-// Feeds one physical line at a time, so row_line_ is the line where each row starts.
+// The configured delimiter, or the one detected from the first line that is not a comment
+// (logged, since a wrong guess shows up only as odd columns).
+void CsvLoader::set_delimiter(std::string_view block) {
+  delimiter_ = src_.delimiter;
+  if (delimiter_ == '\0') {
+    std::string_view line = block;
+    while (src_.comment != '\0' && line.starts_with(src_.comment) && line.find('\n') != std::string_view::npos)
+      line.remove_prefix(line.find('\n') + 1);
+    line = line.substr(0, line.find('\n'));
+    delimiter_ = detect_delimiter(line, src_.quote);
+    if (delimiter_ == ',')
+      spdlog::debug("{}: fields separated by ',' (detected)", path_);
+    else
+      spdlog::info("{}: fields separated by {} (detected from the first line; set data.source.delimiter to "
+                   "choose another)", path_, char_name(delimiter_));
+  }
+  csv_set_delim(&parser_, static_cast<unsigned char>(delimiter_));
+}
+
+// Feeds one physical line at a time, so row_line_ is the line where each row starts. Lines
+// starting with the comment character between rows are skipped.
 void CsvLoader::feed(std::string_view block) {
   while (!block.empty()) {
     const size_t nl = block.find('\n');
     const size_t len = nl == std::string_view::npos ? block.size() : nl + 1;
+    // (comment_open_: the rest of a comment line begun in the previous block)
+    if (comment_open_ ||
+        (parser_.pstate == kRowNotBegun && src_.comment != '\0' && block[0] == src_.comment)) {
+      comment_open_ = nl == std::string_view::npos;
+      if (nl != std::string_view::npos) ++line_;
+      block.remove_prefix(len);
+      continue;
+    }
     if (parser_.pstate == kRowNotBegun) row_line_ = line_;
     const size_t used = csv_parse(&parser_, block.data(), len, on_field, on_row, this);
     check(used == len, line_, kStrayQuote);
@@ -249,9 +339,15 @@ void CsvLoader::check(bool parsed, long line, const char* hint) {
     throw DataError(at_line(line) + "malformed CSV: " + csv_strerror(csv_error(&parser_)) + hint);
 }
 
+// Where header problems are reported: the header line, or the config key naming the columns.
+std::string CsvLoader::header_at() const {
+  return src_.columns.empty() ? at_line(header_line_) : path_ + ": data.source.columns: ";
+}
+
 void CsvLoader::take_header() {
   for (const std::string& f : fields_) header_.emplace_back(trim(f));
   have_header_ = true;
+  header_line_ = row_line_;
   if (src_.target.empty() && !unlabeled())
     throw DataError(path_ + ": data.source.target is not set; name the label column, one of: " +
                     column_list(header_));
@@ -269,16 +365,27 @@ void CsvLoader::take_header() {
     for (size_t c = 0; c < header_.size(); ++c)
       if (c != target_col_ && c != group_col_) feature_cols_.push_back(c);
   if (feature_cols_.empty())
-    throw DataError(at_line(1) + "the header has only the target column " + quoted(src_.target) +
+    throw DataError(header_at() + "the header has only the target column " + quoted(src_.target) +
                     "; add feature columns");
   check_group_column();
   check_used_columns();
+  kind_.assign(feature_cols_.size(), Encoding::Auto);
+  for (const FeatureSetting& f : columns_.settings) {
+    const size_t c = find_column(f.column, "data.features");
+    const auto it = std::find(feature_cols_.begin(), feature_cols_.end(), c);
+    if (it == feature_cols_.end())
+      throw DataError(header_at() + "data.features: column " + quoted(f.column) +
+                      " is not a feature (the target, the group_by column or outside data.source.features)");
+    kind_[static_cast<size_t>(it - feature_cols_.begin())] = f.encoding;
+  }
+  level_ids_.resize(feature_cols_.size());
+  ds_.levels.resize(feature_cols_.size());
 }
 
 size_t CsvLoader::find_column(const std::string& name, const char* key) const {
   const auto it = std::find(header_.begin(), header_.end(), name);
   if (it != header_.end()) return static_cast<size_t>(it - header_.begin());
-  throw DataError(at_line(1) + key + ": column " + quoted(name) +
+  throw DataError(header_at() + key + ": column " + quoted(name) +
                   " is not in the header; available columns: " + column_list(header_) +
                   suggestion(name, header_));
 }
@@ -290,11 +397,11 @@ void CsvLoader::add_feature_range() {
   const size_t to = find_column(src_.features_to, "data.source.features.to");
   const std::string range = quoted(header_[from]) + " to " + quoted(header_[to]);
   if (from > to)
-    throw DataError(at_line(1) + "data.source.features: the range " + range + " is reversed: " +
+    throw DataError(header_at() + "data.source.features: the range " + range + " is reversed: " +
                     quoted(header_[to]) + " comes first in the header; swap from and to");
   for (size_t c = from; c <= to; ++c) {
     if (c == target_col_ || c == group_col_)
-      throw DataError(at_line(1) + "data.source.features: the range " + range + " includes the " +
+      throw DataError(header_at() + "data.source.features: the range " + range + " includes the " +
                       (c == target_col_ ? "target" : "group_by") + " column " +
                       quoted(header_[c]) + "; narrow the range or list the features");
     feature_cols_.push_back(c);
@@ -305,10 +412,10 @@ void CsvLoader::add_feature_range() {
 void CsvLoader::check_group_column() const {
   if (group_col_ == kNoColumn) return;
   if (group_col_ == target_col_ && !unlabeled())
-    throw DataError(at_line(1) + "data.per_member.group_by: " + quoted(group_) +
+    throw DataError(header_at() + "data.per_member.group_by: " + quoted(group_) +
                     " is the target column; group by another column");
   if (std::count(feature_cols_.begin(), feature_cols_.end(), group_col_) > 0)
-    throw DataError(at_line(1) + "data.per_member.group_by: " + quoted(group_) +
+    throw DataError(header_at() + "data.per_member.group_by: " + quoted(group_) +
                     " is also a feature; remove it from data.source.features");
 }
 
@@ -322,14 +429,14 @@ void CsvLoader::check_used_columns() const {
     const size_t c = used[k];
     const std::string& name = header_[c];
     if (name.empty())
-      throw DataError(at_line(1) + "column " + std::to_string(c + 1) +
+      throw DataError(header_at() + "column " + std::to_string(c + 1) +
                       " has no name in the header; give it one");
     if (std::count(used.begin(), used.begin() + k, c) > 0)
-      throw DataError(at_line(1) + "column " + quoted(name) + " is used twice (" +
+      throw DataError(header_at() + "column " + quoted(name) + " is used twice (" +
                       (c == target_col_ ? "as the target and as a feature" : "in features") +
                       "); list each column once in data.source.features");
     if (std::count(header_.begin(), header_.end(), name) > 1)
-      throw DataError(at_line(1) + "column name " + quoted(name) +
+      throw DataError(header_at() + "column name " + quoted(name) +
                       " appears more than once in the header; rename the duplicates");
   }
 }
@@ -337,10 +444,19 @@ void CsvLoader::check_used_columns() const {
 void CsvLoader::take_row() {
   const std::string at = at_line(row_line_);
   if (fields_.size() != header_.size())
-    throw DataError(at + "row has " + plural(fields_.size(), "field") + ", the header has " +
-                    std::to_string(header_.size()) +
-                    "; check for a missing or extra comma, and quote values that contain commas");
-  for (size_t c : feature_cols_) ds_.X.push_back(to_float(fields_[c], at, header_[c]));
+    throw DataError(at + "row has " + plural(fields_.size(), "field") +
+                    (src_.columns.empty() ? ", the header has " : ", data.source.columns names ") +
+                    std::to_string(header_.size()) + "; check for a missing or extra " +
+                    (delimiter_ == ',' ? std::string("comma") : "delimiter " + char_name(delimiter_)) +
+                    ", and quote values that contain it" +
+                    (src_.delimiter == '\0' ? " (the delimiter " + char_name(delimiter_) +
+                                                   " was detected from the first line; set data.source.delimiter "
+                                                   "if it is wrong)" : ""));
+  if (drop_row()) {
+    ++dropped_;
+    return;
+  }
+  for (size_t k = 0; k < feature_cols_.size(); ++k) add_feature(k, fields_[feature_cols_[k]], at);
   if (unlabeled()) {
     // prediction inputs: no target column
   } else if (classification_) {
@@ -352,6 +468,50 @@ void CsvLoader::take_row() {
   if (time_col_ != kNoColumn) add_time(trim(fields_[time_col_]), at);
   for (size_t k = 0; k < id_cols_.size(); ++k) ds_.ids[k].emplace_back(trim(fields_[id_cols_[k]]));
   ++ds_.n;
+}
+
+// Whether data.features names `column` (its encoding is then as given).
+bool CsvLoader::columns_has(const std::string& column) const {
+  return std::any_of(columns_.settings.begin(), columns_.settings.end(),
+                     [&](const FeatureSetting& f) { return f.column == column; });
+}
+
+// data.missing: drop_rows: whether a feature or the target of the current row is missing.
+bool CsvLoader::drop_row() const {
+  if (columns_.missing != Missing::DropRows) return false;
+  for (size_t c : feature_cols_)
+    if (is_missing(trim(fields_[c]))) return true;
+  return !unlabeled() && is_missing(trim(fields_[target_col_]));
+}
+
+// Feature k's cell: a number, a category (its first-seen index), or NaN when missing values are
+// filled. An auto column becomes numeric or onehot by its first value that is not missing.
+void CsvLoader::add_feature(size_t k, std::string_view cell, const std::string& at) {
+  const std::string& name = header_[feature_cols_[k]];
+  const std::string_view s = trim(cell);
+  const bool fill = columns_.missing == Missing::Mean || columns_.missing == Missing::Median;
+  if (fill && is_missing(s)) {
+    ds_.X.push_back(std::numeric_limits<float>::quiet_NaN());
+    return;
+  }
+  Encoding& kind = kind_[k];
+  if (kind == Encoding::Auto && !is_missing(s)) kind = is_text(s) ? Encoding::OneHot : Encoding::Numeric;
+  if (kind == Encoding::OneHot || kind == Encoding::Ordinal) {
+    if (s.empty())
+      throw DataError(at + "column " + quoted(name) + ": the category is empty; fill it in or remove the row "
+                      "(or set data.missing: drop_rows, mean or median)");
+    auto [it, fresh] = level_ids_[k].try_emplace(std::string(s), static_cast<int>(ds_.levels[k].size()));
+    if (fresh) ds_.levels[k].emplace_back(s);
+    ds_.X.push_back(static_cast<float>(it->second));
+    return;
+  }
+  try {
+    ds_.X.push_back(to_float(s, at, name));
+  } catch (const DataError& e) {
+    if (is_missing(s) || !is_text(s) || columns_has(name)) throw;
+    throw DataError(std::string(e.what()) + " (if column " + quoted(name) +
+                    " holds categories, set data.features: {" + name + ": {encoding: onehot}})");
+  }
 }
 
 void CsvLoader::add_time(std::string_view time, const std::string& at) {
@@ -392,6 +552,11 @@ void CsvLoader::finish() {
   ds_.targets = unlabeled() ? 0 : 1;
   ds_.origin = path_;
   for (size_t c : feature_cols_) ds_.feature_names.push_back(header_[c]);
+  for (Encoding& k : kind_)
+    if (k == Encoding::Auto) k = Encoding::Numeric;  // (every value missing)
+  ds_.encodings = kind_;
+  if (dropped_ > 0)
+    spdlog::info("{}: dropped {} with missing values (data.missing: drop_rows)", path_, plural(dropped_, "row"));
   if (classification_ && !unlabeled()) finish_classes();
   if (group_col_ != kNoColumn) finish_groups();
   if (group_col_ != kNoColumn) ds_.group_column = group_;
@@ -460,17 +625,18 @@ void CsvLoader::finish_classes() {
 }  // namespace
 
 Dataset load_csv(const SourceConfig& source, bool classification, const std::string& group_column,
-                 const std::vector<std::string>& id_columns) {
-  CsvLoader loader(source, classification, group_column, "", {}, id_columns);
+                 const CsvColumns& columns, const std::vector<std::string>& id_columns) {
+  CsvLoader loader(source, classification, group_column, "", {}, id_columns, columns);
   return loader.run();
 }
 
-Dataset load_csv_table(const std::string& path, const std::vector<std::string>& columns,
+Dataset load_csv_table(const SourceConfig& source, const std::vector<std::string>& columns,
                        const std::vector<std::string>& keys, const std::string& group_column,
                        const std::string& time_column, const std::vector<std::string>& id_columns) {
-  SourceConfig src;
-  src.type = "csv";
-  src.path = path;
+  SourceConfig src = source;  // its path and dialect
+  src.target.clear();
+  src.features_from.clear();
+  src.features_to.clear();
   src.features = columns;  // no target: every column is read as a number
   CsvLoader loader(src, false, group_column, time_column, keys, id_columns);
   return loader.run();

@@ -40,27 +40,43 @@ struct Dataset {
   // csv read with id columns (predict --id): each named column's text, [columns][n].
   std::vector<std::string> id_columns;
   std::vector<std::vector<std::string>> ids;
+  // csv: how each feature column is read (numeric, onehot or ordinal; [F]), and for a
+  // categorical column its distinct values in first-seen order, X holding the value's index
+  // there (a float); empty for numeric columns. Missing values filled later (data.missing mean
+  // or median) are NaN in X. Columns are encoded into model inputs by data/encode.h.
+  std::vector<Encoding> encodings;
+  std::vector<std::vector<std::string>> levels;
+};
+
+// How load_csv reads feature columns: per-column encodings (data.features; auto for columns
+// not named) and what a missing value does (data.missing).
+struct CsvColumns {
+  std::vector<FeatureSetting> settings;
+  Missing missing = Missing::Error;
 };
 
 // Two interleaved spirals (classes 0 and 1), deterministic in source.seed.
 Dataset make_spirals(const SourceConfig& source);
 
-// Reads a CSV file with a header row. `classification`: the target column holds class
+// Reads a CSV file with a header row (or source.columns naming them), in source's dialect:
+// delimiter (detected from the first line when '\0', and logged), quote and comment character.
+// `classification`: the target column holds class
 // labels (integers 0..K-1 are kept as they are; any other values are mapped to indices
 // in sorted order and named in class_names); otherwise it holds numbers. With an empty
 // source.target and listed source.features it reads only those columns (inputs to
 // predict): targets = 0, y empty, and one data row is enough. `source.features_from/to`
 // select a range of header columns instead. A non-empty `group_column` (per_member group_by)
-// fills group/group_names; it must be neither the target nor a feature. `id_columns` are
-// kept as text in ids (any columns of the header, used or not).
-Dataset load_csv(const SourceConfig& source, bool classification,
-                 const std::string& group_column = "", const std::vector<std::string>& id_columns = {});
+// fills group/group_names; it must be neither the target nor a feature.
+// `columns` says how feature columns are read (see CsvColumns and Dataset::encodings).
+// `id_columns` are kept as text in ids (any columns of the header, used or not).
+Dataset load_csv(const SourceConfig& source, bool classification, const std::string& group_column = "",
+                 const CsvColumns& columns = {}, const std::vector<std::string>& id_columns = {});
 
-// Reads a long-format table for sequence data from the CSV file `path`: the numeric
+// Reads a long-format table for sequence data from the CSV file source.path (in its dialect): the numeric
 // `columns` as X [n, C] (feature_names = columns, targets 0, y empty), `group_column` (if not
 // empty) into group/group_names as load_csv does, and `time_column` (if not empty) as text into
 // time, with each row's line in lines. keys[i] is the config key naming columns[i] in messages.
-Dataset load_csv_table(const std::string& path, const std::vector<std::string>& columns,
+Dataset load_csv_table(const SourceConfig& source, const std::vector<std::string>& columns,
                        const std::vector<std::string>& keys, const std::string& group_column,
                        const std::string& time_column, const std::vector<std::string>& id_columns = {});
 

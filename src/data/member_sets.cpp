@@ -37,7 +37,8 @@ MemberSets groups(const Config& cfg, const PreparedData& data) {
   const int G = static_cast<int>(data.group_names.size());
   if (cfg.swarm.size != G || cfg.swarm.first_member != 0)
     throw ConfigError("swarm.size: data.per_member group_by '" + cfg.data.group_by + "' makes one member per group, and the data has " +
-                      std::to_string(G) + " groups; set swarm.size: " + std::to_string(G) + " and first_member: 0");
+                      std::to_string(G) + " groups; set swarm.size: " + std::to_string(G) +
+                      " (or leave swarm.size out: it defaults to the number of groups) and first_member: 0");
   MemberSets r;
   r.mode = SampleMode::Sets;
   r.names = data.group_names;
@@ -56,7 +57,40 @@ MemberSets groups(const Config& cfg, const PreparedData& data) {
   return r;
 }
 
+// bootstrap: {stratify: true}: member k draws round(fraction·n_c) of class c's n_c training
+// rows with replacement, for each class c; draw j of class c is word 0 of
+// (seed, k, Bootstrap, (c + 1) << 32 | j), so a member's set does not depend on the swarm.
+MemberSets stratified_bootstrap(const Config& cfg, const PreparedData& data) {
+  const auto K = static_cast<std::size_t>(data.num_classes);
+  std::vector<std::vector<std::uint32_t>> rows(K);
+  for (int i = 0; i < data.train.n; ++i)
+    rows[static_cast<std::size_t>(data.train.y[i])].push_back(static_cast<std::uint32_t>(i));
+  MemberSets r;
+  r.mode = SampleMode::Sets;
+  r.offset.push_back(0);
+  for (int s = 0; s < cfg.swarm.size; ++s) {
+    const auto member = static_cast<std::uint32_t>(cfg.swarm.first_member + s);
+    for (std::size_t c = 0; c < K; ++c) {
+      const auto n_c = static_cast<std::uint32_t>(rows[c].size());
+      if (n_c == 0) continue;
+      const std::uint32_t m_c = fraction_of(cfg.data.member_fraction, static_cast<int>(n_c));
+      for (std::uint32_t j = 0; j < m_c; ++j) {
+        const std::uint64_t counter = (static_cast<std::uint64_t>(c + 1) << 32) | j;
+        r.rows.push_back(rows[c][uniform_below(random_words(cfg.seed, member, Purpose::Bootstrap, counter).v[0], n_c)]);
+      }
+    }
+    r.offset.push_back(static_cast<std::uint32_t>(r.rows.size()));
+  }
+  return r;
+}
+
 }  // namespace
+
+void resolve_group_swarm(Config& cfg, const PreparedData& data) {
+  if (!cfg.swarm.size_from_groups) return;
+  cfg.swarm.size = static_cast<int>(data.group_names.size());
+  cfg.swarm.size_from_groups = false;
+}
 
 MemberSets make_member_sets(const Config& cfg, const PreparedData& data) {
   const int n = data.train.n;
@@ -67,6 +101,7 @@ MemberSets make_member_sets(const Config& cfg, const PreparedData& data) {
       r.m = static_cast<std::uint32_t>(n);
       return r;
     case PerMember::Bootstrap:
+      if (cfg.data.bootstrap_stratify) return stratified_bootstrap(cfg, data);
       r.mode = SampleMode::Bootstrap;
       r.m = fraction_of(cfg.data.member_fraction, n);
       return r;

@@ -24,6 +24,10 @@ struct MemberSets {
   std::uint32_t max_size() const;
 };
 
+// swarm.size_from_groups (group_by without swarm.size): sets cfg.swarm.size to the number of
+// groups in `data`. No-op otherwise.
+void resolve_group_swarm(Config& cfg, const PreparedData& data);
+
 // Builds the sets for members [first_member, first_member + size). Throws ConfigError when
 // the swarm does not fit the mode (group_by needs one member per group; shards need at
 // least one sample per member).

@@ -6,6 +6,7 @@
 #include <numeric>
 
 #include "swarm/sampler.h"
+#include "data/encode.h"
 #include "data/sequence.h"
 #include "math/rng.h"
 
@@ -62,6 +63,74 @@ void fit(const SplitData& train, int F, Normalize method, int g, std::vector<flo
   }
 }
 
+// scikit-learn's _approximate_mode: `draws` samples spread over classes of sizes `counts` in
+// proportion, floor(counts_k / n · draws) each, the rest one each to the largest remainders
+// (ties: lower class index first, where scikit-learn picks at random).
+std::vector<long> approximate_mode(const std::vector<long>& counts, long draws) {
+  long total = 0;
+  for (long c : counts) total += c;
+  std::vector<long> out(counts.size());
+  std::vector<double> rest(counts.size());
+  long given = 0;
+  for (std::size_t k = 0; k < counts.size(); ++k) {
+    const double exact = static_cast<double>(counts[k]) / static_cast<double>(total) * static_cast<double>(draws);
+    out[k] = static_cast<long>(std::floor(exact));
+    rest[k] = exact - std::floor(exact);
+    given += out[k];
+  }
+  std::vector<std::size_t> order(counts.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return rest[a] > rest[b]; });
+  for (std::size_t i = 0; given < draws && i < order.size(); ++i, ++given) ++out[order[i]];
+  return out;
+}
+
+// data.split.stratify: rows of the pool [0, n_pool) into train, val and test with per-class
+// counts as scikit-learn's train_test_split(stratify=y) gives them when test is split off first
+// (test_size = n_test) and val then from the rest (test_size = n_val). Each class's rows are
+// drawn by its own permutation (split seed, stream 1 + class); every split keeps file order.
+// Returns train, val, test rows concatenated (a predefined test set keeps its rows).
+std::vector<std::uint32_t> stratified_order(const Dataset& d, int n_pool, int n_val, int n_test,
+                                            std::uint64_t seed) {
+  if (d.num_classes < 1 || d.targets != 1)
+    throw DataError("data.split.stratify: " + d.origin + " has no class labels to stratify by; "
+                    "remove stratify or use a classification source");
+  const auto K = static_cast<std::size_t>(d.num_classes);
+  std::vector<std::vector<std::uint32_t>> rows(K);
+  for (int i = 0; i < n_pool; ++i) rows[static_cast<std::size_t>(d.y[i])].push_back(static_cast<std::uint32_t>(i));
+  std::vector<long> count(K), test(K, 0), val(K, 0);
+  for (std::size_t k = 0; k < K; ++k) count[k] = static_cast<long>(rows[k].size());
+  const bool split_test = d.predefined_test == 0 && n_test > 0;
+  if (split_test) {
+    const std::vector<long> kept = approximate_mode(count, n_pool - n_test);
+    for (std::size_t k = 0; k < K; ++k) test[k] = count[k] - kept[k], count[k] = kept[k];
+  }
+  if (n_val > 0) {
+    long rest = 0;
+    for (long c : count) rest += c;
+    const std::vector<long> kept = approximate_mode(count, rest - n_val);
+    for (std::size_t k = 0; k < K; ++k) val[k] = count[k] - kept[k];
+  }
+  std::vector<std::uint32_t> in_train, in_val, in_test;
+  for (std::size_t k = 0; k < K; ++k) {
+    std::vector<std::uint32_t> perm(rows[k].size());
+    random_permutation(seed, Purpose::Split, static_cast<std::uint32_t>(k + 1), static_cast<std::uint32_t>(perm.size()),
+                       perm.data());
+    for (std::size_t j = 0; j < perm.size(); ++j) {
+      const std::uint32_t r = rows[k][perm[j]];
+      const long at = static_cast<long>(j);
+      (at < test[k] ? in_test : at < test[k] + val[k] ? in_val : in_train).push_back(r);
+    }
+  }
+  for (int i = n_pool; i < d.n; ++i) in_test.push_back(static_cast<std::uint32_t>(i));
+  std::vector<std::uint32_t> order;
+  for (std::vector<std::uint32_t>* part : {&in_train, &in_val, &in_test}) {
+    std::sort(part->begin(), part->end());
+    order.insert(order.end(), part->begin(), part->end());
+  }
+  return order;
+}
+
 }  // namespace
 
 void apply_normalization(std::vector<float>& X, int F, const std::vector<float>& mean,
@@ -78,10 +147,8 @@ void apply_normalization(std::vector<float>& X, int F, const std::vector<float>&
 PreparedData prepare_data(Dataset d, const DataConfig& cfg) {
   if (cfg.sequence.enabled()) return prepare_sequences(d, cfg);
   PreparedData p;
-  p.features = d.features;
   p.targets = d.targets;
   p.num_classes = d.num_classes;
-  p.feature_names = d.feature_names;
   p.class_names = d.class_names;
   p.group_names = d.group_names;
   p.origin = d.origin;
@@ -95,7 +162,14 @@ PreparedData prepare_data(Dataset d, const DataConfig& cfg) {
                     " samples, which leaves none for training; lower split.val/split.test");
   std::vector<std::uint32_t> perm(d.n);
   std::iota(perm.begin(), perm.end(), 0u);
-  if (n_train < n_pool) random_permutation(cfg.split.seed, Purpose::Split, 0, n_pool, perm.data());
+  if (cfg.split.stratify)
+    perm = stratified_order(d, n_pool, n_val, n_test, cfg.split.seed);
+  else if (n_train < n_pool)
+    random_permutation(cfg.split.seed, Purpose::Split, 0, n_pool, perm.data());
+  p.encoding = fit_encoding(d, {perm.begin(), perm.begin() + n_train}, cfg.missing);
+  apply_encoding(p.encoding, d);
+  p.features = d.features;
+  p.feature_names = d.feature_names;
   p.train = take_rows(d, perm, 0, n_train, "train");
   p.val = take_rows(d, perm, n_train, n_train + n_val, "val");
   p.test = take_rows(d, perm, n_train + n_val, d.n, "test");

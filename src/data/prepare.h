@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "data/dataset.h"
+#include "data/encode.h"
 
 namespace tn {
 
@@ -25,6 +26,9 @@ struct PreparedData {
   int features = 0, targets = 1, num_classes = 0;
   std::vector<std::string> feature_names, class_names, group_names;
   std::string origin;
+  // csv: how the raw columns became the inputs (categories, missing-value fills), fitted on
+  // the training split; empty when every column is a number used as it is.
+  FeatureEncoding encoding;
   SplitData train, val, test;
   // Normalization x' = (x − mean) / std, fitted on the training split: [F], or [G, F] per
   // group with normalize_per_member. For minmax, mean holds the minimum and std the range
@@ -41,7 +45,11 @@ struct PreparedData {
 // Splits `d` and normalizes. The split uses the split seed: a shared random permutation,
 // then consecutive ranges of sizes round(val·n), round(test·n), and the rest for train; a
 // source with its own test set (d.predefined_test) keeps it as the test split and carves
-// val from the rest. Throws DataError when the training split would be empty.
+// val from the rest. With split.stratify the same split sizes are cut from each class in
+// proportion, the per-class counts of scikit-learn's train_test_split(stratify=y) (test split
+// off first, then val from the rest; ties between classes go to the lower class index), each
+// split in file order. Throws DataError when the training split would be empty.
+// CSV columns are encoded (data/encode.h) with categories and fills fitted on the training split.
 // With cfg.sequence, `d` is a long-format table and the windows are cut by prepare_sequences.
 PreparedData prepare_data(Dataset d, const DataConfig& cfg);
 

@@ -73,7 +73,7 @@ Dataset load_table(const DataConfig& data, const std::vector<std::string>& id_co
     columns.push_back(q.target);
     keys.push_back("data.sequence.target");
   }
-  return load_csv_table(s.path, columns, keys, grouped ? data.group_by : "", q.time, id_columns);
+  return load_csv_table(s, columns, keys, grouped ? data.group_by : "", q.time, id_columns);
 }
 
 }  // namespace
@@ -99,7 +99,8 @@ Dataset load_dataset(const DataConfig& data, bool classification, const std::vec
     return make_sine(s);
   }
   if (s.type == "csv")
-    return load_csv(s, classification, data.per_member == PerMember::GroupBy ? data.group_by : "", id_columns);
+    return load_csv(s, classification, data.per_member == PerMember::GroupBy ? data.group_by : "",
+                    {data.feature_settings, data.missing}, id_columns);
   if (s.type == "idx") {
     require_kind(s, classification, true);
     return load_idx(s);

@@ -236,6 +236,20 @@ void write_data_info(hid_t file, const DataInfo& d) {
   group.close("group /data");
 }
 
+// /data/encoding: the source columns, their kinds, categories (concatenated, category_counts
+// each) and fills, and @missing.
+void write_encoding(hid_t file, const EncodingRecord& e) {
+  if (e.empty()) return;
+  h5::write_strings(file, "/data/encoding/columns", e.columns);
+  h5::write_strings(file, "/data/encoding/kinds", e.kinds);
+  if (!e.categories.empty()) h5::write_strings(file, "/data/encoding/categories", e.categories);
+  h5::write_ints(file, "/data/encoding/category_counts", e.category_counts);
+  h5::write_floats(file, "/data/encoding/fill", {e.fill.size()}, e.fill.data());
+  h5::Handle g = h5::open_group(file, "/data/encoding");
+  h5::set_string_attr(g.get(), "/data/encoding", "missing", e.missing);
+  g.close("group /data/encoding");
+}
+
 void write_members(hid_t file, const MemberData& m) {
   if (m.per_member.empty()) return;
   h5::Handle g = h5::exists(file, "/members") ? h5::open_group(file, "/members") : h5::create_group(file, "/members");
@@ -315,6 +329,7 @@ void write_objects(hid_t file, const RunFile& run) {
     g.close("group /data/normalization");
   }
   write_data_info(file, run.data);
+  write_encoding(file, run.encoding);
   for (const Predictions& p : run.predictions) write_predictions(file, p);
   for (const EvalRecord& e : run.evals) io::write_eval(file, e);
 }
@@ -356,6 +371,7 @@ class Reader {
     read_members(run.members);
     read_splits(run.splits);
     read_data_info(run.data);
+    read_encoding(run.encoding);
     run.predictions = read_predictions();
     run.evals = io::read_evals(file_);
     return run;
@@ -525,6 +541,26 @@ class Reader {
     if (h5::exists(file_, "/members/hparams"))  // in name order; the run layer orders them by key
       for (const std::string& key : h5::list_group(file_, "/members/hparams"))
         m.hparams.emplace_back(key, h5::read_doubles(file_, "/members/hparams/" + key));
+  }
+
+  void read_encoding(EncodingRecord& e) const {
+    if (!h5::exists(file_, "/data/encoding")) return;
+    e.columns = h5::read_strings(file_, require("/data/encoding/columns"));
+    e.kinds = h5::read_strings(file_, require("/data/encoding/kinds"));
+    e.category_counts = h5::read_ints(file_, require("/data/encoding/category_counts"));
+    if (h5::exists(file_, "/data/encoding/categories")) e.categories = h5::read_strings(file_, "/data/encoding/categories");
+    Array fill;
+    read_optional(require("/data/encoding/fill"), fill);
+    e.fill = fill.data;
+    std::size_t total = 0;
+    bool negative = false;
+    for (int c : e.category_counts) c < 0 ? void(negative = true) : void(total += static_cast<std::size_t>(c));
+    if (e.kinds.size() != e.columns.size() || e.category_counts.size() != e.columns.size() ||
+        e.fill.size() != e.columns.size() || negative || total != e.categories.size())
+      throw RunFileError("run file '" + path_ + "': /data/encoding: columns, kinds, category_counts and fill must have "
+                         "one entry per column, and categories sum(category_counts) entries");
+    h5::Handle g = h5::open_group(file_, "/data/encoding");
+    e.missing = h5::get_string_attr(g.get(), "/data/encoding", "missing");
   }
 
   void read_data_info(DataInfo& d) const {

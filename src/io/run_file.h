@@ -71,6 +71,17 @@ struct Predictions {
 // normalize_per_member). For method "minmax", mean holds the minimum and std the range.
 // Sequence data: F is the number of step features, and the target is normalized too,
 // y' = (y − target_mean[g]) / target_std[g] per series g.
+// /data/encoding: how CSV columns became the model's inputs (data/encode.h's FeatureEncoding
+// as stored; run/swarm_file.h converts). Empty when the file has none.
+struct EncodingRecord {
+  std::string missing;  // @missing: error | drop_rows | mean | median
+  std::vector<std::string> columns, kinds;  // [C]; kinds: numeric | onehot | ordinal
+  std::vector<std::string> categories;      // every column's categories, concatenated
+  std::vector<int> category_counts;         // [C]
+  std::vector<float> fill;                  // [C]
+  bool empty() const { return columns.empty(); }
+};
+
 struct Normalization {
   std::string method;  // "standard" or "minmax"; empty when normalize: none
   Array mean, std;
@@ -198,6 +209,7 @@ struct RunFile {
   std::vector<DataSplit> splits;         // /data/splits/<name>/...
   Normalization normalization;           // /data/normalization/{mean,std,target_mean,target_std}
   DataInfo data;                         // /data/{feature_names,class_names}, /data@target
+  EncodingRecord encoding;               // /data/encoding/... (csv categories and fills), may be empty
   std::vector<Predictions> predictions;  // /predictions/<split>/..., one per split
   std::vector<EvalRecord> evals;         // /eval/<split>/..., one per split
 

@@ -9,6 +9,7 @@
 
 #include "backend/backend.h"
 #include "data/arrays.h"
+#include "data/encode.h"
 #include "data/prepare.h"
 #include "data/sequence.h"
 #include "run/new_series.h"
@@ -110,6 +111,8 @@ StoredSwarm load(const std::string& path, bool own_data) {
     if (seq) ov.push_back({"data.sequence", "{window: " + std::to_string(r.file.data.seq_len) + ", target: close}"});
     ov.push_back({"data.per_member", seq ? "{group_by: ticker}" : "shared"});
     ov.push_back({"data.normalize_per_member", "false"});  // group statistics are in the run file
+    ov.push_back({"data.features", "null"});  // the encoding is in the run file too
+    ov.push_back({"data.missing", "error"});
   }
   try {
     r.cfg = run_file_config(r.file, path, ov);
@@ -136,6 +139,7 @@ StoredSwarm load(const std::string& path, bool own_data) {
     return std::find(keys.begin(), keys.end(), a.first) < std::find(keys.begin(), keys.end(), b.first);
   });
   r.class_names = r.file.data.class_names;
+  r.encoding = stored_encoding(r.file.encoding, path);
   if (r.class_names.empty())
     for (int k = 0; k < r.K; ++k) r.class_names.push_back(std::to_string(k));
   return r;
@@ -210,8 +214,15 @@ Inputs new_data(const StoredSwarm& run, const std::string& file, bool labeled, c
   in.split = "data";
   if (is_yaml(file)) {
     // Only the data section matters: a placeholder model and loss let the file leave them out.
-    const Config c = load_config(file, {{"model", "{layers: [{units: 1}]}"}, {"loss", "mse"}});
+    Config c = load_config(file, {{"model", "{layers: [{units: 1}]}"}, {"loss", "mse"}});
+    if (!run.encoding.empty() && c.data.source.type == "csv" && !c.data.sequence.enabled()) {
+      // read the columns as training did
+      const CsvColumns columns = csv_columns(run.encoding, run.file.data.feature_names);
+      c.data.feature_settings = columns.settings;
+      c.data.missing = columns.missing;
+    }
     d = load_dataset(c.data, run.classification, id_columns);
+    apply_encoding(run.encoding, d);
     in.source = file + " (" + d.origin + ")";
   } else {
     const DataInfo& info = run.file.data;
@@ -221,10 +232,13 @@ Inputs new_data(const StoredSwarm& run, const std::string& file, bool labeled, c
     SourceConfig src;
     src.type = "csv";
     src.path = file;
-    src.features = info.feature_names;
+    const FeatureEncoding& encoding = run.encoding;
+    src.features = encoding.empty() ? info.feature_names : encoding.column_names();
     if (labeled) src.target = info.target.empty() ? "label" : info.target;
     const bool grouped = run.file.normalization.mean.data.size() > static_cast<std::size_t>(F);
-    d = load_csv(src, run.classification, grouped ? run.file.members.group_by : "", id_columns);
+    d = load_csv(src, run.classification, grouped ? run.file.members.group_by : "",
+                 csv_columns(encoding, info.feature_names), id_columns);
+    apply_encoding(encoding, d);
     in.source = file;
   }
   if (d.features != F)

@@ -9,6 +9,7 @@
 
 #include "config/config.h"
 #include "data/dataset.h"
+#include "data/encode.h"
 #include "eval/combine.h"
 #include "eval/own.h"
 #include "io/run_file.h"
@@ -27,6 +28,7 @@ struct StoredSwarm {
   bool classification = false;
   int K = 0;                             // classes (2 for bce); 0 for regression
   std::vector<std::string> class_names;  // stored, else "0".."K-1"
+  FeatureEncoding encoding;              // /data/encoding, applied to new CSV data (may be empty)
 };
 
 // Reads the run file and its /config and checks that the parameters fit the model. With

@@ -113,6 +113,48 @@ std::vector<float> params_from_layers(const std::vector<LayerParams>& layers, co
   return params;
 }
 
+EncodingRecord encoding_record(const FeatureEncoding& e) {
+  EncodingRecord r;
+  if (e.empty()) return r;
+  r.missing = to_string(e.missing);
+  for (const ColumnEncoding& c : e.columns) {
+    r.columns.push_back(c.column);
+    r.kinds.emplace_back(to_string(c.kind));
+    r.categories.insert(r.categories.end(), c.categories.begin(), c.categories.end());
+    r.category_counts.push_back(static_cast<int>(c.categories.size()));
+    r.fill.push_back(c.fill);
+  }
+  return r;
+}
+
+FeatureEncoding stored_encoding(const EncodingRecord& r, const std::string& path) {
+  FeatureEncoding e;
+  if (r.empty()) return e;
+  const auto unknown = [&](const std::string& where, const std::string& v) {
+    return RunFileError("run file '" + path + "': " + where + ": unknown value '" + v + "'");
+  };
+  bool known = false;
+  for (Missing m : {Missing::Error, Missing::DropRows, Missing::Mean, Missing::Median})
+    if (r.missing == to_string(m)) e.missing = m, known = true;
+  if (!known) throw unknown("/data/encoding@missing", r.missing);
+  std::size_t at = 0;
+  for (std::size_t i = 0; i < r.columns.size(); ++i) {
+    ColumnEncoding c;
+    c.column = r.columns[i];
+    known = false;
+    for (Encoding k : {Encoding::Numeric, Encoding::OneHot, Encoding::Ordinal})
+      if (r.kinds[i] == to_string(k)) c.kind = k, known = true;
+    if (!known) throw unknown("/data/encoding/kinds", r.kinds[i]);
+    const auto n = static_cast<std::size_t>(r.category_counts[i]);
+    c.categories.assign(r.categories.begin() + static_cast<std::ptrdiff_t>(at),
+                        r.categories.begin() + static_cast<std::ptrdiff_t>(at + n));
+    at += n;
+    c.fill = r.fill[i];
+    e.columns.push_back(std::move(c));
+  }
+  return e;
+}
+
 Config run_file_config(const RunFile& file, const std::string& path, const std::vector<Override>& overrides) {
   std::vector<std::string> dirs;
   if (!file.data.base_dir.empty()) dirs.push_back(file.data.base_dir);
@@ -188,6 +230,7 @@ RunFile make_trained_file(const Config& cfg, const PreparedData& data, const Mem
   std::error_code ec;
   const std::filesystem::path cwd = std::filesystem::current_path(ec);  // what relative paths in /config are relative to
   r.data = {data.feature_names, data.class_names, target, data.seq_len, data.step_features, ec ? "" : cwd.string()};
+  r.encoding = encoding_record(data.encoding);
   return r;
 }
 

@@ -38,6 +38,11 @@ RunFile make_trained_file(const Config& cfg, const PreparedData& data, const Mem
 // run was trained (/data@base_dir), then in the working directory, then beside the run file,
 // so a run file works from any directory. Throws ConfigError (DataFileNotFound for data
 // that is in none of these places).
+// The encoding of CSV columns as stored in /data/encoding, and back (RunFileError naming `path`
+// for an unknown kind or missing-value rule).
+EncodingRecord encoding_record(const FeatureEncoding& e);
+FeatureEncoding stored_encoding(const EncodingRecord& r, const std::string& path);
+
 Config run_file_config(const RunFile& file, const std::string& path, const std::vector<Override>& overrides = {});
 
 // The model a read run file holds: its shape, rebuilt from the stored config and the first

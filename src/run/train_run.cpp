@@ -94,6 +94,7 @@ TrainingRun::TrainingRun(Config cfg, int threads, bool force, std::chrono::stead
                      &device_note_);
   check_generated_data_memory(cfg_);
   data_ = prepare_data(load_dataset(cfg_.data, is_classification(cfg_.loss.type)), cfg_.data);
+  resolve_group_swarm(cfg_, data_);  // group_by without swarm.size: one member per group
   const ModelShape shape = make_model_shape(cfg_, data_);  // validates
   // A resumed run continues from its checkpoint, which holds the warm start's parameters.
   if (cfg_.model.init_from.enabled() && resume.empty())

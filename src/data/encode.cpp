@@ -1,0 +1,183 @@
+// Fitting categories and missing-value fills on the training split, and encoding columns.
+#include "data/encode.h"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <set>
+#include <utility>
+
+namespace tn {
+namespace {
+
+constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
+
+bool categorical(Encoding e) { return e == Encoding::OneHot || e == Encoding::Ordinal; }
+
+// The training values of numeric column f (missing ones left out).
+std::vector<double> present_values(const Dataset& raw, const std::vector<std::uint32_t>& train, int f) {
+  std::vector<double> v;
+  for (std::uint32_t r : train) {
+    const float x = raw.X[static_cast<std::size_t>(r) * raw.features + f];
+    if (!std::isnan(x)) v.push_back(x);
+  }
+  return v;
+}
+
+// numpy's mean and median (the middle value, or the mean of the two middle values).
+float center(std::vector<double> v, Missing how) {
+  if (how == Missing::Mean) {
+    double sum = 0;
+    for (double x : v) sum += x;
+    return static_cast<float>(sum / static_cast<double>(v.size()));
+  }
+  std::sort(v.begin(), v.end());
+  const std::size_t n = v.size();
+  return static_cast<float>(n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2);
+}
+
+}  // namespace
+
+int FeatureEncoding::width() const {
+  int w = 0;
+  for (const ColumnEncoding& c : columns) w += c.width();
+  return w;
+}
+
+std::vector<std::string> FeatureEncoding::input_names() const {
+  std::vector<std::string> names;
+  for (const ColumnEncoding& c : columns) {
+    if (c.kind != Encoding::OneHot) {
+      names.push_back(c.column);
+      continue;
+    }
+    for (const std::string& v : c.categories) names.push_back(c.column + "_" + v);
+  }
+  return names;
+}
+
+std::vector<std::string> FeatureEncoding::column_names() const {
+  std::vector<std::string> names;
+  for (const ColumnEncoding& c : columns) names.push_back(c.column);
+  return names;
+}
+
+FeatureEncoding fit_encoding(const Dataset& raw, const std::vector<std::uint32_t>& train, Missing missing) {
+  FeatureEncoding e;
+  const bool fill = missing == Missing::Mean || missing == Missing::Median;
+  if (raw.encodings.empty()) return e;
+  if (!fill && std::none_of(raw.encodings.begin(), raw.encodings.end(), categorical)) return e;
+  e.missing = missing;
+  for (int f = 0; f < raw.features; ++f) {
+    ColumnEncoding c;
+    c.column = raw.feature_names[f];
+    c.kind = raw.encodings[f];
+    c.fill = kNaN;
+    if (!categorical(c.kind)) {
+      if (fill) {
+        const std::vector<double> v = present_values(raw, train, f);
+        if (v.empty())
+          throw DataError(raw.origin + ": column '" + c.column + "' has no values in the training split, so there is "
+                          "no " + to_string(missing) + " to fill its missing values with; fill them in or drop the column");
+        c.fill = center(v, missing);
+      }
+      e.columns.push_back(std::move(c));
+      continue;
+    }
+    const std::vector<std::string>& levels = raw.levels[f];
+    std::vector<long> seen(levels.size(), 0);
+    for (std::uint32_t r : train) {
+      const float x = raw.X[static_cast<std::size_t>(r) * raw.features + f];
+      if (!std::isnan(x)) ++seen[static_cast<std::size_t>(x)];
+    }
+    std::set<std::string> sorted;
+    for (std::size_t l = 0; l < levels.size(); ++l)
+      if (seen[l] > 0) sorted.insert(levels[l]);
+    c.categories.assign(sorted.begin(), sorted.end());
+    if (c.categories.empty())
+      throw DataError(raw.origin + ": column '" + c.column + "' has no categories in the training split; fill in "
+                      "its values or drop the column");
+    if (fill) {  // the most frequent category, the first in sorted order on a tie
+      long best = -1;
+      for (std::size_t l = 0; l < levels.size(); ++l) {
+        const auto at = std::lower_bound(c.categories.begin(), c.categories.end(), levels[l]) - c.categories.begin();
+        if (seen[l] > best || (seen[l] == best && at < c.fill)) best = seen[l], c.fill = static_cast<float>(at);
+      }
+    }
+    e.columns.push_back(std::move(c));
+  }
+  return e;
+}
+
+CsvColumns csv_columns(const FeatureEncoding& e, const std::vector<std::string>& numeric_columns) {
+  CsvColumns r;
+  if (e.empty()) {
+    for (const std::string& c : numeric_columns) r.settings.push_back({c, Encoding::Numeric});
+    return r;
+  }
+  for (const ColumnEncoding& c : e.columns) r.settings.push_back({c.column, c.kind});
+  r.missing = e.missing == Missing::Mean || e.missing == Missing::Median ? e.missing : Missing::Error;
+  return r;
+}
+
+void apply_encoding(const FeatureEncoding& e, Dataset& raw) {
+  if (e.empty()) {
+    for (std::size_t f = 0; f < raw.encodings.size(); ++f)
+      if (categorical(raw.encodings[f]))
+        throw DataError(raw.origin + ": column '" + raw.feature_names[f] + "' holds categories ('" +
+                        raw.levels[f].front() + "', ...), but the model was trained on numbers there; give it numbers");
+    return;
+  }
+  if (static_cast<int>(e.columns.size()) != raw.features)
+    throw DataError(raw.origin + ": " + std::to_string(raw.features) + " feature columns, the encoding has " +
+                    std::to_string(e.columns.size()));
+  // Each raw category's index among the encoding's categories (-1: unseen), per column.
+  std::vector<std::vector<int>> index(e.columns.size());
+  for (std::size_t f = 0; f < e.columns.size(); ++f) {
+    const ColumnEncoding& c = e.columns[f];
+    if (!categorical(c.kind)) continue;
+    const std::vector<std::string>& levels = f < raw.levels.size() ? raw.levels[f] : std::vector<std::string>{};
+    for (const std::string& v : levels) {
+      const auto it = std::lower_bound(c.categories.begin(), c.categories.end(), v);
+      const bool known = it != c.categories.end() && *it == v;
+      index[f].push_back(known ? static_cast<int>(it - c.categories.begin()) : -1);
+    }
+  }
+  const int W = e.width();
+  std::vector<float> X(static_cast<std::size_t>(raw.n) * W, 0.0f);
+  std::vector<std::vector<bool>> warned(e.columns.size());
+  for (std::size_t f = 0; f < e.columns.size(); ++f) warned[f].assign(index[f].size(), false);
+  for (int i = 0; i < raw.n; ++i) {
+    float* out = X.data() + static_cast<std::size_t>(i) * W;
+    for (std::size_t f = 0; f < e.columns.size(); ++f) {
+      const ColumnEncoding& c = e.columns[f];
+      float x = raw.X[static_cast<std::size_t>(i) * raw.features + f];
+      if (!categorical(c.kind)) {
+        *out++ = std::isnan(x) ? c.fill : x;
+        continue;
+      }
+      int k = !std::isnan(x) ? index[f][static_cast<std::size_t>(x)] : std::isnan(c.fill) ? -1 : static_cast<int>(c.fill);
+      if (!std::isnan(x) && k < 0 && !warned[f][static_cast<std::size_t>(x)]) {
+        warned[f][static_cast<std::size_t>(x)] = true;
+        spdlog::warn("{}: column '{}': category '{}' was not in the training split; it is encoded as {}", raw.origin,
+                     c.column, raw.levels[f][static_cast<std::size_t>(x)],
+                     c.kind == Encoding::OneHot ? "all zeros" : "-1");
+      }
+      if (c.kind == Encoding::Ordinal) {
+        *out++ = static_cast<float>(k);
+        continue;
+      }
+      if (k >= 0) out[k] = 1.0f;
+      out += c.width();
+    }
+  }
+  raw.X = std::move(X);
+  raw.features = W;
+  raw.feature_names = e.input_names();
+  raw.encodings.clear();
+  raw.levels.clear();
+}
+
+}  // namespace tn
