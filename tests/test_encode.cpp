@@ -182,7 +182,7 @@ TEST_CASE("the run file stores the encoding, and predict applies it to new data 
     const std::string out = test::run_command(
         py + " -c \"import h5py; f = h5py.File('" + run.string() + "', 'r'); g = f['data/encoding']; "
         "print([s.decode() for s in g['columns'][()]], [s.decode() for s in g['kinds'][()]], "
-        "[s.decode() for s in g['categories'][()]], list(g['category_counts'][()]), g.attrs['missing'])\"");
+        "[s.decode() for s in g['categories'][()]], g['category_counts'][()].tolist(), g.attrs['missing'])\"");
     CHECK(out == "['size', 'color', 'w'] ['numeric', 'onehot', 'numeric'] ['blue', 'green', 'red'] [0, 3, 0] mean\n");
   }
   // The test rows as new data (columns reordered, no target), then a row with an unseen color
