@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <memory>
 #include <sstream>
 #include <string>
@@ -14,6 +15,7 @@
 
 #include <vector>
 
+#include <doctest/doctest.h>
 #include <spdlog/sinks/ostream_sink.h>
 #include <spdlog/spdlog.h>
 
@@ -77,6 +79,35 @@ inline std::pair<int, std::string> run_binary_in(const std::filesystem::path& di
   ::waitpid(pid, &status, 0);
   const int rc = WIFSIGNALED(status) ? 1000 + WTERMSIG(status) : WEXITSTATUS(status);
   return {rc, slurp(log)};
+}
+
+// The shipped configs (configs/*.yaml) as (name, path), each to be trained with its settings in
+// `reduced`: a config missing there fails the test (a new config needs reduced settings), and
+// the Fashion-MNIST ones are skipped, saying so, when dataset-fashion-mnist is not installed.
+inline std::vector<std::pair<std::string, std::filesystem::path>> shipped_configs(
+    const std::map<std::string, std::vector<std::string>>& reduced) {
+  std::vector<std::pair<std::string, std::filesystem::path>> r;
+  for (const auto& e : std::filesystem::directory_iterator(std::filesystem::path(TURBANET_SOURCE_DIR) / "configs")) {
+    if (e.path().extension() != ".yaml") continue;
+    const std::string name = e.path().stem().string();
+    REQUIRE_MESSAGE(reduced.count(name), "configs/" << name << ".yaml is new: add its reduced settings to this test");
+    if (name.rfind("fashion", 0) == 0 && !std::filesystem::exists("/usr/share/datasets/fashion-mnist")) {
+      MESSAGE("SKIPPED " << name << ": dataset-fashion-mnist is not installed");
+      continue;
+    }
+    r.emplace_back(name, e.path());
+  }
+  return r;
+}
+
+// The comma-separated cells of one CSV line (no quoting).
+inline std::vector<std::string> csv_cells(const std::string& line) {
+  std::vector<std::string> cells;
+  std::size_t start = 0;
+  for (std::size_t end; (end = line.find(',', start)) != std::string::npos; start = end + 1)
+    cells.push_back(line.substr(start, end - start));
+  cells.push_back(line.substr(start));
+  return cells;
 }
 
 }  // namespace tn::test

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "cli_test_util.h"
 #include "cli/commands/commands.h"
 #include "eval_test_util.h"
 #include "export/npz.h"
@@ -76,14 +77,7 @@ TEST_CASE("export: onnxruntime reproduces predict and the stored predictions for
       {"spirals-small", {"swarm.size=4", "train.epochs=1"}},
       {"stocks-lstm", {"swarm.size=5", "data.source.series=5", "train.epochs=1"}}};
   std::vector<std::string> runs;
-  for (const auto& e : fs::directory_iterator(fs::path(TURBANET_SOURCE_DIR) / "configs")) {
-    if (e.path().extension() != ".yaml") continue;
-    const std::string name = e.path().stem().string();
-    REQUIRE_MESSAGE(reduced.count(name), "configs/" << name << ".yaml is new: add its reduced settings to this test");
-    if (name.rfind("fashion", 0) == 0 && !fs::exists("/usr/share/datasets/fashion-mnist")) {
-      MESSAGE("SKIPPED " << name << ": dataset-fashion-mnist is not installed");
-      continue;
-    }
+  for (const auto& [name, path] : tn::test::shipped_configs(reduced)) {
     runs.push_back(train_config(name, reduced.at(name)).string());
   }
   // What the shipped configs leave out: GRU, stacked recurrent layers, every activation, bce.

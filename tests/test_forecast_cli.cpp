@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "backend/devices.h"
+#include "cli_test_util.h"
 #include "eval_test_util.h"
 #include "io/prediction_file.h"
 #include "io/run_file.h"
@@ -57,15 +58,6 @@ Table generated_table(const std::string& name, const std::string& yaml) {
   for (std::size_t start = 0, end; (end = text.find('\n', start)) != std::string::npos; start = end + 1)
     (t.header.empty() ? t.header : t.lines.emplace_back()) = text.substr(start, end - start);
   return t;
-}
-
-std::vector<std::string> cells_of(const std::string& line) {
-  std::vector<std::string> cells;
-  std::size_t start = 0;
-  for (std::size_t end; (end = line.find(',', start)) != std::string::npos; start = end + 1)
-    cells.push_back(line.substr(start, end - start));
-  cells.push_back(line.substr(start));
-  return cells;
 }
 
 std::vector<std::string> lines_of(const std::string& text) {
@@ -120,10 +112,10 @@ TEST_CASE("forecast: the history before a stored test window's target forecasts 
   for (const auto& [member, i] : last) {
     const int target_row = split.rows[i];
     const std::string ticker = r.members.group_names[member];
-    for (int row = target_row - 2; row >= 0 && cells_of(table.lines[row])[1] == ticker; --row) {
+    for (int row = target_row - 2; row >= 0 && tn::test::csv_cells(table.lines[row])[1] == ticker; --row) {
       csv += "n" + std::to_string(row) + "," + table.lines[row] + "\n";
       if (!last_date.count(ticker)) {
-        last_date[ticker] = cells_of(table.lines[row])[0];
+        last_date[ticker] = tn::test::csv_cells(table.lines[row])[0];
         last_note[ticker] = "n" + std::to_string(row);
       }
     }
@@ -161,7 +153,7 @@ TEST_CASE("forecast: the history before a stored test window's target forecasts 
   REQUIRE(lines.size() == 4);
   CHECK(lines[0] == "ticker,last_date,note,horizon,member,forecast,forecast_normalized");
   for (int g = 0; g < 3; ++g) {
-    const std::vector<std::string> c = cells_of(lines[g + 1]);
+    const std::vector<std::string> c = tn::test::csv_cells(lines[g + 1]);
     REQUIRE(c.size() == 7);
     CHECK(c[0] == p.series[g]);
     CHECK(c[1] == p.last_time[g]);
@@ -210,7 +202,7 @@ TEST_CASE("forecast: an ensemble run forecasts with every member, their mean and
   for (int s = 0; s < 4; ++s) var += (p.members.data[s] - mean) * (p.members.data[s] - mean) / 4;
   CHECK(p.forecast.data[0] == doctest::Approx(mean).epsilon(1e-6));
   CHECK(p.ensemble_std.data[0] == doctest::Approx(std::sqrt(var)).epsilon(1e-5));
-  CHECK(p.last_time == std::vector<std::string>{cells_of(table.lines[split.rows[i] - 1])[0]});
+  CHECK(p.last_time == std::vector<std::string>{tn::test::csv_cells(table.lines[split.rows[i] - 1])[0]});
 
   o.out.reset();
   std::string text;
@@ -220,7 +212,7 @@ TEST_CASE("forecast: an ensemble run forecasts with every member, their mean and
   const std::vector<std::string> lines = lines_of(text);
   REQUIRE(lines.size() == 2);
   CHECK(lines[0] == "last_date,horizon,forecast,std,member_0,member_1,member_2,member_3");
-  CHECK(cells_of(lines[1])[1] == "1");
+  CHECK(tn::test::csv_cells(lines[1])[1] == "1");
 }
 
 TEST_CASE("eval --data on a sequence run: each series scored by its own member, as on the test split") {
@@ -255,7 +247,7 @@ TEST_CASE("forecast and eval --data: unknown series and too short a history exit
   std::string unknown = table.header + "\n", short_history = table.header + "\n";
   for (int row = 0; row < 360; ++row) {
     std::string line = table.lines[row];
-    const std::string ticker = cells_of(line)[1];
+    const std::string ticker = tn::test::csv_cells(line)[1];
     if (ticker == "S001") line.replace(line.find("S001"), 4, "ZZZ");
     unknown += line + "\n";
     if (ticker != "S002" || row >= 355) short_history += table.lines[row] + "\n";

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "cli_test_util.h"
 #include "eval_test_util.h"
 #include "python_test_util.h"
 
@@ -57,18 +58,10 @@ TEST_CASE("h5py reads every dataset of the run file of every shipped config and 
       {"spirals-large", {"swarm.size=4", "train.epochs=1"}},
       {"spirals-small", {"swarm.size=4", "train.epochs=2"}},
       {"stocks-lstm", {"swarm.size=20", "data.source.series=20", "train.epochs=1"}}};
-  const fs::path configs = fs::path(TURBANET_SOURCE_DIR) / "configs";
   std::vector<std::string> files;
-  for (const auto& e : fs::directory_iterator(configs)) {
-    if (e.path().extension() != ".yaml") continue;
-    const std::string name = e.path().stem().string();
-    REQUIRE_MESSAGE(reduced.count(name), "configs/" << name << ".yaml is new: add its reduced settings to this test");
-    if (name.rfind("fashion", 0) == 0 && !fs::exists("/usr/share/datasets/fashion-mnist")) {
-      MESSAGE("SKIPPED " << name << ": dataset-fashion-mnist is not installed");
-      continue;
-    }
+  for (const auto& [name, path] : tn::test::shipped_configs(reduced)) {
     tn::TrainOptions o;
-    o.config_path = e.path().string();
+    o.config_path = path.string();
     o.set = reduced.at(name);
     o.out = scratch("every-" + name + ".h5").string();
     o.force = true;

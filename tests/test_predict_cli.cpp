@@ -10,6 +10,7 @@
 
 #include "config/config.h"
 #include "data/prepare.h"
+#include "cli_test_util.h"
 #include "eval_test_util.h"
 #include "io/prediction_file.h"
 #include "io/run_file.h"
@@ -45,15 +46,6 @@ PredictOptions predict_opts(const fs::path& run, const fs::path& input) {
   o.input = input.string();
   o.verbosity = Verbosity::Quiet;
   return o;
-}
-
-std::vector<std::string> split_line(const std::string& line) {
-  std::vector<std::string> cells;
-  std::size_t start = 0;
-  for (std::size_t end; (end = line.find(',', start)) != std::string::npos; start = end + 1)
-    cells.push_back(line.substr(start, end - start));
-  cells.push_back(line.substr(start));
-  return cells;
 }
 
 }  // namespace
@@ -102,7 +94,7 @@ TEST_CASE("predict: raw inputs are preprocessed with the stored statistics, by c
   CHECK(lines[0] == "row,prediction,p_left,p_right,entropy,mutual_information,disagreement,"
                     "member_0,member_1,member_2,member_3");
   for (int i = 0; i < N; ++i) {
-    const std::vector<std::string> cells = split_line(lines[i + 1]);
+    const std::vector<std::string> cells = tn::test::csv_cells(lines[i + 1]);
     REQUIRE(cells.size() == 11);
     CHECK(cells[1] == p.class_names[p.label[i]]);
     CHECK(std::stod(cells[2]) + std::stod(cells[3]) == doctest::Approx(1.0).epsilon(1e-5));
@@ -189,7 +181,7 @@ TEST_CASE("a regression swarm: eval reports MSE of the mean, predict the mean an
   const std::string table = capture(1, [&] { rc = run_predict(po); });
   CHECK(rc == kExitOk);
   CHECK(table.rfind("row,prediction,std,member_0,member_1,member_2\n0,", 0) == 0);
-  const std::vector<std::string> cells = split_line(table.substr(table.find('\n') + 1, table.find('\n', table.find('\n') + 1) - table.find('\n') - 1));
+  const std::vector<std::string> cells = tn::test::csv_cells(table.substr(table.find('\n') + 1, table.find('\n', table.find('\n') + 1) - table.find('\n') - 1));
   REQUIRE(cells.size() == 6);
   const double m0 = std::stod(cells[3]), m1 = std::stod(cells[4]), m2 = std::stod(cells[5]), mean = (m0 + m1 + m2) / 3;
   CHECK(std::stod(cells[1]) == doctest::Approx(mean).epsilon(1e-6));

@@ -121,8 +121,7 @@ ResumePoint read_resume_point(const std::string& path, const Config& cfg, const 
   }
   if (!f.state.next_step.empty()) {
     // Interrupted between steps of epoch E + 1: continue it from each member's step.
-    const long n = static_cast<long>(sets.max_size()), batch = std::min<long>(cfg.train.batch_size, std::max(1L, n));
-    const long spe = (n + batch - 1) / batch;
+    const long spe = epoch_steps(cfg, sets);
     const bool shaped = static_cast<int>(f.state.next_step.size()) == S && static_cast<int>(f.state.partial_loss.size()) == S &&
                         (f.state.partial_correct.empty() || static_cast<int>(f.state.partial_correct.size()) == S);
     if (!shaped)

@@ -768,6 +768,15 @@ void merge_part(TrainOutput& out, const TrainOutput& part, int m0, int Sp) {
 
 }  // namespace
 
+int epoch_batch(const Config& cfg, const MemberSets& sets) {
+  return std::min(cfg.train.batch_size, std::max(1, static_cast<int>(sets.max_size())));
+}
+
+long epoch_steps(const Config& cfg, const MemberSets& sets) {
+  const long batch = epoch_batch(cfg, sets);
+  return (static_cast<long>(sets.max_size()) + batch - 1) / batch;
+}
+
 TrainOutput train_swarm(const Config& cfg, const PreparedData& data, Backend& be,
                         const ProgressFn& progress) {
   return train_swarm(cfg, data, make_member_sets(cfg, data), be, progress);
@@ -800,8 +809,8 @@ HostMemoryEstimate estimate_host_memory(const Config& cfg, const PreparedData& d
   const std::int64_t S = cfg.swarm.size, E = cfg.train.epochs, O = shape.outputs();
   const std::int64_t P = shape.params_per_member();
   const int n = static_cast<int>(sets.max_size());
-  const int batch = std::min(cfg.train.batch_size, std::max(1, n));
-  const std::int64_t steps = (n + batch - 1) / batch;
+  const int batch = epoch_batch(cfg, sets);
+  const std::int64_t steps = epoch_steps(cfg, sets);
   const bool classification = is_classification(cfg.loss.type), own = !sets.names.empty();
   const SplitData& pred = data.test.n > 0 ? data.test : data.train;
   const std::int64_t N = pred.n;
@@ -982,8 +991,8 @@ ChunkPlan plan_training(const Config& cfg, const PreparedData& data, const Membe
     return ChunkPlan{S, 1, 0, ""};
   }
   const ModelShape shape = make_model_shape(cfg, data);
-  const int n = static_cast<int>(sets.max_size()), batch = std::min(cfg.train.batch_size, std::max(1, n));
-  const long steps = (n + batch - 1) / batch;
+  const int n = static_cast<int>(sets.max_size()), batch = epoch_batch(cfg, sets);
+  const long steps = epoch_steps(cfg, sets);
   // Device-resident data: the training and validation splits, the split predicted at the
   // end, and the shuffled epoch orders (at most 64 MiB, as the trainer allocates them).
   const SplitData& pred = data.test.n > 0 ? data.test : data.train;

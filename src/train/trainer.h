@@ -89,6 +89,11 @@ struct TrainOutput {
   std::string kernel;                                           // backend and block layout
 };
 
+// Rows per training batch (train.batch_size, at most the largest member set) and the steps of
+// an epoch: those of the member with the largest set.
+int epoch_batch(const Config& cfg, const MemberSets& sets);
+long epoch_steps(const Config& cfg, const MemberSets& sets);
+
 // Trains members [cfg.swarm.first_member, +cfg.swarm.size) on `data` with `be`, each on
 // its set from `sets` (make_member_sets; the first overload builds them). On a device with
 // its own memory the swarm is planned (backend/memory_plan.h) and trained in chunks when it
