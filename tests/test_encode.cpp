@@ -225,3 +225,35 @@ TEST_CASE("the run file stores the encoding, and predict applies it to new data 
   CHECK_MESSAGE(erc == kExitOk, eerr);
   CHECK_MESSAGE(eerr.find("category 'purple'") != std::string::npos, eerr);
 }
+
+TEST_CASE("predict reads new CSV rows in the training file's dialect: header-less, ';', comments") {
+  std::string rows;
+  for (int i = 0; i < 40; ++i) rows += fmt::format("{};{};{}\n", i % 7, (i * 3) % 5, i % 2);
+  const fs::path data = write_file("dialect-train.csv", "# made by a logger\n" + rows);
+  const fs::path run = train_run(
+      "dialect", "name: dialect\nseed: 4\nswarm: {size: 2}\nmodel: {layers: [{units: 4, activation: tanh}, {units: 2}]}\n"
+                 "loss: cross_entropy\ndata:\n  source: {type: csv, path: " + data.string() +
+                 ", target: y, delimiter: ';', comment: '#', columns: [a, b, y]}\n"
+                 "train: {epochs: 2, batch_size: 8}\n");
+  PredictOptions o;
+  o.run_path = run.string();
+  o.input = write_file("dialect-new.csv", "# new rows\n1;2\n# another\n3;4\n").string();
+  o.verbosity = Verbosity::Quiet;
+  o.out = scratch("dialect-pred.h5").string();
+  const auto [rc, err] = exit_and_stderr([&] { return run_predict(o); });
+  REQUIRE_MESSAGE(rc == kExitOk, err);
+  const PredictionFile p = read_prediction_file(*o.out);
+  CHECK(p.members.data.size() == 2 * 2 * 2);  // [S=2, 2 rows, 2 classes]
+  // The same when the training file has moved away: the dialect comes from the run's /config.
+  fs::rename(data, data.string() + ".moved");
+  o.out = scratch("dialect-pred-moved.h5").string();
+  const auto [rc1, err1] = exit_and_stderr([&] { return run_predict(o); });
+  REQUIRE_MESSAGE(rc1 == kExitOk, err1);
+  CHECK(read_prediction_file(*o.out).members.data == p.members.data);
+  // Rows in another dialect fail with the file and line, not a silent misreading.
+  o.input = write_file("dialect-other.csv", "a,b\n1,2\n").string();
+  o.out = scratch("dialect-pred2.h5").string();
+  const auto [rc2, err2] = exit_and_stderr([&] { return run_predict(o); });
+  CHECK(rc2 == kExitUsage);
+  CHECK_MESSAGE(err2.find("dialect-other.csv:1") != std::string::npos, err2);
+}

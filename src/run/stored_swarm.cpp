@@ -98,6 +98,24 @@ bool is_yaml(const std::string& file) {
   return ext == ".yaml" || ext == ".yml";
 }
 
+// The training CSV's dialect from the stored config, also when the training file is gone: its
+// path is replaced by one that exists (the run file; only the dialect keys are kept). Other
+// sources: a source of type "".
+SourceConfig stored_csv_dialect(const RunFile& file, const std::string& path, const Config& cfg) {
+  SourceConfig dialect;
+  dialect.type = "";
+  if (cfg.data.source.type == "csv") return cfg.data.source;
+  if (file.data.seq_len > 0) return dialect;
+  try {
+    const Config c = run_file_config(file, path, {{"data.source.path", path}, {"data.features", "null"},
+                                                  {"data.missing", "error"}, {"data.per_member", "shared"},
+                                                  {"data.normalize_per_member", "false"}});
+    if (c.data.source.type == "csv") dialect = c.data.source;
+  } catch (const ConfigError&) {  // not a CSV source: no dialect to keep
+  }
+  return dialect;
+}
+
 StoredSwarm load(const std::string& path, bool own_data) {
   StoredSwarm r;
   r.path = path;
@@ -124,6 +142,7 @@ StoredSwarm load(const std::string& path, bool own_data) {
                     ". Put the file back there, run eval from the directory you trained in, or evaluate the data where it "
                     "is now: turbanet eval " + path + " --data PATH (every sample of it, as new data: a CSV with the run's columns, or a YAML config)");
   }
+  r.csv_dialect = stored_csv_dialect(r.file, path, r.cfg);
   r.S = r.file.meta.swarm_size;
   r.first_member = r.file.meta.first_member;
   FileModel m = model_from_run_file(r.file, r.cfg, path);
@@ -232,6 +251,18 @@ Inputs new_data(const StoredSwarm& run, const std::string& file, bool labeled, c
     SourceConfig src;
     src.type = "csv";
     src.path = file;
+    const SourceConfig& trained = run.csv_dialect;
+    if (trained.type == "csv") {
+      // New rows come in the training file's dialect: its delimiter (or detection), quote,
+      // comment character and, for a header-less file, its column names (docs/data.md).
+      src.delimiter = trained.delimiter;
+      src.quote = trained.quote;
+      src.comment = trained.comment;
+      src.columns = trained.columns;
+      // Rows to predict carry no label: a header-less file's columns are then the training
+      // columns without the target.
+      if (!labeled) std::erase(src.columns, trained.target);
+    }
     const FeatureEncoding& encoding = run.encoding;
     src.features = encoding.empty() ? info.feature_names : encoding.column_names();
     if (labeled) src.target = info.target.empty() ? "label" : info.target;
