@@ -117,6 +117,9 @@ TEST_CASE("sweep: a small sweep in both modes writes the table, CSV and HDF5") {
   REQUIRE(rc == kExitOk);
   CHECK(table.find("peak:") != std::string::npos);
   CHECK(table.find("swarm 2:") != std::string::npos);  // the vectorization gain line
+  // Each distinct step kernel, with its SIMD target, and the points it ran.
+  CHECK_MESSAGE(table.find("kernel: ") != std::string::npos, table);
+  CHECK_MESSAGE(table.find("swarm 1") != std::string::npos, table);
   const auto rows = read_csv(*o.out);
   REQUIRE(rows.size() == 5);  // header + (1, 2) x (swarm, sequential)
   const std::vector<std::string>& h = rows[0];

@@ -106,6 +106,15 @@ std::string table(const std::vector<SweepRow>& rows, const PeakRate& peak, const
     t += fmt::format("{:<11}{:>7}{:>12.4f}{:>12.4f}{:>12.4f}{:>12.5f}{:>15.4g}{:>10.2f}{:>8.1f}{:>9.0f}\n", r.text[1],
                      static_cast<int>(n[2]), n[5], n[6], n[7], n[8], n[9], n[11], 100.0 * n[12], n[14]);
   }
+  // What ran each point (the step kernel and its SIMD target), once per distinct kernel.
+  std::vector<std::pair<std::string, std::string>> kernels;  // kernel, "mode swarm" points
+  for (const SweepRow& r : rows) {
+    const std::string point = fmt::format("{} {}", r.text[1], static_cast<int>(r.num[2]));
+    auto it = std::find_if(kernels.begin(), kernels.end(), [&](const auto& k) { return k.first == r.text[17]; });
+    if (it == kernels.end()) kernels.emplace_back(r.text[17], point);
+    else it->second += ", " + point;
+  }
+  for (const auto& [kernel, points] : kernels) t += fmt::format("kernel: {} ({})\n", kernel, points);
   // Vectorization gain where both modes ran.
   for (const SweepRow& a : rows)
     for (const SweepRow& b : rows)
