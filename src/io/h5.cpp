@@ -70,6 +70,18 @@ std::uint64_t checked_elements(hid_t dset, const std::vector<hsize_t>& dims, std
   if (elem_size != 0 && n > limit / elem_size)
     throw Error("dataset " + name + " claims " + std::to_string(n) + " values, more than its file of " +
                 std::to_string(file_bytes) + " bytes can hold");
+  // HDF5 allocates a whole chunk to read any of it: a damaged chunk shape must fail here too.
+  Handle dcpl = own(H5Dget_create_plist(dset), H5Pclose, "getting the properties of " + name);
+  if (check(H5Pget_layout(dcpl.get()), "getting the layout of " + name) == H5D_CHUNKED) {
+    hsize_t chunk[H5S_MAX_RANK];
+    const int rank = static_cast<int>(check(H5Pget_chunk(dcpl.get(), H5S_MAX_RANK, chunk), "getting the chunk shape of " + name));
+    Handle type = own(H5Dget_type(dset), H5Tclose, "getting the type of " + name);
+    std::uint64_t bytes = H5Tget_size(type.get());
+    for (int i = 0; i < rank; ++i)
+      if (chunk[i] != 0 && bytes > limit / chunk[i]) throw Error("dataset " + name + " has an impossible chunk shape");
+      else bytes *= chunk[i];
+    if (bytes > limit) throw Error("dataset " + name + " has an impossible chunk shape");
+  }
   return n;
 }
 
@@ -513,6 +525,8 @@ std::vector<std::string> list_group(hid_t file, const std::string& name) {
     const ssize_t len = check(H5Lget_name_by_idx(group.get(), ".", H5_INDEX_NAME, H5_ITER_INC, i,
                                                  nullptr, 0, H5P_DEFAULT),
                               "listing group " + name);
+    // Our names are short; a longer one is a damaged length, not a name to allocate.
+    if (len > (1 << 16)) throw Error("group " + name + " holds a link name of " + std::to_string(len) + " bytes");
     std::string link(len + 1, '\0');
     check(H5Lget_name_by_idx(group.get(), ".", H5_INDEX_NAME, H5_ITER_INC, i, link.data(),
                              link.size(), H5P_DEFAULT),
