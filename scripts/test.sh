@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs what is missing, builds, and runs every test: the doctest suite (ctest, build/),
 # the same suite built with ASan+UBSan (scripts/test-sanitizers.sh, build-asan/), 60 s of
-# libFuzzer per input reader with a fixed seed (scripts/fuzz.sh, build-fuzz/), and the CPU
+# libFuzzer per input reader with a fixed seed and input count (scripts/fuzz.sh ci, build-fuzz/), and the CPU
 # kernel tests cross-compiled for aarch64 and run under qemu (scripts/test-aarch64.sh,
 # build-aarch64/) when the time budget allows. This is what CI runs (.ci/run).
 #
@@ -26,8 +26,8 @@ ctest --test-dir build --output-on-failure -j"$(nproc)" "$@"
 if ((quick)); then exit 0; fi
 echo "=== the suite under ASan+UBSan ==="
 scripts/test-sanitizers.sh "$@"
-echo "=== fuzzing every input reader, 60 s each, fixed seed ==="
-FUZZ_SEED=1 scripts/fuzz.sh 60
+echo "=== fuzzing every input reader: a fixed seed and input count each (about 60 s) ==="
+scripts/fuzz.sh ci
 # Measured on 2 busy cores: 5.3 minutes with its packages present (2 build, 3.2 test), 0.6 more
 # to install them; 15 leaves room for a slow mirror and a slower machine.
 AARCH64_MIN=15
