@@ -800,6 +800,37 @@ void add_optimizer_cases(std::vector<OpCase>& t) {
   for (OptimizerType type : kOptimizers) add_optimizer(t, type, l1);
 }
 
+// Divergence isolation: members whose loss sum is NaN or ±inf, or that are frozen already, get
+// skip and stay frozen; the others keep their flags (one already skipped by the host).
+void add_freeze_diverged(std::vector<OpCase>& t) {
+  constexpr double kInf = std::numeric_limits<double>::infinity();
+  const int S = 6;
+  OpCase o;
+  o.op = "freeze_diverged";
+  o.name = "freeze_diverged NaN, +inf, -inf, frozen before";
+  std::vector<OptStep> h(S, OptStep{0.01f, 0.9f, 0.999f, 1e-8f, 0, 0, 0.99f, 0.1f, 0.001f, false});
+  h[5].skip = true;
+  o.arrays = {input("loss_sum", {1.0, std::nan(""), kInf, -kInf, 2.0, 3.0}, Elem::F64),
+              output("frozen", {0, 0, 0, 0, 1, 0}, Elem::I32), input_structs("h", h),
+              output("skip", std::vector<double>(S, -1.0), Elem::I32)};
+  o.tol = {0.0, 0.0};
+  o.run = [=](Backend& be, const DeviceArrays& a) {
+    OptStep* dh = a.structs<OptStep>("h");
+    be.freeze_diverged(S, a.f64("loss_sum"), a.i32("frozen"), dh);
+    // The skip flags as an output array the comparison reads.
+    std::vector<OptStep> back(S);
+    be.to_host(back.data(), dh, S * sizeof(OptStep));
+    std::vector<int> skip(S);
+    for (int s = 0; s < S; ++s) skip[s] = back[s].skip;
+    be.to_device(a.i32("skip"), skip.data(), S * sizeof(int));
+  };
+  o.reference = [=](HostArrays& hs) {
+    hs["frozen"] = {0, 1, 1, 1, 1, 0};
+    hs["skip"] = {0, 1, 1, 1, 1, 1};
+  };
+  t.push_back(std::move(o));
+}
+
 // ---------------------------------------------------------------------------------------
 // to_time_major, fill_zero, copy
 
@@ -1049,6 +1080,7 @@ std::vector<OpCase> build() {
   add_sum_squares(t, 3, 1000, 5, -2, 2, {1.0, 2.0, 3.0});
   add_sum_squares(t, 3, 0, 5, -2, 2, {1.0, 2.0, 3.0});  // n = 0 adds nothing
   add_optimizer_cases(t);
+  add_freeze_diverged(t);
   add_recurrent_cases(t);
   add_memory_cases(t);
   return t;

@@ -159,6 +159,10 @@ class TracingBackend final : public Backend {
     log("opt", static_cast<int>(t), S, n, P, G, S1, S2, stride, h, clip, norm2);
     cpu_.optimizer_update(t, S, n, P, G, S1, S2, stride, h, clip, norm2);
   }
+  void freeze_diverged(int S, const double* loss_sum, int* frozen, OptStep* opt) override {
+    log("freeze", S, loss_sum, frozen, opt);
+    cpu_.freeze_diverged(S, loss_sum, frozen, opt);
+  }
 
  private:
   template <class... A>

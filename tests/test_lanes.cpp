@@ -262,7 +262,7 @@ struct StepResult {
 };
 
 StepResult check_step(CpuTarget target, const ModelShape& shape, LossType loss, OptimizerType type, float clip,
-                      int S, int B, const std::vector<OptStep>& h, const int* rows) {
+                      int S, int B, const std::vector<OptStep>& h, const int* rows, bool freeze = false) {
   CpuBackend be(1, target);
   const ParamLayout layout(shape, S);
   const std::vector<float> p0 = noisy_params(shape, layout, 6);
@@ -274,24 +274,36 @@ StepResult check_step(CpuTarget target, const ModelShape& shape, LossType loss, 
   const Data d(shape, loss, 40, SampleMode::Bootstrap, 9);
   const LossConfig lc{loss, 0.3f};
 
+  // freeze: member 1's loss sum is already NaN, member 2 was frozen before (divergence isolation).
+  std::vector<double> l0(S, 0.0);
+  std::vector<int> frozen0(S, 0);
+  if (freeze) {
+    l0[1] = std::nan("");
+    frozen0[2] = 1;
+  }
   // Fused step (no gradient array at all).
   std::vector<float> pf = p0, s1f = s10, s2f = s20;
-  std::vector<double> lf(S, 0.0), cf(S, 0.0);
+  std::vector<double> lf = l0, cf(S, 0.0);
+  std::vector<OptStep> hf = h;
+  std::vector<int> frozen_f = frozen0;
   const BlockParams Pf(pf.data(), layout, 0), S1f(s1f.data(), layout, 0), S2f(s2f.data(), layout, 0);
   const StepBatch fbf{&shape, &lc, &d.sampler, 3, S, 1, B, d.X.data(), d.Y.data(), d.T, &Pf, nullptr, lf.data(), cf.data(), rows};
   const auto kernels = be.step_kernels(shape, B, nullptr);
   REQUIRE(kernels.size() == 1);
-  kernels.front()->step(fbf, StepUpdate{type, &S1f, &S2f, h.data(), clip}, 0);
+  kernels.front()->step(fbf, StepUpdate{type, &S1f, &S2f, hf.data(), clip, freeze ? frozen_f.data() : nullptr}, 0);
 
   // The ops the trainer runs otherwise.
   std::vector<float> po = p0, s1o = s10, s2o = s20, go(layout.total);
-  std::vector<double> lo(S, 0.0), co(S, 0.0), norm2(S, 0.0);
+  std::vector<double> lo = l0, co(S, 0.0), norm2(S, 0.0);
+  std::vector<OptStep> ho = h;
+  std::vector<int> frozen_o = frozen0;
   const BlockParams Po(po.data(), layout, 0), S1o(s1o.data(), layout, 0), S2o(s2o.data(), layout, 0), Go(go.data(), layout, 0);
   lane_kernel(be.target()).loss_grad({&shape, &lc, &d.sampler, 3, S, 1, B, d.X.data(), d.Y.data(), d.T, &Po, &Go, lo.data(), co.data(), rows});
+  if (freeze) be.freeze_diverged(S, lo.data(), frozen_o.data(), ho.data());
   if (clip > 0)
     for (int t = 0; t < shape.tensors(); ++t) be.sum_squares(S, Go.stride(t), Go.t[t], Go.stride(t), norm2.data());
   for (int t = 0; t < shape.tensors(); ++t)
-    be.optimizer_update(type, S, Po.stride(t), Po.t[t], Go.t[t], S1o.t[t], S2o.t[t], Po.stride(t), h.data(), clip, norm2.data());
+    be.optimizer_update(type, S, Po.stride(t), Po.t[t], Go.t[t], S1o.t[t], S2o.t[t], Po.stride(t), ho.data(), clip, norm2.data());
 
   StepResult r;
   r.bitwise = same_bits(pf.data(), po.data(), pf.size() * 4) && same_bits(s1f.data(), s1o.data(), pf.size() * 4) &&
@@ -303,10 +315,12 @@ StepResult check_step(CpuTarget target, const ModelShape& shape, LossType loss, 
       r.max_rel = std::max(r.max_rel, std::isfinite(err) ? err : 1e9);
     }
   CHECK(same_bits(lf.data(), lo.data(), S * sizeof(double)));
+  CHECK(frozen_f == frozen_o);
+  if (freeze) CHECK(frozen_f[1] == 1);
   CHECK(same_bits(cf.data(), co.data(), S * sizeof(double)));
-  // Members that skip the step keep their parameters and state.
+  // Members that skip the step, or are frozen, keep their parameters and state.
   for (int s = 0; s < S; ++s)
-    if (h[s].skip)
+    if (h[s].skip || (freeze && (s == 1 || s == 2)))
       for (int t = 0; t < shape.tensors(); ++t)
         for (std::int64_t k = 0; k < layout.size[t]; ++k) {
           const std::int64_t at = layout.at(t, s) + k;
@@ -338,13 +352,14 @@ TEST_CASE("the fused step equals the gradient, clipping and optimizer ops") {
           }
           std::vector<int> rows(S);
           for (int s = 0; s < S; ++s) rows[s] = s % 5 == 1 ? 0 : 12 - s % 4;
-          for (int variant = 0; variant < 4; ++variant) {
+          for (int variant = 0; variant < 5; ++variant) {
             if (variant == 1)  // momentum on for some members only, nesterov for others
               for (int s = 0; s < S; ++s) h[s].momentum = s % 2 ? 0.5f : 0.0f, h[s].nesterov = s % 3 == 0;
             if (variant == 3)  // every member the same scalars: one array per tensor and block
               for (int s = 1; s < S; ++s) h[s] = h[0];
-            const StepResult r =
-                check_step(target, *shape, LossType::CrossEntropy, type, clip, S, 12, h, variant == 2 ? rows.data() : nullptr);
+            // variant 4: those scalars, and a member whose loss is not finite and one frozen before
+            const StepResult r = check_step(target, *shape, LossType::CrossEntropy, type, clip, S, 12, h,
+                                            variant == 2 ? rows.data() : nullptr, variant == 4);
             CAPTURE(std::string(to_string(target)));
             CAPTURE(std::string(to_string(type)));
             CAPTURE(clip);

@@ -171,6 +171,9 @@ class Backend {
   virtual void optimizer_update(OptimizerType type, int S, std::int64_t n, float* P,
                                 const float* G, float* S1, float* S2, std::int64_t stride,
                                 const OptStep* opt, float clip, const double* norm2) = 0;
+  // Divergence isolation before a step's updates (math/optimizers.h frozen_member): member s
+  // whose loss_sum[s] is not finite, or that frozen[s] marks, gets opt[s].skip and frozen[s] = 1.
+  virtual void freeze_diverged(int S, const double* loss_sum, int* frozen, OptStep* opt) = 0;
 };
 
 // A device array of `count` T (at least one, so the pointer is always valid), released when

@@ -43,8 +43,10 @@ struct StepUpdate {
   OptimizerType type = OptimizerType::Adam;
   const BlockParams* state1 = nullptr;  // read and written
   const BlockParams* state2 = nullptr;  // read and written (unused by sgd)
-  const OptStep* opt = nullptr;         // [S] this step's optimizer scalars per member
+  OptStep* opt = nullptr;               // [S] this step's optimizer scalars per member (skip may be set)
   float clip = 0.0f;                    // > 0: clip each member's global gradient norm
+  // [S] divergence isolation (Backend::freeze_diverged), read and written, or null: none.
+  int* frozen = nullptr;
 };
 
 class StepKernel {
@@ -59,7 +61,7 @@ class StepKernel {
   // with exactly the result, up to float rounding, of gather_batch, the model's forward pass,
   // loss_backward, the backward pass, then (clip > 0) sum_squares of every gradient into the
   // member's squared norm, and optimizer_update of every tensor with up's scalars. Adds to
-  // b.loss_sum and b.correct.
+  // b.loss_sum and b.correct. With up.frozen, freeze_diverged comes before the updates.
   virtual void step(const StepBatch& b, const StepUpdate& up, int worker) = 0;
 };
 

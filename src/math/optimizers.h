@@ -30,6 +30,15 @@ struct OptStep {
   float l1 = 0.0f;    // L1 penalty: l1·sign(p) is added to the gradient (every optimizer)
 };
 
+// Divergence isolation: a member whose loss summed over the epoch so far (this step's batch
+// included) is not finite is frozen at this step: it takes neither this update nor any later
+// one (`frozen`, kept across epochs, says so). Its parameters and optimizer state stay those
+// of the step before. x − x is 0 exactly for finite x (NaN for ±inf and NaN), on every target.
+TN_HD bool frozen_member(double loss_sum, int& frozen) {
+  if (!(loss_sum - loss_sum == 0.0)) frozen = 1;
+  return frozen != 0;
+}
+
 // Gradient-norm clipping factor (PyTorch's clip_grad_norm_): min(1, clip / (‖g‖ + 1e-6)).
 TN_HD float clip_scale(float clip, double norm2) {
   const float coef = clip / (static_cast<float>(sqrt(norm2)) + 1e-6f);

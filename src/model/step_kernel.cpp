@@ -33,6 +33,7 @@ class OpsStepKernel final : public StepKernel {
     const float* Z = model_forward(be_, shape, p, buf, b.S, b.B, drop);
     be_.loss_backward(*b.loss, b.S, b.B, O, Z, sZ, buf.Y, sY, buf.dA, b.loss_sum, b.correct, b.rows);
     model_backward(be_, shape, p, g, buf, b.S, b.B, drop);
+    if (up.frozen) be_.freeze_diverged(b.S, b.loss_sum, up.frozen, up.opt);
     if (up.clip > 0.0f) {
       be_.fill_zero(ws.norm2, b.S * sizeof(double));
       for (int t = 0; t < shape.tensors(); ++t) be_.sum_squares(b.S, g.stride(t), g.t[t], g.stride(t), ws.norm2);

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <limits>
 
 #include "backend/backend.h"
 #include "data/arrays.h"
@@ -148,6 +149,13 @@ StoredSwarm load(const std::string& path, bool own_data) {
   FileModel m = model_from_run_file(r.file, r.cfg, path);
   r.shape = std::move(m.shape);
   r.params = std::move(m.params);
+  // A diverged member keeps in the file the parameters it was frozen with, for inspection;
+  // every command leaves it out of the ensemble as if they were not finite.
+  const ParamLayout layout(r.shape, r.S);
+  for (int s = 0; s < r.S && s < static_cast<int>(r.file.diverged_epoch.size()); ++s)
+    if (r.file.diverged_epoch[s] > 0)
+      for (int t = 0; t < r.shape.tensors(); ++t)
+        std::fill_n(r.params.begin() + layout.at(t, s), layout.size[t], std::numeric_limits<float>::quiet_NaN());
   r.classification = m.classification;
   r.K = m.K;
   check_sizes(r);

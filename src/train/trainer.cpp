@@ -80,7 +80,7 @@ class Loop {
         S1_(be, static_cast<std::size_t>(layout_.total)), S2_(be, static_cast<std::size_t>(layout_.total)),
         B_(be, cfg.train.early_stopping.restore_best && cfg.train.early_stopping.enabled()
                    ? static_cast<std::size_t>(layout_.total) : 0),
-        stopped_(static_cast<std::size_t>(cfg.swarm.size), 0),
+        frozen_(be, static_cast<std::size_t>(cfg.swarm.size)), stopped_(static_cast<std::size_t>(cfg.swarm.size), 0),
         stop_(stop && *stop ? stop : nullptr), stopped_at_(static_cast<std::size_t>(cfg.swarm.size), -1) {
     n_ = static_cast<int>(sets.max_size());  // positions of an epoch
     bcap_ = std::min(cfg.train.batch_size, n_);
@@ -93,6 +93,12 @@ class Loop {
     }
     const std::size_t bytes = static_cast<std::size_t>(layout_.total) * sizeof(float);
     be_.to_device(P_.p, (resume ? resume->params : out_.init_params).data(), bytes);
+    // Members that diverged before a resume stay frozen (math/optimizers.h frozen_member).
+    std::vector<int> frozen(static_cast<std::size_t>(S_), 0);
+    if (resume)
+      for (int s = 0; s < S_ && s < static_cast<int>(resume->diverged_epoch.size()); ++s)
+        frozen[s] = resume->diverged_epoch[s] > 0;
+    be_.to_device(frozen_.p, frozen.data(), frozen.size() * sizeof(int));
     if (resume) {
       be_.to_device(S1_.p, resume->opt1.data(), bytes);
       be_.to_device(S2_.p, resume->opt2.data(), bytes);
@@ -380,7 +386,7 @@ class Loop {
       const int* rows = sets_.equal_sizes() && !resuming ? nullptr : wk.rows + step * Sb;
       const StepBatch batch{&shape_, &loss_, &sampler, member0, Sb, static_cast<std::uint32_t>(pos0), B,
                             train_.X, train_.Y, T_, &p, &g, wk.loss, wk.correct, rows, cfg_.seed, wk.epoch};
-      kernel_->step(batch, StepUpdate{cfg_.optimizer.type, &s1, &s2, wk.h + step * Sb, clip}, w);
+      kernel_->step(batch, StepUpdate{cfg_.optimizer.type, &s1, &s2, wk.h + step * Sb, clip, frozen_.p + b0}, w);
     }
     if (k1 == steps && val_.n > 0) {
       be_.fill_zero(wk.vloss, Sb * sizeof(double));
@@ -456,6 +462,7 @@ class Loop {
   DeviceBuffer<float> lw_;
   DeviceBuffer<float> P_, G_, S1_, S2_;  // swarm arrays in ParamLayout order
   DeviceBuffer<float> B_;                 // restore_best: each member's best epoch's parameters
+  DeviceBuffer<int> frozen_;              // [S] diverged: frozen at the step its loss became non-finite
   std::vector<char> stopped_;             // [S] member stopped early: its steps are skipped
   const std::function<bool()>* stop_;     // polled between steps when step_stop_
   bool step_stop_ = false;                // this run_epochs call may stop between steps
@@ -488,11 +495,12 @@ class Loop {
 };
 
 // Summaries of epochs [e0, e1) over the members with a finite loss; a member's first
-// non-finite epoch marks it diverged. Member by member, so each member's history is read
+// non-finite epoch marks it diverged. A diverged member is frozen from the step its loss
+// became non-finite (math/optimizers.h frozen_member): its later epochs' history is NaN. Member by member, so each member's history is read
 // contiguously (epoch by epoch, every read landed on its own page); per epoch the sums still
 // run over the members in order.
 // Members stopped early (out.stopped_epoch) are left out from the epoch after their stop.
-std::vector<EpochStats> summarize(const TrainOutput& out, int S, int e0, int e1, int first_member,
+std::vector<EpochStats> summarize(TrainOutput& out, int S, int e0, int e1, int first_member,
                                   std::vector<int>& diverged) {
   const int n = e1 - e0;
   constexpr double kInf = std::numeric_limits<double>::infinity();
@@ -510,6 +518,11 @@ std::vector<EpochStats> summarize(const TrainOutput& out, int S, int e0, int e1,
       const double l = out.train_loss[at];
       if (!out.stopped_epoch.empty() && out.stopped_epoch[s] > 0 && e >= out.stopped_epoch[s]) {
         ++stopped[i];
+        continue;
+      }
+      if (diverged[s] > 0 && e >= diverged[s]) {  // frozen since epoch diverged[s]
+        for (std::vector<float>* h : {&out.train_loss, &out.train_acc, &out.val_loss, &out.val_acc})
+          if (!h->empty()) (*h)[at] = std::numeric_limits<float>::quiet_NaN();
         continue;
       }
       if (!std::isfinite(l)) {
@@ -545,6 +558,21 @@ std::vector<EpochStats> summarize(const TrainOutput& out, int S, int e0, int e1,
     }
   }
   return st;
+}
+
+// Diverged members are left out of every ensemble as members with non-finite parameters are:
+// their predictions are NaN. Their parameters stay as frozen, those of the step before their
+// loss became non-finite (math/optimizers.h frozen_member), for inspection.
+void leave_out_diverged(TrainOutput& out, int first_member) {
+  constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
+  const std::size_t O = static_cast<std::size_t>(out.shape.outputs()), N = static_cast<std::size_t>(out.pred_n);
+  for (std::size_t s = 0; s < out.diverged_epoch.size(); ++s) {
+    if (out.diverged_epoch[s] <= 0) continue;
+    if (!out.pred_members.empty()) std::fill_n(out.pred_members.begin() + static_cast<std::ptrdiff_t>(s * N * O), N * O, kNaN);
+    for (std::size_t i = 0; i < out.pred_member.size() && !out.pred_own.empty(); ++i)
+      if (out.pred_member[i] - first_member == static_cast<int>(s))
+        std::fill_n(out.pred_own.begin() + static_cast<std::ptrdiff_t>(i * O), O, kNaN);
+  }
 }
 
 // A [S, from] history as [S, to]: columns cut off, or added as NaN.
@@ -722,6 +750,7 @@ TrainOutput train_pass(const Config& cfg, const PreparedData& data, const Member
   out.pred_n = split.n;
   if (sets.names.empty()) {
     loop.predict(split, out.pred_members);
+    leave_out_diverged(out, cfg.swarm.first_member);
     return out;
   }
   // group_by: the member of a sample is its group (members and groups are numbered alike);
@@ -733,6 +762,7 @@ TrainOutput train_pass(const Config& cfg, const PreparedData& data, const Member
   // trainer's batch size, so the two give the same bits.
   out.pred_own = predict_own_swarm(be, out.shape, cfg.loss.type, out.params, S, split.X, split.n, loop.batch(), local)
                      .outputs;
+  leave_out_diverged(out, cfg.swarm.first_member);
   return out;
 }
 

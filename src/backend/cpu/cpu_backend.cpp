@@ -224,6 +224,11 @@ void CpuBackend::sum_squares(int S, std::int64_t n, const float* x, std::int64_t
   ops_.sum_squares(S, n, x, sx, norm2);
 }
 
+void CpuBackend::freeze_diverged(int S, const double* loss_sum, int* frozen, OptStep* opt) {
+  for (int s = 0; s < S; ++s)
+    if (frozen_member(loss_sum[s], frozen[s])) opt[s].skip = true;
+}
+
 void CpuBackend::optimizer_update(OptimizerType type, int S, std::int64_t n, float* P,
                                   const float* G, float* S1, float* S2, std::int64_t stride,
                                   const OptStep* h, float clip, const double* norm2) {

@@ -68,6 +68,7 @@ class CpuBackend final : public Backend {
   void gru_backward(int S, int B, int H, const float* Gx, const float* Gh, std::int64_t sG, const float* h_prev,
                     const float* dh, std::int64_t sH, float* dGx, float* dGh, float* dh_prev) override;
   void sum_squares(int S, std::int64_t n, const float* x, std::int64_t sx, double* norm2) override;
+  void freeze_diverged(int S, const double* loss_sum, int* frozen, OptStep* opt) override;
   void optimizer_update(OptimizerType type, int S, std::int64_t n, float* P, const float* G,
                         float* S1, float* S2, std::int64_t stride, const OptStep* opt,
                         float clip, const double* norm2) override;

@@ -183,6 +183,15 @@ struct OptUpdate {  // item = (member, parameter)
   }
 };
 
+struct FreezeDiverged {  // item = member
+  const double* loss_sum;
+  int* frozen;
+  OptStep* opt;
+  __device__ void operator()(i64 s) const {
+    if (frozen_member(loss_sum[s], frozen[s])) opt[s].skip = true;
+  }
+};
+
 // norm2[s] += Σ x² over member s's n values: one thread block per member, a grid-stride
 // loop inside the block and a tree reduction in double.
 __global__ void __launch_bounds__(kLaunchThreads) sum_squares_kernel(i64 n, const float* x, i64 sx, double* norm2) {
@@ -290,6 +299,11 @@ void CudaBackend::sum_squares(int S, std::int64_t n, const float* x, std::int64_
   if (S <= 0 || n <= 0) return;
   sum_squares_kernel<<<S, kLaunchThreads, 0, static_cast<cudaStream_t>(stream_)>>>(n, x, sx, norm2);
   TN_CUDA_CHECK(cudaGetLastError());
+}
+
+void CudaBackend::freeze_diverged(int S, const double* loss_sum, int* frozen, OptStep* opt) {
+  if (S <= 0) return;
+  launch(stream_, info_.sm_count, S, FreezeDiverged{loss_sum, frozen, opt});
 }
 
 void CudaBackend::optimizer_update(OptimizerType type, int S, std::int64_t n, float* P,

@@ -196,7 +196,8 @@ int run_train(const TrainOptions& opt) {
     return 128 + sig;
   }
   if (!r.diverged.empty()) {
-    spdlog::error("{} of {} members diverged (members {}); their results are NaN in the run file. "
+    spdlog::error("{} of {} members diverged (members {}): frozen at the step their loss became non-finite, their "
+                  "predictions NaN and left out of the ensemble. "
                   "Lower optimizer.lr or set optimizer.grad_clip", r.diverged.size(), cfg.swarm.size,
                   fmt::join(r.diverged, ", "));
     return kExitDiverged;

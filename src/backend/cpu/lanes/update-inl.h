@@ -78,6 +78,10 @@ bool same_step(const OptStep& a, const OptStep& b) {
 // into lanes, so they need no copy back.
 void update_group(const StepBatch& fb, const StepUpdate& up, const LaneLayout& lay, float* ws, int g0, int nm) {
   const ModelShape& s = *fb.shape;
+  // Divergence isolation, as Backend::freeze_diverged: the group's sums include this batch.
+  if (up.frozen)
+    for (int l = 0; l < nm; ++l)
+      if (frozen_member(fb.loss_sum[g0 + l], up.frozen[g0 + l])) up.opt[g0 + l].skip = true;
   const float* G = ws + lay.G;
   float* Gm = ws + lay.Gm;
   float k[L];  // clipping factor of each lane
