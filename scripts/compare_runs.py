@@ -42,6 +42,8 @@ def main():
     ap.add_argument("a")
     ap.add_argument("b")
     ap.add_argument("--strict", action="store_true", help="compare the process attributes too")
+    ap.add_argument("--ignore", action="append", default=[], metavar="DATASET",
+                    help="leave this dataset out (e.g. config, whose output.path names the file); repeatable")
     args = ap.parse_args()
     diffs, notes, compared = [], [], 0
     with h5py.File(args.a, "r") as fa, h5py.File(args.b, "r") as fb:
@@ -54,7 +56,9 @@ def main():
             if isinstance(oa, h5py.Dataset) != isinstance(ob, h5py.Dataset):
                 diffs.append(f"{name}: a dataset in one file, a group in the other")
                 continue
-            if isinstance(oa, h5py.Dataset):
+            if isinstance(oa, h5py.Dataset) and name in args.ignore:
+                notes.append(f"{name}: left out (--ignore)")
+            elif isinstance(oa, h5py.Dataset):
                 compared += 1
                 if not same_bytes(oa[()], ob[()]):
                     diffs.append(f"{name}: values differ ({oa.shape} {oa.dtype} vs {ob.shape} {ob.dtype})")

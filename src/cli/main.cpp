@@ -86,6 +86,7 @@ int main(int argc, char** argv) {
       "  turbanet eval runs/spirals.h5 --split test --json\n"
       "  turbanet predict runs/iris.h5 --input new.csv --out predictions.csv\n"
       "  turbanet export runs/iris.h5 --format onnx --out iris.onnx\n"
+      "  turbanet train configs/spirals.yaml --shard 0/4   # then: turbanet merge runs/spirals.h5 runs/spirals.shard-*-of-4.h5\n"
       "  turbanet sweep configs/spirals-small.yaml --swarm 1..128 --mode both --out sweep.csv\n"
       "  turbanet data generate configs/random-walk.yaml --out data/random-walk.csv\n"
       "Exit codes: 0 ok, 1 I/O failure, 2 bad config/data/arguments/run file, 3 some members diverged,\n"
@@ -113,6 +114,10 @@ int main(int argc, char** argv) {
   t->add_flag("--force", train.force, "Replace an existing run file");
   t->add_option("--resume", train.resume,
                 "Continue from a checkpoint (train.checkpoint) or an interrupted run file; replaces the run file");
+  std::string shard;
+  t->add_option("--shard", shard,
+                "k/K: train only shard k (0 <= k < K) of the swarm's members into NAME.shard-k-of-K.h5 beside the "
+                "run file (e.g. one Slurm array task each); join the K files with turbanet merge");
   add_verbosity(t, &quiet, &verbose);
   t->footer("Example: turbanet train configs/spirals.yaml --swarm 32 --set train.epochs=200");
 
@@ -188,6 +193,15 @@ int main(int argc, char** argv) {
   x->footer("Examples: turbanet export runs/iris.h5 --format onnx --out iris.onnx\n"
             "          turbanet export runs/stocks-lstm.h5 --member 3 --out stock3.onnx");
 
+  tn::MergeOptions merge;
+  CLI::App* m = app.add_subcommand("merge", "Join the run files of a sharded swarm (train --shard k/K) into the run "
+                                            "file one run of the whole swarm writes");
+  m->add_option("out", merge.out, "Run file to write")->required();
+  m->add_option("parts", merge.parts, "The K shards' run files, in any order")->required();
+  m->add_flag("--force", merge.force, "Replace an existing run file");
+  add_verbosity(m, &quiet, &verbose);
+  m->footer("Example: turbanet merge runs/seeds.h5 runs/seeds.shard-*-of-8.h5");
+
   tn::DataGenerateOptions generate;
   CLI::App* dt = app.add_subcommand("data", "Data tools");
   dt->require_subcommand(1);
@@ -218,6 +232,7 @@ int main(int argc, char** argv) {
       if (t->count("--out")) train.out = out;
       if (t->count("--swarm")) train.swarm = swarm;
       if (t->count("--seed")) train.seed = tn::parse_seed(seed);
+      if (t->count("--shard")) train.shard = shard;
       train.verbosity = verbosity(quiet, verbose);
       return tn::run_train(train);
     }
@@ -230,6 +245,10 @@ int main(int argc, char** argv) {
       return tn::run_eval(eval);
     }
     if (d->parsed()) return tn::run_devices();
+    if (m->parsed()) {
+      merge.verbosity = verbosity(quiet, verbose);
+      return tn::run_merge(merge);
+    }
     if (dg->parsed()) {
       generate.verbosity = verbosity(quiet, verbose);
       return tn::run_data_generate(generate);

@@ -309,6 +309,8 @@ Config load_config(const std::string& path, const std::vector<Override>& overrid
 Config parse_config(const std::string& yaml_text, const std::string& origin,
                     const std::vector<Override>& overrides = {},
                     const std::optional<std::vector<std::string>>& data_dirs = std::nullopt);
+// train.checkpoint.path's default: runs/x.h5 -> runs/x.ckpt.h5 (any other name: NAME.ckpt.h5).
+std::string default_checkpoint_path(const std::string& output);
 // Parses "key.path=value" as given to --set. Throws ConfigError on a malformed string.
 Override parse_override(const std::string& arg);
 // The resolved configuration as YAML (every key, defaults filled in); parse_config of
@@ -317,6 +319,9 @@ std::string to_yaml(const Config& c);
 // Key paths ("train.batch_size", "model.layers.0.units") whose resolved values differ
 // between `a` and `b`, in document order (compared through to_yaml).
 std::vector<std::string> config_differences(const Config& a, const Config& b);
+// The same for two resolved configurations as stored (to_yaml's text, e.g. run files' /config),
+// without reading their data. Throws ConfigError when either is not YAML.
+std::vector<std::string> config_text_differences(const std::string& a, const std::string& b);
 
 // Names used in YAML, messages and run files.
 const char* to_string(DevicePrecision p);

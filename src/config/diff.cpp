@@ -41,4 +41,14 @@ std::vector<std::string> config_differences(const Config& a, const Config& b) {
   return out;
 }
 
+std::vector<std::string> config_text_differences(const std::string& a, const std::string& b) {
+  std::vector<std::string> out;
+  try {
+    compare(YAML::Load(a), YAML::Load(b), "", out);
+  } catch (const YAML::Exception& e) {
+    throw ConfigError(std::string("a stored configuration is not YAML: ") + e.what());
+  }
+  return out;
+}
+
 }  // namespace tn

@@ -255,13 +255,6 @@ void read_train(const Field& f, TrainConfig& t) {
   read_checkpoint(f["checkpoint"], t.checkpoint);
 }
 
-// runs/x.h5 -> runs/x.ckpt.h5 (any other name: NAME.ckpt.h5).
-std::string default_checkpoint_path(const std::string& output) {
-  const std::string ext = ".h5";
-  const bool h5 = output.size() > ext.size() && output.compare(output.size() - ext.size(), ext.size(), ext) == 0;
-  return (h5 ? output.substr(0, output.size() - ext.size()) : output) + ".ckpt.h5";
-}
-
 void read_output(const Field& f, Config& c) {
   if (has_section(f)) {
     f.check_keys({"path"});
@@ -448,6 +441,12 @@ void check_not_data(const std::string& path, const std::string& text) {
 }
 
 }  // namespace
+
+std::string default_checkpoint_path(const std::string& output) {
+  const std::string ext = ".h5";
+  const bool h5 = output.size() > ext.size() && output.compare(output.size() - ext.size(), ext.size(), ext) == 0;
+  return (h5 ? output.substr(0, output.size() - ext.size()) : output) + ".ckpt.h5";
+}
 
 Config parse_config(const std::string& yaml_text, const std::string& origin,
                     const std::vector<Override>& overrides, const std::optional<std::vector<std::string>>& data_dirs) {

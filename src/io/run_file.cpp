@@ -195,6 +195,12 @@ void write_meta(hid_t file, const RunMeta& m) {
   h5::set_double_attr(id, g, "wall_seconds", m.wall_seconds);
   h5::set_double_attr(id, g, "train_seconds", m.train_seconds);
   h5::set_int_attr(id, g, "interrupted", m.interrupted ? 1 : 0, H5T_STD_I32LE);
+  if (m.shard_count > 0) {
+    h5::set_int_attr(id, g, "shard_index", m.shard_index, H5T_STD_I32LE);
+    h5::set_int_attr(id, g, "shard_count", m.shard_count, H5T_STD_I32LE);
+    h5::set_int_attr(id, g, "shard_swarm_first", m.shard_swarm_first, H5T_STD_I32LE);
+    h5::set_int_attr(id, g, "shard_swarm_size", m.shard_swarm_size, H5T_STD_I32LE);
+  }
   meta.close("group " + g);
 }
 
@@ -446,6 +452,15 @@ class Reader {
     m.wall_seconds = meta_attr(g, "wall_seconds", h5::get_double_attr);
     m.train_seconds = meta_attr(g, "train_seconds", h5::get_double_attr);
     if (h5::has_attr(g, "/meta", "interrupted")) m.interrupted = h5::get_int_attr(g, "/meta", "interrupted") != 0;
+    if (h5::has_attr(g, "/meta", "shard_count")) {
+      m.shard_index = int_attr(g, "shard_index");
+      m.shard_count = int_attr(g, "shard_count", 1);
+      m.shard_swarm_first = int_attr(g, "shard_swarm_first");
+      m.shard_swarm_size = int_attr(g, "shard_swarm_size", 1);
+      if (m.shard_index >= m.shard_count)
+        damaged("/meta@shard_index " + std::to_string(m.shard_index) + " is not below @shard_count " +
+                std::to_string(m.shard_count));
+    }
   }
 
   Array read_array(const std::string& name) const {

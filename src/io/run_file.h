@@ -49,6 +49,11 @@ struct RunMeta {
   double train_seconds = 0;  // training loop only
   std::string created;       // ISO-8601 UTC time
   bool interrupted = false;  // @interrupted: training was stopped by a signal before train.epochs
+  // A shard (`train --shard k/K`, run/shard.h): @shard_index k and @shard_count K, and the whole
+  // swarm's members [@shard_swarm_first, + @shard_swarm_size) that the K shards train together.
+  // Absent (shard_count 0) in a file that holds a whole swarm.
+  int shard_index = 0, shard_count = 0;
+  int shard_swarm_first = 0, shard_swarm_size = 0;
 };
 
 // Predictions of every member on one set of samples: /predictions/<split>/.

@@ -72,7 +72,11 @@ ResumePoint read_resume_point(const std::string& path, const Config& cfg, const 
     throw ConfigError("--resume: '" + path + "' holds no training state (/train_state): only checkpoints "
                       "(train.checkpoint) and run files of interrupted runs can be resumed; to extend a run, "
                       "train it with train.checkpoint.every_epochs > 0 and resume from its checkpoint");
-  const Config old = run_file_config(f, path);
+  Config old = run_file_config(f, path);
+  if (f.meta.shard_count > 0) {  // a shard's /config is the whole swarm's; /meta holds its block
+    old.swarm.first_member = f.meta.first_member;
+    old.swarm.size = f.meta.swarm_size;
+  }
   std::vector<std::string> differ;
   for (const std::string& key : config_differences(old, cfg)) {
     const auto& ok = resumable_keys();

@@ -80,8 +80,9 @@ double seconds_between(std::chrono::steady_clock::time_point a, std::chrono::ste
 }  // namespace
 
 TrainingRun::TrainingRun(Config cfg, int threads, bool force, std::chrono::steady_clock::time_point started,
-                         const std::string& resume)
-    : cfg_(std::move(cfg)), force_(force || !resume.empty()), started_(started) {
+                         const std::string& resume, Shard shard)
+    : cfg_(std::move(cfg)), force_(force || !resume.empty()), started_(started), shard_(shard) {
+  set_shard_paths(cfg_, shard_);
   // A resumed run replaces the run file of the run it continues.
   check_output_path(cfg_.output.path, force_);
   // Checkpoints replace their predecessor, but never the run file.
@@ -100,6 +101,10 @@ TrainingRun::TrainingRun(Config cfg, int threads, bool force, std::chrono::stead
   if (cfg_.model.init_from.enabled() && resume.empty())
     warm_ = std::make_unique<WarmStart>(load_warm_start(cfg_, shape, data_));
   sets_ = make_member_sets(cfg_, data_);
+  whole_first_ = cfg_.swarm.first_member;
+  whole_size_ = cfg_.swarm.size;
+  if (shard_.enabled()) whole_yaml_ = to_yaml(cfg_);
+  restrict_to_shard(cfg_, sets_, shard_);  // from here on the run is the shard's block
   plan_ = plan_training(cfg_, data_, sets_, *be_, /*with_run_file=*/true);
   if (plan_.chunks > 1 && (cfg_.train.checkpoint.every_epochs > 0 || !resume.empty()))
     throw ConfigError(std::string(resume.empty() ? "train.checkpoint.every_epochs" : "--resume") +
@@ -129,6 +134,7 @@ TrainResult TrainingRun::run(const TrainCallbacks& report) {
       const std::string& path = cfg_.train.checkpoint.path;
       RunFile ck = make_checkpoint(cfg_, data_, sets_, t, *be_, seconds_between(started_, std::chrono::steady_clock::now()),
                                    fingerprint_);
+      mark_shard(ck);
       try {
         write_run_file(path, ck, true);
         r.checkpoint = path;
@@ -151,6 +157,7 @@ TrainResult TrainingRun::run(const TrainCallbacks& report) {
   RunFile file = make_run_file(cfg_, data_, sets_, r.out, *be_, seconds_between(started_, write_start),
                                r.final_eval.predictions, r.final_eval.record);
   file.state = std::move(interrupted);  // empty unless interrupted: the run file can be resumed too
+  mark_shard(file);
   write_run_file(cfg_.output.path, file, force_);
   r.setup_and_train_seconds = seconds_between(started_, eval_start);
   r.eval_seconds = seconds_between(eval_start, write_start);
@@ -158,6 +165,17 @@ TrainResult TrainingRun::run(const TrainCallbacks& report) {
   for (int s = 0; s < cfg_.swarm.size; ++s)
     if (r.out.diverged_epoch[s] > 0) r.diverged.push_back(cfg_.swarm.first_member + s);
   return r;
+}
+
+void TrainingRun::mark_shard(RunFile& f) const {
+  if (!shard_.enabled()) return;
+  // The whole swarm's config validates (a grid's values divide the whole swarm, not a block),
+  // so eval and merge read it as they read any run; the block is /meta@first_member, @swarm_size.
+  f.config_yaml = whole_yaml_;
+  f.meta.shard_index = shard_.index;
+  f.meta.shard_count = shard_.count;
+  f.meta.shard_swarm_first = whole_first_;
+  f.meta.shard_swarm_size = whole_size_;
 }
 
 }  // namespace tn

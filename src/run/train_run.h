@@ -15,6 +15,7 @@
 #include "eval/evaluate.h"
 #include "io/run_file.h"
 #include "run/checkpoint.h"
+#include "run/shard.h"
 #include "run/warm_start.h"
 #include "train/trainer.h"
 
@@ -56,8 +57,10 @@ class TrainingRun {
   // state of this run (run/checkpoint.h). `started` is when the command began (the run
   // file's wall time counts from it). Throws ConfigError, DataError, BackendError or
   // RunFileError (an unreadable `resume` file).
+  // With `shard` (train --shard k/K, run/shard.h) it trains shard k's block of the swarm into
+  // its own run file, NAME.shard-k-of-K.h5 beside output.path.
   TrainingRun(Config cfg, int threads, bool force, std::chrono::steady_clock::time_point started,
-              const std::string& resume = "");
+              const std::string& resume = "", Shard shard = {});
   const Config& config() const { return cfg_; }
   const PreparedData& data() const { return data_; }
   const Backend& backend() const { return *be_; }
@@ -88,6 +91,11 @@ class TrainingRun {
   std::unique_ptr<ResumePoint> resume_;
   std::unique_ptr<WarmStart> warm_;  // model.init_from, when not resuming
   std::string resume_note_;
+  Shard shard_;
+  std::string whole_yaml_;  // a shard's: the whole swarm's resolved config, which its files store
+  int whole_first_ = 0, whole_size_ = 0;  // the whole swarm's members, of which this run trains a shard
+  // A shard's run file or checkpoint: the whole swarm's /config and the shard in /meta.
+  void mark_shard(RunFile& f) const;
 };
 
 }  // namespace tn

@@ -24,6 +24,7 @@ struct TrainOptions {
   int threads = 0;  // 0 = all cores
   bool force = false;
   std::string resume;  // checkpoint or interrupted run file to continue from, or ""
+  std::optional<std::string> shard;  // "k/K": train shard k of K's members only (run/shard.h)
   Verbosity verbosity = Verbosity::Normal;
 };
 
@@ -64,6 +65,16 @@ struct PredictOptions {
 
 // `turbanet predict`: ensemble and member predictions with per-sample uncertainty.
 int run_predict(const PredictOptions& opt);
+
+struct MergeOptions {
+  std::string out;                 // the run file to write, as one run of the whole swarm would
+  std::vector<std::string> parts;  // the K shards' run files (train --shard k/K), in any order
+  bool force = false;              // replace an existing OUT
+  Verbosity verbosity = Verbosity::Normal;
+};
+
+// `turbanet merge`: joins the run files of a sharded swarm into one (run/merge_runs.h).
+int run_merge(const MergeOptions& opt);
 
 struct ExportOptions {
   std::string run_path;

@@ -12,6 +12,7 @@
 #include "cli/commands/commands.h"
 #include "cli/commands/eval_report.h"
 #include "cli/progress.h"
+#include "run/errors.h"
 #include "run/stop_signals.h"
 #include "run/train_run.h"
 #include "turbanet_version.h"
@@ -102,6 +103,7 @@ std::string resume_command(const TrainOptions& opt, const std::string& checkpoin
   if (opt.swarm) cmd += " --swarm " + std::to_string(*opt.swarm);
   if (opt.seed) cmd += " --seed " + std::to_string(*opt.seed);
   if (opt.out) cmd += " --out " + quote(*opt.out);
+  if (opt.shard) cmd += " --shard " + *opt.shard;
   return cmd + " --resume " + quote(checkpoint);
 }
 
@@ -133,8 +135,12 @@ int run_train(const TrainOptions& opt) {
   const auto started = std::chrono::steady_clock::now();
   std::unique_ptr<TrainingRun> run;
   try {
+    const Shard shard = opt.shard ? parse_shard(*opt.shard) : Shard{};
     Config cfg = resolve_config(opt);
-    run = std::make_unique<TrainingRun>(std::move(cfg), opt.threads, opt.force, started, opt.resume);
+    run = std::make_unique<TrainingRun>(std::move(cfg), opt.threads, opt.force, started, opt.resume, shard);
+  } catch (const UsageError& e) {  // --shard
+    spdlog::error("{}", e.what());
+    return kExitUsage;
   } catch (const RunFileError& e) {  // the --resume file
     spdlog::error("{}", e.what());
     return kExitUsage;

@@ -1,0 +1,290 @@
+// Joining a sharded swarm's run files (see run/merge_runs.h).
+#include "run/merge_runs.h"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <ctime>
+#include <filesystem>
+#include <limits>
+#include <map>
+
+#include "config/config.h"
+#include "eval/evaluate.h"
+#include "run/errors.h"
+#include "run/eval_record.h"
+#include "run/swarm_file.h"
+
+namespace tn {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Part {
+  std::string path;
+  RunFile file;
+};
+
+std::string in_quotes(const std::string& path) { return "'" + path + "'"; }
+
+std::string joined(const std::vector<int>& v) {
+  std::string s;
+  for (int x : v) s += (s.empty() ? "" : ", ") + std::to_string(x);
+  return s;
+}
+
+// Parts in shard order, each shard once, all of one swarm, none interrupted, none the output.
+std::vector<Part> read_parts(const std::vector<std::string>& paths, const std::string& out) {
+  if (paths.empty()) throw UsageError("merge: no parts given; pass the K run files of train --shard k/K");
+  std::error_code ec;
+  const fs::path out_abs = fs::weakly_canonical(out, ec);
+  std::vector<Part> parts;
+  for (const std::string& p : paths) {
+    if (fs::weakly_canonical(p, ec) == out_abs)
+      throw UsageError("merge: the output " + in_quotes(out) + " is one of the parts; write the merged run elsewhere");
+    parts.push_back({p, read_run_file(p)});
+    const RunMeta& m = parts.back().file.meta;
+    if (m.shard_count == 0)
+      throw UsageError("merge: " + in_quotes(p) + " is not a shard (no /meta@shard_count): it holds a whole swarm of " +
+                       std::to_string(m.swarm_size) + " members; merge takes the files of train --shard k/K");
+    if (m.interrupted)
+      throw UsageError("merge: " + in_quotes(p) + " (shard " + std::to_string(m.shard_index) + "/" +
+                       std::to_string(m.shard_count) + ") was interrupted; finish it first with turbanet train CONFIG "
+                       "--shard " + std::to_string(m.shard_index) + "/" + std::to_string(m.shard_count) +
+                       " --resume " + p);
+  }
+  const RunMeta& m0 = parts.front().file.meta;
+  std::map<int, std::string> by_index;
+  for (const Part& p : parts) {
+    const RunMeta& m = p.file.meta;
+    if (m.shard_count != m0.shard_count || m.shard_swarm_first != m0.shard_swarm_first ||
+        m.shard_swarm_size != m0.shard_swarm_size)
+      throw UsageError("merge: " + in_quotes(p.path) + " is shard " + std::to_string(m.shard_index) + " of " +
+                       std::to_string(m.shard_count) + " of a swarm of " + std::to_string(m.shard_swarm_size) +
+                       " members, " + in_quotes(parts.front().path) + " shard " + std::to_string(m0.shard_index) + " of " +
+                       std::to_string(m0.shard_count) + " of " + std::to_string(m0.shard_swarm_size) +
+                       ": they are parts of different runs");
+    const auto [it, fresh] = by_index.emplace(m.shard_index, p.path);
+    if (!fresh)
+      throw UsageError("merge: shard " + std::to_string(m.shard_index) + " is given twice: " + in_quotes(it->second) +
+                       " and " + in_quotes(p.path));
+  }
+  std::vector<int> missing;
+  for (int k = 0; k < m0.shard_count; ++k)
+    if (!by_index.count(k)) missing.push_back(k);
+  if (!missing.empty())
+    throw UsageError("merge: shards " + joined(missing) + " of " + std::to_string(m0.shard_count) +
+                     " are missing; pass every shard's run file (train --shard k/" + std::to_string(m0.shard_count) + ")");
+  std::sort(parts.begin(), parts.end(), [](const Part& a, const Part& b) { return a.file.meta.shard_index < b.file.meta.shard_index; });
+  int next = m0.shard_swarm_first;
+  for (const Part& p : parts) {
+    if (p.file.meta.first_member != next)
+      throw UsageError("merge: " + in_quotes(p.path) + " holds members from " + std::to_string(p.file.meta.first_member) +
+                       ", expected " + std::to_string(next) + ": its shard was trained with another swarm");
+    next += p.file.meta.swarm_size;
+  }
+  if (next != m0.shard_swarm_first + m0.shard_swarm_size)
+    throw UsageError("merge: the shards hold members up to " + std::to_string(next - 1) + " of a swarm ending at " +
+                     std::to_string(m0.shard_swarm_first + m0.shard_swarm_size - 1));
+  return parts;
+}
+
+// The parts were trained from one configuration, apart from their members and file paths, and
+// on the same data (splits, normalization, names, encoding).
+void check_same_run(const std::vector<Part>& parts) {
+  const Part& a = parts.front();
+  const std::vector<std::string> may_differ = {"swarm.first_member", "swarm.size", "output.path",
+                                               "train.checkpoint.path"};
+  for (const Part& b : parts) {
+    for (const std::string& key : config_text_differences(a.file.config_yaml, b.file.config_yaml))
+      if (std::find(may_differ.begin(), may_differ.end(), key) == may_differ.end())
+        throw UsageError("merge: " + in_quotes(a.path) + " and " + in_quotes(b.path) + " were trained with different " +
+                         "configurations (" + key + " differs); every shard must train the same config");
+    const RunFile &x = a.file, &y = b.file;
+    bool same = x.splits.size() == y.splits.size() && x.data.feature_names == y.data.feature_names &&
+                x.data.class_names == y.data.class_names && x.normalization.mean.data == y.normalization.mean.data &&
+                x.normalization.std.data == y.normalization.std.data && x.encoding.categories == y.encoding.categories &&
+                x.members.per_member == y.members.per_member;
+    for (std::size_t i = 0; same && i < x.splits.size(); ++i)
+      same = x.splits[i].name == y.splits[i].name && x.splits[i].rows == y.splits[i].rows;
+    if (!same)
+      throw UsageError("merge: " + in_quotes(a.path) + " and " + in_quotes(b.path) + " were trained on different data " +
+                       "(splits, normalization or columns differ): was the data file changed between the shards?");
+  }
+}
+
+// Arrays [S_k, ...] of the parts along the member axis; a part's history shorter than `cols`
+// columns (its members all stopped early) is padded with NaN.
+Array stack(const std::vector<const Array*>& arrays, std::uint64_t cols = 0) {
+  Array r;
+  if (arrays.front()->data.empty() && arrays.front()->shape.empty()) return r;
+  r.shape = arrays.front()->shape;
+  r.shape[0] = 0;
+  if (cols > 0) r.shape[1] = cols;
+  for (const Array* a : arrays) {
+    r.shape[0] += a->shape[0];
+    if (cols == 0 || a->shape[1] == cols) {
+      r.data.insert(r.data.end(), a->data.begin(), a->data.end());
+      continue;
+    }
+    for (std::uint64_t s = 0; s < a->shape[0]; ++s) {
+      const auto row = a->data.begin() + static_cast<std::ptrdiff_t>(s * a->shape[1]);
+      r.data.insert(r.data.end(), row, row + static_cast<std::ptrdiff_t>(a->shape[1]));
+      r.data.insert(r.data.end(), cols - a->shape[1], std::numeric_limits<float>::quiet_NaN());
+    }
+  }
+  return r;
+}
+
+std::vector<LayerParams> stack_layers(const std::vector<Part>& parts, std::vector<LayerParams> RunFile::*which) {
+  std::vector<LayerParams> r = parts.front().file.*which;
+  for (std::size_t l = 0; l < r.size(); ++l)
+    for (std::size_t t = 0; t < r[l].tensors.size(); ++t) {
+      std::vector<const Array*> a;
+      for (const Part& p : parts) {
+        const std::vector<LayerParams>& layers = p.file.*which;
+        if (layers.size() != r.size() || layers[l].tensors.size() != r[l].tensors.size())
+          throw UsageError("merge: " + in_quotes(p.path) + " holds another model than " + in_quotes(parts.front().path));
+        a.push_back(&layers[l].tensors[t].second);
+      }
+      r[l].tensors[t].second = stack(a);
+    }
+  return r;
+}
+
+template <class T>
+std::vector<T> concat(const std::vector<Part>& parts, const std::function<const std::vector<T>&(const RunFile&)>& of) {
+  std::vector<T> r;
+  for (const Part& p : parts) r.insert(r.end(), of(p.file).begin(), of(p.file).end());
+  return r;
+}
+
+MemberData merge_members(const std::vector<Part>& parts) {
+  MemberData m = parts.front().file.members;
+  const auto ints = [&](std::vector<int> MemberData::*v) {
+    return concat<int>(parts, [v](const RunFile& f) -> const std::vector<int>& { return f.members.*v; });
+  };
+  m.sample_count = ints(&MemberData::sample_count);
+  m.set_rows = ints(&MemberData::set_rows);
+  m.init_from = ints(&MemberData::init_from);
+  m.group_names = concat<std::string>(parts, [](const RunFile& f) -> const std::vector<std::string>& { return f.members.group_names; });
+  if (!m.set_offset.empty()) {  // [S + 1] starts of each member's rows in set_rows
+    m.set_offset = {0};
+    for (const Part& p : parts)
+      for (std::size_t s = 1; s < p.file.members.set_offset.size(); ++s)
+        m.set_offset.push_back(m.set_offset.back() + p.file.members.set_offset[s] - p.file.members.set_offset[s - 1]);
+  }
+  for (std::size_t k = 0; k < m.hparams.size(); ++k) {
+    m.hparams[k].second.clear();
+    for (const Part& p : parts) {
+      const auto& hp = p.file.members.hparams;
+      if (k >= hp.size() || hp[k].first != m.hparams[k].first)
+        throw UsageError("merge: " + in_quotes(p.path) + " lacks the per-member values of " + m.hparams[k].first);
+      m.hparams[k].second.insert(m.hparams[k].second.end(), hp[k].second.begin(), hp[k].second.end());
+    }
+  }
+  return m;
+}
+
+Combine combine_of(const std::string& name) {
+  return name == "vote" ? Combine::Vote : Combine::MeanProb;  // "mean_prob", or "mean" (regression)
+}
+
+// /predictions/<split> of every part side by side, and /eval/<split> computed again over the
+// whole swarm as training computes it.
+void merge_evaluations(const std::vector<Part>& parts, const Config& cfg, RunFile& r) {
+  const bool classification = is_classification(cfg.loss.type);
+  const int first = parts.front().file.meta.shard_swarm_first;
+  for (const Predictions& p0 : parts.front().file.predictions) {
+    std::vector<const Array*> members;
+    for (const Part& p : parts) {
+      const Predictions* q = p.file.find_predictions(p0.split);
+      if (!q || q->members.shape.size() != 3 || q->members.shape[1] != p0.members.shape[1])
+        throw UsageError("merge: " + in_quotes(p.path) + " has no predictions on the " + p0.split + " split like " +
+                         in_quotes(parts.front().path));
+      members.push_back(&q->members);
+    }
+    const Array all = stack(members);
+    const SwarmPredictions sp{static_cast<int>(all.shape[0]), static_cast<int>(all.shape[1]),
+                              static_cast<int>(all.shape[2]), all.data, {}};
+    r.put(make_predictions(p0.split, sp, p0.targets.data, classification));
+    for (const EvalRecord& e0 : parts.front().file.evals) {
+      if (e0.split != p0.split) continue;
+      if (e0.combine == "mean_logit") {  // logits are not stored
+        spdlog::warn("merge: the {} evaluation combined with mean_logit is left out; run turbanet eval on the merged file",
+                     e0.split);
+        continue;
+      }
+      const Combine how = combine_of(e0.combine);
+      r.put(make_eval_record(evaluate(sp, cfg.loss.type, p0.targets.data, how), e0.split, e0.source, how, first, sp.N));
+    }
+  }
+}
+
+std::string utc_now() {
+  const std::time_t t = std::time(nullptr);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&t));
+  return buf;
+}
+
+}  // namespace
+
+RunFile merge_shards(const std::vector<std::string>& paths, const std::string& out) {
+  const std::vector<Part> parts = read_parts(paths, out);
+  check_same_run(parts);
+  const RunFile& f0 = parts.front().file;
+  const RunMeta& m0 = f0.meta;
+  // The whole swarm's configuration, as one run would have resolved and stored it.
+  const bool default_checkpoint = [&] {
+    const Config c = run_file_config(f0, parts.front().path);
+    return c.train.checkpoint.path == default_checkpoint_path(c.output.path);
+  }();
+  std::vector<Override> ov = {{"swarm.first_member", std::to_string(m0.shard_swarm_first)},
+                              {"swarm.size", std::to_string(m0.shard_swarm_size)},
+                              {"output.path", in_quotes(out)}};
+  if (default_checkpoint) ov.push_back({"train.checkpoint.path", in_quotes(default_checkpoint_path(out))});
+  const Config cfg = run_file_config(f0, parts.front().path, ov);
+
+  RunFile r;
+  r.config_yaml = to_yaml(cfg);
+  r.meta = m0;
+  r.meta.swarm_size = m0.shard_swarm_size;
+  r.meta.first_member = m0.shard_swarm_first;
+  r.meta.shard_index = r.meta.shard_count = r.meta.shard_swarm_first = r.meta.shard_swarm_size = 0;
+  r.meta.created = utc_now();
+  for (const Part& p : parts) {
+    const RunMeta& m = p.file.meta;
+    // The shards ran side by side: the job's times are those of the slowest.
+    r.meta.epochs = std::max(r.meta.epochs, m.epochs);
+    r.meta.steps = std::max(r.meta.steps, m.steps);
+    r.meta.wall_seconds = std::max(r.meta.wall_seconds, m.wall_seconds);
+    r.meta.train_seconds = std::max(r.meta.train_seconds, m.train_seconds);
+  }
+  r.params = stack_layers(parts, &RunFile::params);
+  r.init_params = stack_layers(parts, &RunFile::init_params);
+  const auto history = [&](Array RunFile::*h) {
+    std::vector<const Array*> a;
+    for (const Part& p : parts) a.push_back(&(p.file.*h));
+    return stack(a, static_cast<std::uint64_t>(r.meta.epochs));
+  };
+  r.train_loss = history(&RunFile::train_loss);
+  r.val_loss = history(&RunFile::val_loss);
+  r.train_accuracy = history(&RunFile::train_accuracy);
+  r.val_accuracy = history(&RunFile::val_accuracy);
+  const auto per_member = [&](std::vector<int> RunFile::*v) {
+    return concat<int>(parts, [v](const RunFile& f) -> const std::vector<int>& { return f.*v; });
+  };
+  r.diverged_epoch = per_member(&RunFile::diverged_epoch);
+  r.stopped_epoch = per_member(&RunFile::stopped_epoch);
+  r.best_epoch = per_member(&RunFile::best_epoch);
+  r.members = merge_members(parts);
+  r.splits = f0.splits;
+  r.normalization = f0.normalization;
+  r.data = f0.data;
+  r.encoding = f0.encoding;
+  merge_evaluations(parts, cfg, r);
+  return r;
+}
+
+}  // namespace tn

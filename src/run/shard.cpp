@@ -1,0 +1,77 @@
+// Shards of a swarm: parsing k/K, the balanced member blocks, and the shard's config.
+#include "run/shard.h"
+
+#include <algorithm>
+#include <charconv>
+#include <cstdint>
+#include <vector>
+
+#include "run/errors.h"
+
+namespace tn {
+namespace {
+
+bool whole(std::string_view s, int& out) {
+  const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), out);
+  return ec == std::errc() && end == s.data() + s.size() && !s.empty() && s.front() != '-' && s.front() != '+';
+}
+
+}  // namespace
+
+Shard parse_shard(const std::string& text) {
+  const std::size_t slash = text.find('/');
+  Shard s;
+  if (slash == std::string::npos || !whole(std::string_view(text).substr(0, slash), s.index) ||
+      !whole(std::string_view(text).substr(slash + 1), s.count) || s.count < 1 || s.index >= s.count)
+    throw UsageError("--shard: expected k/K with whole numbers 0 <= k < K (shard k of K, counted from 0, as "
+                     "SLURM_ARRAY_TASK_ID with --array=0-(K-1)), got '" + text + "'");
+  return s;
+}
+
+std::pair<int, int> shard_block(const MemberSets& sets, int S, Shard shard) {
+  if (shard.count > S)
+    throw ConfigError("--shard " + std::to_string(shard.index) + "/" + std::to_string(shard.count) + ": the swarm has " +
+                      std::to_string(S) + " members, fewer than " + std::to_string(shard.count) +
+                      " shards; use at most " + std::to_string(S) + " shards");
+  // Prefix sums of the members' work; block k ends at the first member whose prefix reaches
+  // (k + 1)/K of the total, keeping at least one member for every block before and after.
+  std::vector<std::uint64_t> prefix(static_cast<std::size_t>(S) + 1, 0);
+  for (int s = 0; s < S; ++s) prefix[s + 1] = prefix[s] + std::max<std::uint32_t>(1, sets.size(s));
+  const auto boundary = [&](int k) {
+    if (k <= 0) return 0;
+    if (k >= shard.count) return S;
+    const std::uint64_t target = prefix[S] * static_cast<std::uint64_t>(k) / static_cast<std::uint64_t>(shard.count);
+    int m = 0;
+    while (m < S && prefix[m] < target) ++m;
+    return std::clamp(m, k, S - (shard.count - k));  // room for one member per block
+  };
+  return {boundary(shard.index), boundary(shard.index + 1)};
+}
+
+void set_shard_paths(Config& cfg, Shard shard) {
+  if (!shard.enabled()) return;
+  if (cfg.data.per_member == PerMember::GroupBy)
+    throw ConfigError("--shard: data.per_member group_by is not sharded yet (a shard's final evaluation would span "
+                      "other shards' groups); train it in one run");
+  const bool default_checkpoint = cfg.train.checkpoint.path == default_checkpoint_path(cfg.output.path);
+  cfg.output.path = shard_output_path(cfg.output.path, shard);
+  if (default_checkpoint) cfg.train.checkpoint.path = default_checkpoint_path(cfg.output.path);
+}
+
+std::pair<int, int> restrict_to_shard(Config& cfg, MemberSets& sets, Shard shard) {
+  if (!shard.enabled()) return {0, cfg.swarm.size};
+  const auto [m0, m1] = shard_block(sets, cfg.swarm.size, shard);
+  sets = slice_member_sets(sets, m0, m1);
+  cfg.swarm.first_member += m0;
+  cfg.swarm.size = m1 - m0;
+  return {m0, m1};
+}
+
+std::string shard_output_path(const std::string& output, Shard shard) {
+  const std::string ext = ".h5";
+  const bool h5 = output.size() > ext.size() && output.compare(output.size() - ext.size(), ext.size(), ext) == 0;
+  return (h5 ? output.substr(0, output.size() - ext.size()) : output) + ".shard-" + std::to_string(shard.index) +
+         "-of-" + std::to_string(shard.count) + ext;
+}
+
+}  // namespace tn

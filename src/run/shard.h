@@ -1,0 +1,43 @@
+// Sharding a swarm over independent jobs (`train --shard k/K`, e.g. a Slurm job array): shard
+// k of K trains one contiguous block of the swarm's members into a run file of its own, and
+// `turbanet merge` (run/merge_runs.h) joins the K files into the file one run would have
+// written. Members are independent, so a member trained in a shard is bitwise the member of
+// the whole swarm (the same random streams, sample sets and steps per epoch).
+#pragma once
+#include <string>
+#include <utility>
+
+#include "config/config.h"
+#include "data/member_sets.h"
+
+namespace tn {
+
+struct Shard {
+  int index = 0;  // k, 0-based
+  int count = 0;  // K; 0: not sharded
+  bool enabled() const { return count > 0; }
+};
+
+// "k/K" with 0 <= k < K (SLURM_ARRAY_TASK_ID/SLURM_ARRAY_TASK_COUNT with --array=0-(K-1));
+// throws UsageError naming the rule otherwise.
+Shard parse_shard(const std::string& text);
+
+// The block [m0, m1) of local members (0..S-1) that shard k of K trains: contiguous blocks
+// whose summed per-member work (samples per epoch, sets.size) is as even as the members allow;
+// every block holds at least one member. Throws ConfigError when K exceeds the swarm size.
+std::pair<int, int> shard_block(const MemberSets& sets, int S, Shard shard);
+
+// A shard's run file: output.path (from the config or --out) NAME.h5 becomes
+// NAME.shard-k-of-K.h5 beside it, and the default checkpoint path follows it, so the K shards
+// of one command line never write the same file. Refuses (ConfigError) what is not sharded:
+// group_by swarms, whose shards' final evaluations would span other shards' groups.
+void set_shard_paths(Config& cfg, Shard shard);
+
+// Restricts `cfg` and `sets` (the whole swarm's) to shard `shard`: swarm.first_member and
+// swarm.size of its block, and the block's member sets. Returns the block [m0, m1).
+std::pair<int, int> restrict_to_shard(Config& cfg, MemberSets& sets, Shard shard);
+
+// runs/x.h5 -> runs/x.shard-2-of-8.h5.
+std::string shard_output_path(const std::string& output, Shard shard);
+
+}  // namespace tn
