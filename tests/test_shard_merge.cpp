@@ -1,6 +1,7 @@
 // Sharding a swarm over jobs (train --shard k/K) and joining the parts (turbanet merge): the
 // merged file is bitwise the run file of one run of the whole swarm (apart from the paths in
-// /config), for shared, bootstrap and per-member-shard data and a per-member lr grid; the
+// /config), for shared, bootstrap, per-member-shard and group_by sequence data and a per-member
+// lr grid; the
 // blocks are balanced and cover the swarm; bad parts are refused with exit 2, naming them.
 #include <doctest/doctest.h>
 
@@ -87,27 +88,35 @@ TEST_CASE("--shard k/K: parsing and balanced blocks that cover the swarm") {
 TEST_CASE("merged shards are bitwise the run of the whole swarm") {
   const std::string python = test::python_with_h5py();
   struct Case {
-    std::string name, per_member, optimizer;
+    std::string name, yaml;
     int K;
   };
-  for (const Case& c : {Case{"shared-lr", "shared", "{type: adam, lr: {values: [0.001, 0.003, 0.01, 0.03, 0.1, 0.2, 0.3]}}", 3},
-                        Case{"bootstrap", "bootstrap", "{type: sgd, lr: 0.05, momentum: 0.9}", 2},
-                        Case{"member-shards", "shards", "adam", 4}}) {
+  // One model per series: per-series statistics, windows, own-sample evaluation with persistence.
+  const std::string series =
+      "name: rw\nseed: 5\ndevice: cpu\nmodel: {layers: [{units: 8, activation: tanh}, {units: 1}]}\nloss: mse\n"
+      "optimizer: {type: adam, lr: {values: [0.001, 0.01]}}\n"
+      "data:\n  source: {type: random_walk, series: 6, length: 90, seed: 2}\n"
+      "  sequence: {window: 6, target: close}\n  split: {train: 0.7, val: 0.15, test: 0.15}\n"
+      "  per_member: {group_by: ticker}\n  normalize: standard\n  normalize_per_member: true\ntrain: {epochs: 3, batch_size: 16}\n";
+  for (const Case& c :
+       {Case{"shared-lr", swarm_yaml("shared", "{type: adam, lr: {values: [0.001, 0.003, 0.01, 0.03, 0.1, 0.2, 0.3]}}"), 3},
+        Case{"bootstrap", swarm_yaml("bootstrap", "{type: sgd, lr: 0.05, momentum: 0.9}"), 2},
+        Case{"member-shards", swarm_yaml("shards", "adam"), 4}, Case{"group-by", series, 2}}) {
     CAPTURE(c.name);
-    const std::string yaml = swarm_yaml(c.per_member, c.optimizer);
+    const std::string& yaml = c.yaml;
     const fs::path whole = train_run(c.name + "-whole", yaml);
     const std::vector<std::string> parts = train_shards(c.name, yaml, c.K);
     const RunFile p1 = read_run_file(parts[1]);
     CHECK(p1.meta.shard_index == 1);
     CHECK(p1.meta.shard_count == c.K);
-    CHECK(p1.meta.shard_swarm_size == 7);
-    CHECK(p1.meta.swarm_size < 7);
+    CHECK(p1.meta.shard_swarm_size == read_run_file(whole.string()).meta.swarm_size);
+    CHECK(p1.meta.swarm_size < p1.meta.shard_swarm_size);
     const std::string out = scratch(c.name + "-merged.h5").string();
     const auto [rc, err] = merge(out, {parts.rbegin(), parts.rend()});  // any order
     REQUIRE_MESSAGE(rc == kExitOk, err);
     const RunFile a = read_run_file(whole.string()), b = read_run_file(out);
     CHECK(b.meta.shard_count == 0);
-    CHECK(b.meta.swarm_size == 7);
+    CHECK(b.meta.swarm_size == a.meta.swarm_size);
     // The configurations differ in their file paths only.
     for (const std::string& key : config_text_differences(a.config_yaml, b.config_yaml))
       CHECK_MESSAGE((key == "output.path" || key == "train.checkpoint.path"), key);
@@ -152,19 +161,16 @@ TEST_CASE("merge refuses parts that do not make one swarm, naming them") {
   CHECK(rc == kExitUsage);
   CHECK_MESSAGE(err.find("already exists") != std::string::npos, err);
   CHECK(!fs::exists(out + ".tmp"));
-  // group_by swarms are not sharded yet: refused before any work.
-  TrainOptions o;
-  o.config_path = write_file("refuse-group.yaml",
-                             "name: g\nseed: 1\ndevice: cpu\nmodel: {layers: [{units: 4}, {units: 1}]}\nloss: mse\n"
-                             "data:\n  source: {type: random_walk, series: 3, length: 60}\n"
-                             "  sequence: {window: 4, target: close}\n  per_member: {group_by: ticker}\n"
-                             "train: {epochs: 1}\n").string();
-  o.out = scratch("refuse-group.h5").string();
-  o.shard = "0/2";
-  o.verbosity = Verbosity::Quiet;
-  std::tie(rc, err) = exit_and_stderr([&] { return run_train(o); });
+  // A group_by shard holds a block of the groups: eval asks for the merged file.
+  const std::vector<std::string> groups = train_shards(
+      "refuse-group",
+      "name: g\nseed: 1\ndevice: cpu\nmodel: {layers: [{units: 4}, {units: 1}]}\nloss: mse\n"
+      "data:\n  source: {type: random_walk, series: 3, length: 60}\n  sequence: {window: 4, target: close}\n"
+      "  split: {train: 0.8, test: 0.2}\n  per_member: {group_by: ticker}\ntrain: {epochs: 1}\n",
+      2);
+  std::tie(rc, err) = exit_and_stderr([&] { return run_eval(eval_opts(groups[1])); });
   CHECK(rc == kExitUsage);
-  CHECK_MESSAGE(err.find("group_by is not sharded yet") != std::string::npos, err);
+  CHECK_MESSAGE(err.find("join the shards first") != std::string::npos, err);
 }
 
 TEST_CASE("a shard checkpoints and resumes like a whole run, bitwise") {

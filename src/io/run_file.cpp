@@ -118,6 +118,9 @@ struct Validator {
     if (!p.member.empty() && p.own.shape.size() == 2 && p.own.shape[0] != p.member.size())
       fail(g + "/member has " + std::to_string(p.member.size()) + " entries but /own has " +
            std::to_string(p.own.shape[0]) + " samples");
+    if (!p.sample.empty() && p.sample.size() != p.member.size())
+      fail(g + "/sample has " + std::to_string(p.sample.size()) + " entries but /member has " +
+           std::to_string(p.member.size()));
   }
   void scores(const ScoreRecord& r, std::size_t S, std::size_t M, const std::string& name) const {
     if (r.empty()) return;
@@ -220,6 +223,7 @@ void write_predictions(hid_t file, const Predictions& p) {
   write_if_present(file, g + "/ensemble_std", p.ensemble_std);
   write_if_present(file, g + "/targets", p.targets);
   if (!p.member.empty()) h5::write_ints(file, g + "/member", p.member);
+  if (!p.sample.empty()) h5::write_ints(file, g + "/sample", p.sample);
   write_if_present(file, g + "/own", p.own);
   write_if_present(file, g + "/persistence", p.persistence);
   write_if_present(file, g + "/own_original", p.own_original);
@@ -607,6 +611,7 @@ class Reader {
       read_optional(g + "/ensemble_std", p.ensemble_std);
       read_optional(g + "/targets", p.targets);
       if (h5::exists(file_, g + "/member")) p.member = h5::read_ints(file_, g + "/member");
+      if (h5::exists(file_, g + "/sample")) p.sample = h5::read_ints(file_, g + "/sample");
       read_optional(g + "/own", p.own);
       read_optional(g + "/persistence", p.persistence);
       read_optional(g + "/own_original", p.own_original);

@@ -66,6 +66,9 @@ struct Predictions {
   // group_by runs: each sample is predicted by its own group's member only, so `members`,
   // `ensemble_mean` and `ensemble_std` are empty and these hold the predictions.
   std::vector<int> member;     // [N] global index of the member that predicted each sample
+  // A group_by shard's file (train --shard): it predicts its own members' samples only, and
+  // sample [N] holds each one's position in the split; empty otherwise.
+  std::vector<int> sample;
   Array own;                   // [N, outputs] that member's prediction
   Array persistence;           // [N, outputs] sequence data: the last-value forecast, or empty
   // Sequence data with a normalized target: the same in the target's original units.

@@ -11,6 +11,7 @@
 
 #include "config/config.h"
 #include "eval/evaluate.h"
+#include "eval/own.h"
 #include "run/errors.h"
 #include "run/eval_record.h"
 #include "run/swarm_file.h"
@@ -190,12 +191,64 @@ Combine combine_of(const std::string& name) {
   return name == "vote" ? Combine::Vote : Combine::MeanProb;  // "mean_prob", or "mean" (regression)
 }
 
+// group_by: each shard predicted its own members' samples (Predictions::sample says where they
+// are in the split); put back in split order, they are evaluated as training evaluates them.
+void merge_own_evaluation(const std::vector<Part>& parts, const Config& cfg, const Predictions& p0, RunFile& r) {
+  const RunFile& f0 = parts.front().file;
+  const int first = f0.meta.shard_swarm_first;
+  const auto split = std::find_if(f0.splits.begin(), f0.splits.end(), [&](const DataSplit& d) { return d.name == p0.split; });
+  if (split == f0.splits.end())
+    throw UsageError("merge: " + in_quotes(parts.front().path) + " has predictions on the " + p0.split +
+                     " split but no such split in /data/splits");
+  const std::size_t N = split->rows.size(), O = p0.own.shape.size() == 2 ? p0.own.shape[1] : 0;
+  const std::size_t wy = p0.targets.shape.size() == 2 ? p0.targets.shape[1] : 1;
+  OwnPredictions p;
+  p.S = f0.meta.shard_swarm_size;
+  p.N = static_cast<int>(N);
+  p.O = static_cast<int>(O);
+  p.member.assign(N, -1);
+  p.outputs.assign(N * O, 0.0f);
+  OwnTargets t;
+  t.y.assign(p0.targets.data.empty() ? 0 : N * wy, 0.0f);
+  t.persistence.assign(p0.persistence.data.empty() ? 0 : N * O, 0.0f);
+  t.target_mean = f0.normalization.target_mean.data;
+  t.target_std = f0.normalization.target_std.data;
+  for (const Part& part : parts) {
+    const Predictions* q = part.file.find_predictions(p0.split);
+    if (!q || q->sample.size() != q->member.size() || q->own.data.size() != q->sample.size() * O)
+      throw UsageError("merge: " + in_quotes(part.path) + " has no predictions of its groups on the " + p0.split + " split");
+    for (std::size_t j = 0; j < q->sample.size(); ++j) {
+      const auto i = static_cast<std::size_t>(q->sample[j]);
+      if (q->sample[j] < 0 || i >= N || p.member[i] >= 0)
+        throw UsageError("merge: " + in_quotes(part.path) + " predicts sample " + std::to_string(q->sample[j]) +
+                         " of the " + p0.split + " split, which another part predicts too or which is not in it");
+      p.member[i] = q->member[j] - first;
+      std::copy_n(q->own.data.begin() + static_cast<std::ptrdiff_t>(j * O), O, p.outputs.begin() + static_cast<std::ptrdiff_t>(i * O));
+      if (!t.y.empty())
+        std::copy_n(q->targets.data.begin() + static_cast<std::ptrdiff_t>(j * wy), wy, t.y.begin() + static_cast<std::ptrdiff_t>(i * wy));
+      if (!t.persistence.empty())
+        std::copy_n(q->persistence.data.begin() + static_cast<std::ptrdiff_t>(j * O), O,
+                    t.persistence.begin() + static_cast<std::ptrdiff_t>(i * O));
+    }
+  }
+  if (std::count(p.member.begin(), p.member.end(), -1) > 0)
+    throw UsageError("merge: some samples of the " + p0.split + " split are predicted by no part");
+  r.put(make_own_predictions(p0.split, p, t, first, is_classification(cfg.loss.type)));
+  for (const EvalRecord& e0 : f0.evals)
+    if (e0.split == p0.split && e0.own())
+      r.put(make_own_eval_record(evaluate_own(p, cfg.loss.type, t), e0.split, e0.source, first, p.N));
+}
+
 // /predictions/<split> of every part side by side, and /eval/<split> computed again over the
 // whole swarm as training computes it.
 void merge_evaluations(const std::vector<Part>& parts, const Config& cfg, RunFile& r) {
   const bool classification = is_classification(cfg.loss.type);
   const int first = parts.front().file.meta.shard_swarm_first;
   for (const Predictions& p0 : parts.front().file.predictions) {
+    if (!p0.member.empty()) {
+      merge_own_evaluation(parts, cfg, p0, r);
+      continue;
+    }
     std::vector<const Array*> members;
     for (const Part& p : parts) {
       const Predictions* q = p.file.find_predictions(p0.split);

@@ -50,9 +50,6 @@ std::pair<int, int> shard_block(const MemberSets& sets, int S, Shard shard) {
 
 void set_shard_paths(Config& cfg, Shard shard) {
   if (!shard.enabled()) return;
-  if (cfg.data.per_member == PerMember::GroupBy)
-    throw ConfigError("--shard: data.per_member group_by is not sharded yet (a shard's final evaluation would span "
-                      "other shards' groups); train it in one run");
   const bool default_checkpoint = cfg.train.checkpoint.path == default_checkpoint_path(cfg.output.path);
   cfg.output.path = shard_output_path(cfg.output.path, shard);
   if (default_checkpoint) cfg.train.checkpoint.path = default_checkpoint_path(cfg.output.path);

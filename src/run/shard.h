@@ -29,8 +29,7 @@ std::pair<int, int> shard_block(const MemberSets& sets, int S, Shard shard);
 
 // A shard's run file: output.path (from the config or --out) NAME.h5 becomes
 // NAME.shard-k-of-K.h5 beside it, and the default checkpoint path follows it, so the K shards
-// of one command line never write the same file. Refuses (ConfigError) what is not sharded:
-// group_by swarms, whose shards' final evaluations would span other shards' groups.
+// of one command line never write the same file.
 void set_shard_paths(Config& cfg, Shard shard);
 
 // Restricts `cfg` and `sets` (the whole swarm's) to shard `shard`: swarm.first_member and

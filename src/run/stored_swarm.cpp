@@ -121,6 +121,10 @@ StoredSwarm load(const std::string& path, bool own_data) {
   StoredSwarm r;
   r.path = path;
   r.file = read_run_file(path);
+  if (r.file.meta.shard_count > 0 && !r.file.members.group_names.empty())
+    throw UsageError("run file '" + path + "' is shard " + std::to_string(r.file.meta.shard_index) + " of " +
+                     std::to_string(r.file.meta.shard_count) + " of a group_by swarm: its members are a block of the "
+                     "groups; join the shards first (turbanet merge OUT.h5 PART...) and use the merged file");
   std::vector<Override> ov;
   if (!own_data) {  // neither the training data nor its per-member sampling is needed
     // A stand-in source of the same kind (the model's shapes come from the run file; new series

@@ -43,21 +43,39 @@ void check_output_path(const std::string& path, bool force, const std::string& k
 
 // group_by: each member on its own group's samples, with the persistence baseline and the
 // original units for sequence data.
+// A shard of the groups (train --shard) evaluates its own members' samples only, and records
+// where each is in the split (Predictions::sample); the whole swarm keeps every sample.
 FinalEval evaluate_final_own(const Config& cfg, const PreparedData& data, const TrainOutput& t) {
   FinalEval f;
   f.split = t.pred_split == "test" ? &data.test : &data.train;
+  const int S = cfg.swarm.size, first = cfg.swarm.first_member, O = t.shape.outputs();
+  OwnTargets all{f.split->y, persistence_forecast(data, *f.split), data.target_mean, data.target_std};
+  std::vector<int> keep;  // samples of members [first, first + S)
+  for (int i = 0; i < t.pred_n; ++i)
+    if (t.pred_member[i] >= first && t.pred_member[i] < first + S) keep.push_back(i);
+  const bool shard = static_cast<int>(keep.size()) != t.pred_n;
+  const auto rows = [&](const std::vector<float>& v) {  // the kept samples' rows of a [N, w] array
+    if (!shard || v.empty()) return v;
+    const std::size_t w = v.size() / static_cast<std::size_t>(t.pred_n);
+    std::vector<float> r;
+    for (int i : keep) r.insert(r.end(), v.begin() + static_cast<std::ptrdiff_t>(i * w), v.begin() + static_cast<std::ptrdiff_t>((i + 1) * w));
+    return r;
+  };
+  const auto members = [&](const std::vector<float>& v) {  // per-group statistics of the block's groups
+    if (!shard || v.empty()) return v;
+    return std::vector<float>(v.begin() + first, v.begin() + first + S);
+  };
   OwnPredictions p;
-  p.S = cfg.swarm.size;
-  p.N = t.pred_n;
-  p.O = t.shape.outputs();
-  p.member = t.pred_member;
-  for (int& m : p.member) m -= cfg.swarm.first_member;
-  p.outputs = t.pred_own;
-  const OwnTargets targets{f.split->y, persistence_forecast(data, *f.split), data.target_mean, data.target_std};
+  p.S = S;
+  p.N = static_cast<int>(keep.size());
+  p.O = O;
+  for (int i : keep) p.member.push_back(t.pred_member[i] - first);
+  p.outputs = rows(t.pred_own);
+  const OwnTargets targets{rows(all.y), rows(all.persistence), members(all.target_mean), members(all.target_std)};
   const OwnEvaluation e = evaluate_own(p, cfg.loss.type, targets);
-  f.record = make_own_eval_record(e, f.split->name, f.split->name + " split of " + data.origin,
-                                  cfg.swarm.first_member, t.pred_n);
-  f.predictions = make_own_predictions(t.pred_split, p, targets, cfg.swarm.first_member, is_classification(cfg.loss.type));
+  f.record = make_own_eval_record(e, f.split->name, f.split->name + " split of " + data.origin, first, p.N);
+  f.predictions = make_own_predictions(t.pred_split, p, targets, first, is_classification(cfg.loss.type));
+  if (shard) f.predictions.sample = keep;
   return f;
 }
 
