@@ -54,7 +54,7 @@ if ((${#missing[@]} > 0)); then
 fi
 
 cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_C_COMPILER=clang-14 \
-  -DCMAKE_CXX_COMPILER=clang++-14 -DTURBANET_FUZZ=ON -DTURBANET_TESTS=OFF -DTURBANET_CUDA=OFF >/dev/null
+  -DCMAKE_CXX_COMPILER=clang++-14 -DTURBANET_FUZZ=ON -DTURBANET_TESTS=OFF -DTURBANET_CUDA=OFF -DTURBANET_MPI=OFF >/dev/null
 targets=()
 for h in "${HARNESSES[@]}"; do targets+=("fuzz_$h"); done
 cmake --build build-fuzz -j"$(nproc)" --target "${targets[@]}"

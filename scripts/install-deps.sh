@@ -16,6 +16,7 @@ PACKAGES=(
   libhwy-dev                         # SIMD kernels compiled per CPU target, chosen at run time
   libonnx-dev libprotobuf-dev        # export --format onnx: the ONNX project's protobuf classes
   libzip-dev                         # export --format npz: NumPy archives are zip files
+  libopenmpi-dev openmpi-bin         # mpirun -np P turbanet train: ranks train shards of the swarm
   python3-venv                       # the export tests' onnxruntime environment (scripts/install-test-venv.sh)
   python3-torch                      # the export tests load a member with scripts/to_torch.py
   python3 python3-h5py python3-numpy # the tests check that h5py reads run files

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "cli/commands/commands.h"
+#include "run/world/world.h"
 #include "turbanet_version.h"
 
 namespace {
@@ -74,7 +75,16 @@ tn::Verbosity verbosity(bool quiet, bool verbose) {
 
 }  // namespace
 
+int run_command(int argc, char** argv);
+
 int main(int argc, char** argv) {
+  tn::join_world(&argc, &argv);  // an MPI rank when mpirun or srun started this process
+  const int code = run_command(argc, argv);
+  tn::leave_world();
+  return code;
+}
+
+int run_command(int argc, char** argv) {
   CLI::App app{"turbanet: train swarms of small neural networks, vectorized over members"};
   app.set_version_flag("--version", std::string("turbanet ") + TURBANET_VERSION);
   app.require_subcommand(1);
@@ -87,6 +97,7 @@ int main(int argc, char** argv) {
       "  turbanet predict runs/iris.h5 --input new.csv --out predictions.csv\n"
       "  turbanet export runs/iris.h5 --format onnx --out iris.onnx\n"
       "  turbanet train configs/spirals.yaml --shard 0/4   # then: turbanet merge runs/spirals.h5 runs/spirals.shard-*-of-4.h5\n"
+      "  mpirun -np 4 turbanet train configs/spirals.yaml   # a build with MPI: 4 ranks, one run file\n"
       "  turbanet sweep configs/spirals-small.yaml --swarm 1..128 --mode both --out sweep.csv\n"
       "  turbanet data generate configs/random-walk.yaml --out data/random-walk.csv\n"
       "Exit codes: 0 ok, 1 I/O failure, 2 bad config/data/arguments/run file, 3 some members diverged,\n"

@@ -7,12 +7,15 @@
 #include <csignal>
 #include <chrono>
 #include <cmath>
+#include <filesystem>
 #include <memory>
 
 #include "cli/commands/commands.h"
 #include "cli/commands/eval_report.h"
 #include "cli/progress.h"
+#include "cli/commands/cli_util.h"
 #include "run/errors.h"
+#include "run/world/world.h"
 #include "run/stop_signals.h"
 #include "run/train_run.h"
 #include "turbanet_version.h"
@@ -130,12 +133,14 @@ std::optional<std::uint64_t> parse_seed(const std::string& text) {
   return v;
 }
 
-int run_train(const TrainOptions& opt) {
-  setup_logging(opt.verbosity);
+namespace {
+
+// One process's training: the whole swarm, or shard `shard` of it.
+int train_one(const TrainOptions& opt, std::optional<Shard> ranks_shard) {
   const auto started = std::chrono::steady_clock::now();
   std::unique_ptr<TrainingRun> run;
   try {
-    const Shard shard = opt.shard ? parse_shard(*opt.shard) : Shard{};
+    const Shard shard = ranks_shard ? *ranks_shard : opt.shard ? parse_shard(*opt.shard) : Shard{};
     Config cfg = resolve_config(opt);
     run = std::make_unique<TrainingRun>(std::move(cfg), opt.threads, opt.force, started, opt.resume, shard);
   } catch (const UsageError& e) {  // --shard
@@ -209,6 +214,75 @@ int run_train(const TrainOptions& opt) {
     return kExitDiverged;
   }
   return kExitOk;
+}
+
+// mpirun -np P turbanet train: rank r trains shard r/P into NAME.shard-r-of-P.h5 beside the run
+// file (ranks share the output directory, as a cluster's file system does); when every rank has
+// finished, rank 0 merges the shards into the run file, bitwise the file one process writes,
+// and removes them. A rank that fails is named with its exit code on rank 0 (its own error is
+// in its log lines, "rank r"), and no run file is written.
+int train_on_ranks(const TrainOptions& opt, const World& w) {
+  const std::string rank = "rank " + std::to_string(w.rank) + " of " + std::to_string(w.size);
+  spdlog::default_logger()->set_pattern("[%H:%M:%S] " + rank + " %^%l%$ %v");
+  if (w.rank > 0) spdlog::set_level(spdlog::level::warn);  // progress and results once, from rank 0
+  int code = kExitOk;
+  std::string out, message;
+  if (opt.shard) {
+    code = kExitUsage;
+    message = "--shard with mpirun: the ranks are the shards; leave --shard out";
+  } else {
+    try {
+      out = resolve_config(opt).output.path;
+      check_out_file(out, opt.force, {});  // before any rank trains
+    } catch (const std::exception& e) {
+      code = kExitUsage;
+      message = e.what();
+    }
+  }
+  if (code == kExitOk) {
+    code = train_one(opt, Shard{w.rank, w.size});
+    if (code != kExitOk && code != kExitDiverged) message = "training its shard failed (exit " + std::to_string(code) + ")";
+  } else if (w.rank == 0) {
+    spdlog::error("{}", message);
+  }
+  const auto status = gather_status(code, message);
+  if (w.rank == 0) {
+    int worst = kExitOk;
+    bool diverged = false;
+    for (std::size_t r = 0; r < status.size(); ++r) {
+      const auto& [c, m] = status[r];
+      diverged |= c == kExitDiverged;
+      if (c == kExitOk || c == kExitDiverged) continue;
+      if (r > 0 || m != message || code == kExitOk) spdlog::error("rank {} of {} failed (exit {}): {}", r, w.size, c, m);
+      worst = std::max(worst, c);
+    }
+    if (worst != kExitOk) {
+      spdlog::error("no run file written: {} of {} ranks failed; the shards that finished are kept beside it", 
+                    std::count_if(status.begin(), status.end(), [](const auto& s) { return s.first != kExitOk && s.first != kExitDiverged; }),
+                    w.size);
+      code = worst;
+    } else {
+      MergeOptions m;
+      m.out = out;
+      m.force = opt.force;
+      m.verbosity = opt.verbosity;
+      for (int r = 0; r < w.size; ++r) m.parts.push_back(shard_output_path(out, Shard{r, w.size}));
+      code = run_merge(m);
+      if (code == kExitOk) {
+        for (const std::string& part : m.parts) std::filesystem::remove(part);
+        if (diverged) code = kExitDiverged;
+      }
+    }
+  }
+  return broadcast_code(code);
+}
+
+}  // namespace
+
+int run_train(const TrainOptions& opt) {
+  setup_logging(opt.verbosity);
+  const World& w = world();
+  return w.size > 1 ? train_on_ranks(opt, w) : train_one(opt, std::nullopt);
 }
 
 }  // namespace tn

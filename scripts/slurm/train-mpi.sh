@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# A Slurm batch job that trains one swarm over P MPI ranks (srun starts them; each rank trains
+# a shard and rank 0 merges them into the run file, README "Sharding a swarm over jobs").
+# Submit from the repository root of a build with MPI (TURBANET_MPI, libopenmpi-dev):
+#
+#   sbatch --ntasks=8 --cpus-per-task=4 scripts/slurm/train-mpi.sh configs/spirals.yaml runs/spirals.h5
+#
+#SBATCH --job-name=turbanet-mpi
+set -euo pipefail
+if [ $# -ne 2 ]; then
+  echo "usage: sbatch --ntasks=P [--cpus-per-task=T] $0 CONFIG OUT.h5" >&2
+  exit 2
+fi
+turbanet="${TURBANET:-$PWD/build/turbanet}"
+# One training thread per CPU Slurm gives each task.
+srun "$turbanet" train "$1" --out "$2" --threads "${SLURM_CPUS_PER_TASK:-1}"

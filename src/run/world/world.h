@@ -1,0 +1,33 @@
+// The processes of one training job: MPI ranks when launched by mpirun or srun in a build
+// with MPI (TURBANET_MPI), else this process alone. Only what the sharded training needs:
+// who we are, and every rank's outcome gathered on rank 0 (cli/commands/train.cpp). MPI
+// carries no tensors: members are independent, so ranks train shards (run/shard.h) and rank 0
+// merges their run files (run/merge_runs.h).
+#pragma once
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace tn {
+
+struct World {
+  int rank = 0, size = 1;
+};
+
+// Joins the MPI job when the launcher says there is one (OMPI_COMM_WORLD_SIZE, PMI_SIZE or
+// PMIX_RANK in the environment) and the build has MPI; else this process alone. Call once,
+// before anything else; leave_world() at exit.
+World join_world(int* argc, char*** argv);
+void leave_world();
+// The world joined (rank 0 of 1 before join_world).
+const World& world();
+// "Open MPI 4.1.4" or the like, or "" in a build without MPI.
+std::string world_library();
+
+// Every rank's (exit code, message), in rank order on rank 0 (empty elsewhere). Collective:
+// every rank must call it.
+std::vector<std::pair<int, std::string>> gather_status(int code, const std::string& message);
+// Rank 0's `code` on every rank. Collective.
+int broadcast_code(int code);
+
+}  // namespace tn

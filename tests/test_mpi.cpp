@@ -1,0 +1,109 @@
+// mpirun -np P turbanet train: the run file of P ranks is bitwise the file of one process
+// (apart from the paths in /config and the process attributes in /meta) for P = 1, 2, 3, for a
+// per-member lr grid and for group_by series; ranks that cannot train are named and no run
+// file is written. Needs a build with MPI (TURBANET_MPI) and mpirun; SKIPPED otherwise.
+#include <doctest/doctest.h>
+#include <sys/wait.h>
+
+#include <cstdlib>
+#include <string>
+#include <utility>
+
+#include "eval_test_util.h"
+#include "python_test_util.h"
+
+using namespace evaltest;
+
+namespace {
+
+// Runs a shell command; its exit code and what it printed.
+std::pair<int, std::string> shell(const std::string& command) {
+  const fs::path log = scratch("mpi-command.log");
+  const int status = std::system((command + " >'" + log.string() + "' 2>&1").c_str());
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : 1000, slurp(log)};
+}
+
+// Why this machine cannot run the MPI tests, or "".
+std::string mpi_missing() {
+#ifndef TURBANET_HAVE_MPI
+  return "this build has no MPI (TURBANET_MPI=OFF, or libopenmpi-dev was missing when it was configured)";
+#else
+  if (shell("command -v mpirun").first != 0) return "mpirun is not installed (apt-get install openmpi-bin)";
+  return "";
+#endif
+}
+
+// As root (CI), in a container: Open MPI needs to be told both, and shared-memory transport.
+std::string mpirun(int P) {
+  return "OMPI_MCA_btl_vader_single_copy_mechanism=none mpirun --allow-run-as-root --oversubscribe -np " +
+         std::to_string(P) + " " + TURBANET_BINARY;
+}
+
+}  // namespace
+
+TEST_CASE("mpirun: P ranks write the run file of one process, bitwise") {
+  if (const std::string why = mpi_missing(); !why.empty()) {
+    MESSAGE("SKIPPED: " << why);
+    return;
+  }
+  const std::string python = tn::test::python_with_h5py();
+  const std::pair<std::string, std::string> configs[] = {
+      {"grid", "name: grid\nseed: 3\ndevice: cpu\nswarm: {size: 6}\n"
+               "model: {layers: [{units: 8, activation: relu}, {units: 2}]}\nloss: cross_entropy\n"
+               "optimizer: {type: adam, lr: {values: [0.001, 0.01, 0.1]}}\n"
+               "data:\n  source: {type: spirals, n: 96}\n  split: {train: 0.75, test: 0.25}\n  per_member: bootstrap\n"
+               "train: {epochs: 3, batch_size: 16}\n"},
+      {"series", "name: series\nseed: 5\ndevice: cpu\nmodel: {layers: [{units: 6, activation: tanh}, {units: 1}]}\n"
+                 "loss: mse\ndata:\n  source: {type: random_walk, series: 5, length: 80, seed: 1}\n"
+                 "  sequence: {window: 5, target: close}\n  split: {train: 0.8, test: 0.2}\n"
+                 "  per_member: {group_by: ticker}\ntrain: {epochs: 2, batch_size: 16}\n"}};
+  for (const auto& [name, yaml] : configs) {
+    CAPTURE(name);
+    const fs::path one = train_run(name + "-one", yaml);
+    const std::string config = write_file(name + "-mpi.yaml", yaml).string();
+    for (int P : {1, 2, 3}) {
+      CAPTURE(P);
+      const std::string out = scratch(name + "-np" + std::to_string(P) + ".h5").string();
+      const auto [rc, log] = shell(mpirun(P) + " train '" + config + "' --out '" + out + "' --force -q");
+      REQUIRE_MESSAGE(rc == 0, log);
+      CHECK(fs::exists(out));
+      for (int r = 0; r < P; ++r)  // the shards are merged and removed
+        CHECK(!fs::exists(scratch(name + "-np" + std::to_string(P) + ".shard-" + std::to_string(r) + "-of-" +
+                                  std::to_string(P) + ".h5")));
+      if (python.empty()) continue;
+      const std::string report = tn::test::run_command(python + " " TURBANET_SOURCE_DIR "/scripts/compare_runs.py '" +
+                                                   one.string() + "' '" + out + "' --ignore config 2>&1");
+      CHECK_MESSAGE(report.find(", 0 differences") != std::string::npos, report);
+    }
+  }
+}
+
+TEST_CASE("mpirun: ranks that cannot train are named, and no run file is written") {
+  if (const std::string why = mpi_missing(); !why.empty()) {
+    MESSAGE("SKIPPED: " << why);
+    return;
+  }
+  // More ranks than members: every rank refuses its shard before training.
+  const std::string config = write_file("mpi-small.yaml",
+                                        "name: small\nseed: 1\ndevice: cpu\nswarm: {size: 2}\n"
+                                        "model: {layers: [{units: 4}, {units: 2}]}\nloss: cross_entropy\n"
+                                        "data: {source: {type: spirals, n: 32}}\ntrain: {epochs: 1}\n").string();
+  const std::string out = scratch("mpi-small.h5").string();
+  fs::remove(out);
+  auto [rc, log] = shell(mpirun(3) + " train '" + config + "' --out '" + out + "'");
+  CHECK(rc == 2);
+  CHECK_MESSAGE(log.find("fewer than 3 shards") != std::string::npos, log);
+  CHECK_MESSAGE(log.find("rank 2 of 3 failed (exit 2)") != std::string::npos, log);
+  CHECK_MESSAGE(log.find("no run file written") != std::string::npos, log);
+  CHECK(!fs::exists(out));
+  // An existing run file is kept without --force, before any rank trains.
+  write_file("mpi-small.h5", "keep");
+  std::tie(rc, log) = shell(mpirun(2) + " train '" + config + "' --out '" + out + "'");
+  CHECK(rc == 2);
+  CHECK_MESSAGE(log.find("already exists") != std::string::npos, log);
+  CHECK(slurp(out) == "keep");
+  // --shard is for job arrays; under mpirun the ranks are the shards.
+  std::tie(rc, log) = shell(mpirun(2) + " train '" + config + "' --out '" + out + "' --force --shard 0/2");
+  CHECK(rc == 2);
+  CHECK_MESSAGE(log.find("the ranks are the shards") != std::string::npos, log);
+}
