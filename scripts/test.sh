@@ -5,7 +5,7 @@
 # kernel tests cross-compiled for aarch64 and run under qemu (scripts/test-aarch64.sh,
 # build-aarch64/) when the time budget allows. This is what CI runs (.ci/run).
 #
-#   scripts/test.sh           # everything (about 40 minutes on 2 cores from a fresh checkout)
+#   scripts/test.sh           # everything (about 45 minutes on 2 cores from a fresh checkout)
 #   scripts/test.sh --quick   # the doctest suite only (about 5 minutes)
 #
 # Further arguments go to the suite's ctest run (e.g. -R lanes).
@@ -26,7 +26,7 @@ ctest --test-dir build --output-on-failure -j"$(nproc)" "$@"
 if ((quick)); then exit 0; fi
 echo "=== the suite under ASan+UBSan ==="
 scripts/test-sanitizers.sh "$@"
-echo "=== fuzzing every input reader: a fixed seed and input count each (about 60 s) ==="
+echo "=== fuzzing every input reader: a fixed seed and input count each (1 to 2 minutes) ==="
 scripts/fuzz.sh ci
 # Measured on 2 busy cores: 5.3 minutes with its packages present (2 build, 3.2 test), 0.6 more
 # to install them; 15 leaves room for a slow mirror and a slower machine.
