@@ -309,6 +309,8 @@ Config load_config(const std::string& path, const std::vector<Override>& overrid
 Config parse_config(const std::string& yaml_text, const std::string& origin,
                     const std::vector<Override>& overrides = {},
                     const std::optional<std::vector<std::string>>& data_dirs = std::nullopt);
+// A run file's name without its .h5: runs/x.h5 -> runs/x (any other name as it is).
+std::string run_file_stem(const std::string& path);
 // train.checkpoint.path's default: runs/x.h5 -> runs/x.ckpt.h5 (any other name: NAME.ckpt.h5).
 std::string default_checkpoint_path(const std::string& output);
 // Parses "key.path=value" as given to --set. Throws ConfigError on a malformed string.

@@ -442,11 +442,13 @@ void check_not_data(const std::string& path, const std::string& text) {
 
 }  // namespace
 
-std::string default_checkpoint_path(const std::string& output) {
+std::string run_file_stem(const std::string& path) {
   const std::string ext = ".h5";
-  const bool h5 = output.size() > ext.size() && output.compare(output.size() - ext.size(), ext.size(), ext) == 0;
-  return (h5 ? output.substr(0, output.size() - ext.size()) : output) + ".ckpt.h5";
+  const bool h5 = path.size() > ext.size() && path.compare(path.size() - ext.size(), ext.size(), ext) == 0;
+  return h5 ? path.substr(0, path.size() - ext.size()) : path;
 }
+
+std::string default_checkpoint_path(const std::string& output) { return run_file_stem(output) + ".ckpt.h5"; }
 
 Config parse_config(const std::string& yaml_text, const std::string& origin,
                     const std::vector<Override>& overrides, const std::optional<std::vector<std::string>>& data_dirs) {

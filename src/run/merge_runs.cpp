@@ -4,7 +4,6 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
-#include <ctime>
 #include <filesystem>
 #include <limits>
 #include <map>
@@ -34,15 +33,11 @@ std::string joined(const std::vector<int>& v) {
   return s;
 }
 
-// Parts in shard order, each shard once, all of one swarm, none interrupted, none the output.
-std::vector<Part> read_parts(const std::vector<std::string>& paths, const std::string& out) {
+// Parts in shard order, each shard once, all of one swarm, none interrupted.
+std::vector<Part> read_parts(const std::vector<std::string>& paths) {
   if (paths.empty()) throw UsageError("merge: no parts given; pass the K run files of train --shard k/K");
-  std::error_code ec;
-  const fs::path out_abs = fs::weakly_canonical(out, ec);
   std::vector<Part> parts;
   for (const std::string& p : paths) {
-    if (fs::weakly_canonical(p, ec) == out_abs)
-      throw UsageError("merge: the output " + in_quotes(out) + " is one of the parts; write the merged run elsewhere");
     parts.push_back({p, read_run_file(p)});
     const RunMeta& m = parts.back().file.meta;
     if (m.shard_count == 0)
@@ -274,30 +269,19 @@ void merge_evaluations(const std::vector<Part>& parts, const Config& cfg, RunFil
   }
 }
 
-std::string utc_now() {
-  const std::time_t t = std::time(nullptr);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&t));
-  return buf;
-}
-
 }  // namespace
 
 RunFile merge_shards(const std::vector<std::string>& paths, const std::string& out) {
-  const std::vector<Part> parts = read_parts(paths, out);
+  const std::vector<Part> parts = read_parts(paths);
   check_same_run(parts);
   const RunFile& f0 = parts.front().file;
   const RunMeta& m0 = f0.meta;
-  // The whole swarm's configuration, as one run would have resolved and stored it.
-  const bool default_checkpoint = [&] {
-    const Config c = run_file_config(f0, parts.front().path);
-    return c.train.checkpoint.path == default_checkpoint_path(c.output.path);
-  }();
-  std::vector<Override> ov = {{"swarm.first_member", std::to_string(m0.shard_swarm_first)},
-                              {"swarm.size", std::to_string(m0.shard_swarm_size)},
-                              {"output.path", in_quotes(out)}};
-  if (default_checkpoint) ov.push_back({"train.checkpoint.path", in_quotes(default_checkpoint_path(out))});
-  const Config cfg = run_file_config(f0, parts.front().path, ov);
+  // The whole swarm's configuration (a shard stores it, run/shard.h) with the merged file's
+  // paths, as one run writing `out` would have resolved and stored it.
+  Config cfg = run_file_config(f0, parts.front().path);
+  if (cfg.train.checkpoint.path == default_checkpoint_path(cfg.output.path))
+    cfg.train.checkpoint.path = default_checkpoint_path(out);
+  cfg.output.path = out;
 
   RunFile r;
   r.config_yaml = to_yaml(cfg);

@@ -14,9 +14,10 @@ namespace tn {
 // Reads and checks the parts and returns the merged run, whose output.path is `out`. Refused
 // with UsageError, naming the files: a file that is not a shard, parts of different swarms or
 // shard counts, a shard missing or given twice, parts whose configurations differ in more than
-// their shard's members and paths or that were trained on different data, an interrupted
-// part (resume it first), and `out` being one of the parts. RunFileError for an unreadable
-// part; ConfigError (DataFileNotFound) when the parts' data files cannot be found, as for eval.
+// their shard's members and paths or that were trained on different data, and an interrupted
+// part (resume it first); `out` being one of the parts is the command's check (check_out_file).
+// RunFileError for an unreadable part; ConfigError (DataFileNotFound) when the parts' data files
+// cannot be found, as for eval.
 RunFile merge_shards(const std::vector<std::string>& parts, const std::string& out);
 
 }  // namespace tn

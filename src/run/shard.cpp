@@ -65,10 +65,7 @@ std::pair<int, int> restrict_to_shard(Config& cfg, MemberSets& sets, Shard shard
 }
 
 std::string shard_output_path(const std::string& output, Shard shard) {
-  const std::string ext = ".h5";
-  const bool h5 = output.size() > ext.size() && output.compare(output.size() - ext.size(), ext.size(), ext) == 0;
-  return (h5 ? output.substr(0, output.size() - ext.size()) : output) + ".shard-" + std::to_string(shard.index) +
-         "-of-" + std::to_string(shard.count) + ext;
+  return run_file_stem(output) + ".shard-" + std::to_string(shard.index) + "-of-" + std::to_string(shard.count) + ".h5";
 }
 
 }  // namespace tn

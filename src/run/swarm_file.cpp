@@ -12,7 +12,6 @@
 #include "turbanet_version.h"
 
 namespace tn {
-namespace {
 
 std::string utc_now() {
   const std::time_t t = std::time(nullptr);
@@ -20,6 +19,8 @@ std::string utc_now() {
   std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&t));
   return buf;
 }
+
+namespace {
 
 Array make_array(std::vector<std::uint64_t> shape, std::vector<float> data) {
   return Array{std::move(shape), std::move(data)};

@@ -25,6 +25,9 @@ std::vector<LayerParams> params_to_layers(const ModelShape& shape, const ParamLa
 std::vector<float> params_from_layers(const std::vector<LayerParams>& layers, const ModelShape& shape, int members,
                                       const std::string& path);
 
+// Now as /meta@created records it: ISO-8601 UTC, e.g. 2026-11-26T04:11:55Z.
+std::string utc_now();
+
 // The run file of a finished training: resolved config, metadata (device, kernel, timings),
 // trained and initial parameters, histories, what each member trained on, the splits, the
 // normalization, and the final evaluation's predictions and record.
