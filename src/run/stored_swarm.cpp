@@ -147,7 +147,6 @@ StoredSwarm load(const std::string& path, bool own_data) {
                     ". Put the file back there, run eval from the directory you trained in, or evaluate the data where it "
                     "is now: turbanet eval " + path + " --data PATH (every sample of it, as new data: a CSV with the run's columns, or a YAML config)");
   }
-  r.csv_dialect = stored_csv_dialect(r.file, path, r.cfg);
   r.S = r.file.meta.swarm_size;
   r.first_member = r.file.meta.first_member;
   FileModel m = model_from_run_file(r.file, r.cfg, path);
@@ -263,7 +262,7 @@ Inputs new_data(const StoredSwarm& run, const std::string& file, bool labeled, c
     SourceConfig src;
     src.type = "csv";
     src.path = file;
-    const SourceConfig& trained = run.csv_dialect;
+    const SourceConfig trained = stored_csv_dialect(run.file, run.path, run.cfg);  // only new CSV rows need it
     if (trained.type == "csv") {
       // New rows come in the training file's dialect: its delimiter (or detection), quote,
       // comment character and, for a header-less file, its column names (docs/data.md).

@@ -29,9 +29,6 @@ struct StoredSwarm {
   int K = 0;                             // classes (2 for bce); 0 for regression
   std::vector<std::string> class_names;  // stored, else "0".."K-1"
   FeatureEncoding encoding;              // /data/encoding, applied to new CSV data (may be empty)
-  // A CSV-trained run: the training file's dialect (delimiter, quote, comment, header-less
-  // column names) in a source of type "csv", which new CSV rows are read in; else type "".
-  SourceConfig csv_dialect;
 };
 
 // Reads the run file and its /config and checks that the parameters fit the model. With
