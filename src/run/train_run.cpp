@@ -42,9 +42,8 @@ void check_output_path(const std::string& path, bool force, const std::string& k
 }
 
 // group_by: each member on its own group's samples, with the persistence baseline and the
-// original units for sequence data.
-// A shard of the groups (train --shard) evaluates its own members' samples only, and records
-// where each is in the split (Predictions::sample); the whole swarm keeps every sample.
+// original units for sequence data. A shard of the groups (train --shard) evaluates its own
+// members' samples only, and records where each is in the split (Predictions::sample).
 FinalEval evaluate_final_own(const Config& cfg, const PreparedData& data, const TrainOutput& t) {
   FinalEval f;
   f.split = t.pred_split == "test" ? &data.test : &data.train;
