@@ -2,8 +2,13 @@
 // capturing a command's output.
 #pragma once
 #include <cstdio>
+#include <unistd.h>
+
 #include <cstdlib>
+#include <filesystem>
+#include <fstream>
 #include <string>
+#include <vector>
 
 namespace tn::test {
 
@@ -23,6 +28,29 @@ inline std::string run_command(const std::string& command) {
   while (std::fgets(buf, sizeof buf, pipe)) out += buf;
   pclose(pipe);
   return out;
+}
+
+// Reads every dataset and every attribute of each file with h5py; prints "<datasets> <path>"
+// per file, or the Python error.
+inline std::string read_all_with_h5py(const std::string& python, const std::vector<std::string>& files) {
+  const std::filesystem::path script =
+      std::filesystem::temp_directory_path() / ("turbanet-read-all-" + std::to_string(::getpid()) + ".py");
+  std::ofstream(script) << "import sys, h5py\n"
+                           "for path in sys.argv[1:]:\n"
+                           "    n = 0\n"
+                           "    with h5py.File(path, 'r') as f:\n"
+                           "        def visit(name, obj):\n"
+                           "            global n\n"
+                           "            for k in obj.attrs: obj.attrs[k]\n"
+                           "            if isinstance(obj, h5py.Dataset):\n"
+                           "                obj[()]\n"
+                           "                n += 1\n"
+                           "        for k in f.attrs: f.attrs[k]\n"
+                           "        f.visititems(visit)\n"
+                           "    print(n, path)\n";
+  std::string cmd = python + " " + script.string();
+  for (const std::string& f : files) cmd += " '" + f + "'";
+  return run_command(cmd + " 2>&1");
 }
 
 }  // namespace tn::test

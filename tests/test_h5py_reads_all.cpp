@@ -16,32 +16,6 @@
 
 using namespace evaltest;
 
-namespace {
-
-// Reads every dataset and every attribute of each file with h5py; prints "<datasets> <path>"
-// per file, or the Python error.
-std::string read_all_with_h5py(const std::string& python, const std::vector<std::string>& files) {
-  const fs::path script = write_file("read_all.py",
-                                     "import sys, h5py\n"
-                                     "for path in sys.argv[1:]:\n"
-                                     "    n = 0\n"
-                                     "    with h5py.File(path, 'r') as f:\n"
-                                     "        def visit(name, obj):\n"
-                                     "            global n\n"
-                                     "            for k in obj.attrs: obj.attrs[k]\n"
-                                     "            if isinstance(obj, h5py.Dataset):\n"
-                                     "                obj[()]\n"
-                                     "                n += 1\n"
-                                     "        for k in f.attrs: f.attrs[k]\n"
-                                     "        f.visititems(visit)\n"
-                                     "    print(n, path)\n");
-  std::string cmd = python + " " + script.string();
-  for (const std::string& f : files) cmd += " '" + f + "'";
-  return tn::test::run_command(cmd + " 2>&1");
-}
-
-}  // namespace
-
 TEST_CASE("h5py reads every dataset of the run file of every shipped config and of a 9000-feature source") {
   const std::string python = tn::test::python_with_h5py();
   if (python.empty()) {
@@ -108,7 +82,7 @@ TEST_CASE("h5py reads every dataset of the run file of every shipped config and 
                                     "loss: cross_entropy\ndata:\n  source: {type: csv, path: " + wide.string() +
                                     ", target: label}\n  split: {train: 0.5, val: 0.0, test: 0.5}\n  normalize: none\n"
                                     "train: {epochs: 1, batch_size: 4}\n").string());
-  const std::string out = read_all_with_h5py(python, files);
+  const std::string out = tn::test::read_all_with_h5py(python, files);
   MESSAGE(out);
   for (const std::string& f : files) CHECK_MESSAGE(out.find(" " + f + "\n") != std::string::npos, f << ": " << out);
   CHECK(out.find("Error") == std::string::npos);

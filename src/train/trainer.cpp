@@ -497,8 +497,8 @@ class Loop {
 // Summaries of epochs [e0, e1) over the members with a finite loss; a member's first
 // non-finite epoch marks it diverged. A diverged member is frozen from the step its loss
 // became non-finite (math/optimizers.h frozen_member): its later epochs' history is NaN.
-// Member by member, so each member's history is read contiguously (epoch by epoch, every read landed on its own page); per epoch the sums still
-// run over the members in order.
+// Member by member, so each member's history is read contiguously (epoch by epoch, every read
+// landed on its own page); per epoch the sums still run over the members in order.
 // Members stopped early (out.stopped_epoch) are left out from the epoch after their stop.
 std::vector<EpochStats> summarize(TrainOutput& out, int S, int e0, int e1, int first_member,
                                   std::vector<int>& diverged) {
