@@ -1,7 +1,8 @@
 // The CUDA backend beyond single ops (those are the table in tests/op_table.cpp, run by
 // tests/test_ops.cpp): a recorded op sequence replayed with new data, and training runs on the
-// CPU and CUDA backends compared (dense, chunked, group_by, tf32, lstm and gru swarms). Without
-// a GPU each case prints one "SKIPPED: no CUDA device (why)" line and passes.
+// CPU and CUDA backends compared (dense, chunked, group_by, tf32, lstm and gru swarms, a
+// diverging member). Without a GPU each case prints one "SKIPPED: no CUDA device (why)" line
+// and passes.
 #if defined(TURBANET_HAVE_CUDA)
 #include <doctest/doctest.h>
 
@@ -18,6 +19,7 @@
 #include "data/prepare.h"
 #include "math/rng.h"
 #include "train/trainer.h"
+#include "train_test_util.h"
 
 using namespace tn;
 
@@ -136,6 +138,28 @@ TEST_CASE("cuda parity: end-to-end training on both backends (epochs replayed as
     // Chunks of 3 members on the GPU give the same members.
     const TrainOutput c = train_swarm_in_chunks(cfg, data, make_member_sets(cfg, data), gpu, nullptr, 3);
     cmp_runs(mode + " chunked", a, c);
+  }
+}
+
+TEST_CASE("cuda parity: a member with an absurd lr diverges and is frozen at the same step on both backends") {
+  if (skip_without_gpu()) return;
+  // Member 1 takes lr 1e30: its first step is finite but huge, its next loss is not.
+  const Config cfg = parse_config(
+      "name: t\nseed: 4\nswarm: {size: 4}\nmodel:\n  layers:\n    - {type: dense, units: 8, activation: relu}\n"
+      "    - {type: dense, units: 2}\nloss: cross_entropy\noptimizer: {type: sgd, lr: {values: [0.05, 1.0e30, 0.1, 0.02]}}\n"
+      "data:\n  source: {type: spirals, n: 80}\n  split: {train: 0.75, test: 0.25}\ntrain: {epochs: 4, batch_size: 16}\n",
+      "test");
+  const PreparedData data = prepare_data(load_dataset(cfg.data, true), cfg.data);
+  CpuBackend cpu(1);
+  CudaBackend gpu(0, false);
+  const TrainOutput a = train_swarm(cfg, data, cpu, nullptr);
+  const TrainOutput g = train_swarm(cfg, data, gpu, nullptr);
+  CHECK(a.diverged_epoch == std::vector<int>{-1, 1, -1, -1});
+  CHECK(g.diverged_epoch == a.diverged_epoch);
+  for (int k = 0; k < 4; ++k) {  // the frozen member keeps the finite parameters it was frozen with
+    const std::vector<float> on_gpu = tn::test::member_params(g, k);
+    for (float v : on_gpu) REQUIRE(std::isfinite(v));
+    cmp("member " + std::to_string(k) + " final weights", tn::test::member_params(a, k), on_gpu, 1e-3);
   }
 }
 
