@@ -107,3 +107,32 @@ TEST_CASE("mpirun: ranks that cannot train are named, and no run file is written
   CHECK(rc == 2);
   CHECK_MESSAGE(log.find("the ranks are the shards") != std::string::npos, log);
 }
+
+TEST_CASE("mpirun: sweep times the job's ranks together and rank 0 writes one table") {
+  if (const std::string why = mpi_missing(); !why.empty()) {
+    MESSAGE("SKIPPED: " << why);
+    return;
+  }
+  const std::string config = write_file("mpi-sweep.yaml",
+                                        "name: sw\nseed: 1\ndevice: cpu\nswarm: {size: 2}\n"
+                                        "model: {layers: [{units: 4, activation: relu}, {units: 2}]}\n"
+                                        "loss: cross_entropy\ndata: {source: {type: spirals, n: 32}}\n"
+                                        "train: {epochs: 2, batch_size: 8}\n").string();
+  const std::string out = scratch("mpi-sweep.csv").string();
+  // S = 1 leaves two of three ranks without members; S = 4 gives them 2, 1 and 1.
+  auto [rc, log] = shell(mpirun(3) + " sweep '" + config + "' --swarm 1,4 --repeats 2 --mode both --out '" + out +
+                         "' --force");
+  REQUIRE_MESSAGE(rc == 0, log);
+  CHECK_MESSAGE(log.find("processes: 3 (mpirun)") != std::string::npos, log);
+  CHECK(log.find("mode ") == log.rfind("mode "));  // one table, from rank 0
+  const std::string csv = slurp(out);
+  std::vector<std::string> lines;
+  for (std::size_t a = 0, b; a < csv.size(); a = b + 1) lines.push_back(csv.substr(a, (b = csv.find('\n', a)) - a));
+  REQUIRE(lines.size() == 5);  // header, (swarm, sequential) x (1, 4)
+  CHECK(lines[0].substr(lines[0].rfind(',') + 1) == "processes");
+  for (std::size_t i = 1; i < lines.size(); ++i) CHECK(lines[i].substr(lines[i].rfind(',') + 1) == "3");
+  // A rank's error ends the job with its exit code.
+  std::tie(rc, log) = shell(mpirun(2) + " sweep '" + config + "' --swarm 2 --set optimizer.lrr=1");
+  CHECK(rc == 2);
+  CHECK_MESSAGE(log.find("rank 0 of 2 error") != std::string::npos, log);
+}

@@ -187,7 +187,8 @@ int run_command(int argc, char** argv) {
   w->add_flag("--force", sweep.force, "Replace an existing --out file");
   w->add_option("--threads", sweep.threads, "CPU threads (default: all cores)")->check(whole_number(0));
   add_verbosity(w, &quiet, &verbose);
-  w->footer("Example: turbanet sweep configs/spirals-small.yaml --swarm 1..128 --mode both --out sweep.csv");
+  w->footer("Example: turbanet sweep configs/spirals-small.yaml --swarm 1..128 --mode both --out sweep.csv\n"
+            "Under mpirun -np P each rank trains its block of every point's members; a point's time is the job's.");
 
   tn::ExportOptions exp;
   std::string export_format;

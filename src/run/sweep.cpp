@@ -10,12 +10,13 @@
 #include "data/member_sets.h"
 #include "data/prepare.h"
 #include "model/build.h"
+#include "run/shard.h"
+#include "run/world/world.h"
 #include "train/trainer.h"
 #include "turbanet_version.h"
 
 namespace tn {
 namespace {
-
 
 // Peak resident memory since the last reset, in MiB (Linux: VmHWM, reset by clear_refs 5).
 void reset_peak_rss() {
@@ -64,29 +65,39 @@ class Sweep {
     const int batch = std::min<int>(cfg.train.batch_size, static_cast<int>(sets.max_size()));
     p.work = training_work(shape, opt, samples, batch, cfg.train.epochs, data.val.n);
     reset_peak_rss();
+    // Under mpirun, rank r trains its block of the members (as train does, run/shard.h); a
+    // point's time is the slowest rank's, every repeat started together. Ranks beyond the
+    // swarm size train nothing.
+    const World& w = world();
+    const int active = std::min(w.size, p.S);
+    Config mine = cfg;
+    MemberSets my_sets = sets;
+    if (w.size > 1 && w.rank < active) restrict_to_shard(mine, my_sets, Shard{w.rank, active});
+    const int first = mine.swarm.first_member - cfg.swarm.first_member, count = w.rank < active ? mine.swarm.size : 0;
     const bool sequential = mode == "sequential";
     const auto once = [&](bool warm_up) {
-      if (!sequential) {
-        const TrainOutput t = train_swarm(cfg, data, sets, be_, nullptr);
+      barrier();
+      double seconds = 0;
+      if (!sequential && count > 0) {
+        const TrainOutput t = train_swarm(mine, data, my_sets, be_, nullptr);
         p.kernel = t.kernel;
-        return t.train_seconds;
+        seconds = t.train_seconds;
       }
-      double total = 0;
-      for (int k = 0; k < (warm_up ? 1 : p.S); ++k) {
+      for (int k = first; sequential && k < first + (warm_up ? std::min(count, 1) : count); ++k) {
         Config one = cfg;
         one.swarm = {1, k};
         const TrainOutput t = train_swarm(one, data, slice_member_sets(sets, k, k + 1), be_, nullptr);
         p.kernel = t.kernel;
-        total += t.train_seconds;
+        seconds += t.train_seconds;
       }
-      return total;
+      return max_over_ranks(seconds);
     };
     once(true);
     for (int r = 0; r < opt_.repeats; ++r) p.seconds.push_back(once(false));
     p.median = median_of(p.seconds);
     p.min = *std::min_element(p.seconds.begin(), p.seconds.end());
     p.max = *std::max_element(p.seconds.begin(), p.seconds.end());
-    p.peak_rss_mb = peak_rss_mb();
+    p.peak_rss_mb = max_over_ranks(peak_rss_mb());  // the largest process
     return p;
   }
 
@@ -101,7 +112,7 @@ SweepRow make_row(const Config& cfg, const SweepPoint& p, int repeats, const Pea
       NAN, NAN, static_cast<double>(p.S), static_cast<double>(cfg.train.epochs), static_cast<double>(repeats),
       p.median, p.min, p.max, p.median / p.S, p.work.member_samples / p.median, p.work.flops * 1e-9, gflops,
       peak.gflops > 0 ? gflops / peak.gflops : NAN, peak.gflops, p.peak_rss_mb, NAN,
-      static_cast<double>(be.workers()), NAN};
+      static_cast<double>(be.workers()), NAN, static_cast<double>(world().size)};
   SweepRow r;
   r.num = num;
   for (std::size_t i = 0; i < num.size(); ++i) r.text.push_back(fmt::format("{:.6g}", num[i]));
@@ -118,7 +129,7 @@ const std::vector<std::string>& sweep_columns() {
   static const std::vector<std::string> c = {
       "config", "mode", "swarm", "epochs", "repeats", "seconds_median", "seconds_min", "seconds_max",
       "seconds_per_member", "member_samples_per_s", "gflop", "gflops", "peak_fraction", "peak_gflops",
-      "peak_rss_mb", "device", "threads", "kernel"};
+      "peak_rss_mb", "device", "threads", "kernel", "processes"};
   return c;
 }
 
@@ -149,11 +160,15 @@ SweepResult run_sweep_measurements(const SweepRequest& req) {
       plan_training(one, data, slice_member_sets(sets, 0, 1), *be);
     }
   }
-  spdlog::info("turbanet {} sweep | config {} | device {} | threads {} | sizes {}", TURBANET_VERSION,
-               req.config_path, be->name(), be->workers(), fmt::join(sizes, ","));
+  spdlog::info("turbanet {} sweep | config {} | device {} | threads {}{} | sizes {}", TURBANET_VERSION,
+               req.config_path, be->name(), be->workers(),
+               world().size > 1 ? fmt::format(" per process, {} processes", world().size) : "", fmt::join(sizes, ","));
   SweepResult res;
   res.device = be->name();
+  barrier();  // the job's peak: every rank's sgemms at once, summed
   res.peak = measure_peak(*be, req.peak_n);
+  res.peak.gflops = sum_over_ranks(res.peak.gflops);
+  res.peak.products = static_cast<int>(sum_over_ranks(res.peak.products));
   spdlog::info("peak: {:.1f} GFLOP/s ({} concurrent {}^3 sgemm)", res.peak.gflops, res.peak.products, res.peak.n);
   Sweep sw(req, *be);
   for (std::size_t i = 0; i < sizes.size(); ++i) {

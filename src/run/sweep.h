@@ -1,7 +1,9 @@
 // The measurement behind `turbanet sweep`: training time against swarm size, for the swarm
 // trained at once and the same members trained one after another with the same code, with
 // achieved GFLOP/s against the backend's measured peak. Times are the training loop only
-// (TrainOutput::train_seconds).
+// (TrainOutput::train_seconds). Under mpirun (run/world/world.h) the job measures together:
+// rank r trains its block of each point's members, as `train` shards them (run/shard.h), a
+// repeat's time is the slowest rank's, and the peak is every rank's sgemm rate summed.
 #pragma once
 #include <optional>
 #include <string>

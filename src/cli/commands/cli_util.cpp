@@ -34,6 +34,12 @@ int with_user_errors(const std::function<int()>& fn) {
   return kExitUsage;
 }
 
+void log_as_rank(const World& w) {
+  const std::string rank = "rank " + std::to_string(w.rank) + " of " + std::to_string(w.size);
+  spdlog::default_logger()->set_pattern("[%H:%M:%S] " + rank + " %^%l%$ %v");
+  if (w.rank > 0) spdlog::set_level(spdlog::level::warn);
+}
+
 Combine parse_combine(const std::string& name) {
   for (Combine c : {Combine::MeanProb, Combine::Vote, Combine::MeanLogit})
     if (name == to_string(c)) return c;

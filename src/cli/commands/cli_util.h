@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "eval/combine.h"
+#include "run/world/world.h"
 
 namespace tn {
 
@@ -19,6 +20,10 @@ Combine parse_combine(const std::string& name);
 // Checks a command's output file before any work: refused (UsageError, exit 2) when it is one
 // of the command's `inputs` (even with --force), or exists and `force` is false.
 void check_out_file(const std::string& out, bool force, const std::vector<std::string>& inputs);
+
+// Under mpirun: every log line names the rank ("rank 1 of 4"), and ranks other than 0 log
+// warnings and errors only (progress and results once, from rank 0).
+void log_as_rank(const World& w);
 
 // Prints `text` on standard output and flushes it. False (with the error logged) when the
 // write fails, e.g. a full disk behind a redirection: the command then exits 1.

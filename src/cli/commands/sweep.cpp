@@ -115,6 +115,9 @@ std::string table(const std::vector<SweepRow>& rows, const PeakRate& peak, const
     else it->second += ", " + point;
   }
   for (const auto& [kernel, points] : kernels) t += fmt::format("kernel: {} ({})\n", kernel, points);
+  if (const int P = static_cast<int>(rows.front().num[18]); P > 1)
+    t += fmt::format("processes: {} (mpirun), each training its block of every point's members; the kernel is rank "
+                     "0's, the times the slowest rank's, the RSS the largest process's\n", P);
   // Vectorization gain where both modes ran.
   for (const SweepRow& a : rows)
     for (const SweepRow& b : rows)
@@ -144,6 +147,7 @@ int sweep(const SweepOptions& opt) {
                    opt.threads, opt.peak_n};
   req.modes = opt.mode == "both" ? std::vector<std::string>{"swarm", "sequential"} : std::vector<std::string>{opt.mode};
   const SweepResult res = run_sweep_measurements(req);
+  if (world().rank > 0) return kExitOk;  // rank 0 prints and writes the job's table
   if (!print_stdout(table(res.rows, res.peak, res.device))) return kExitIo;
   try {
     if (kind == OutKind::Csv) write_csv(*opt.out, res.rows, opt.force);
@@ -158,9 +162,15 @@ int sweep(const SweepOptions& opt) {
 
 }  // namespace
 
+// Under mpirun every rank runs the sweep, each training its block of every point's members
+// (run/sweep.h); a rank that fails ends the job, since the others wait for it between points.
 int run_sweep(const SweepOptions& opt) {
   setup_logging(opt.verbosity);
-  return with_user_errors([&] { return sweep(opt); });
+  const World& w = world();
+  if (w.size > 1) log_as_rank(w);
+  const int code = with_user_errors([&] { return sweep(opt); });
+  if (w.size > 1 && code != kExitOk) abort_world(code);
+  return code;
 }
 
 }  // namespace tn

@@ -222,9 +222,7 @@ int train_one(const TrainOptions& opt, std::optional<Shard> ranks_shard) {
 // and removes them. A rank that fails is named with its exit code on rank 0 (its own error is
 // in its log lines, "rank r"), and no run file is written.
 int train_on_ranks(const TrainOptions& opt, const World& w) {
-  const std::string rank = "rank " + std::to_string(w.rank) + " of " + std::to_string(w.size);
-  spdlog::default_logger()->set_pattern("[%H:%M:%S] " + rank + " %^%l%$ %v");
-  if (w.rank > 0) spdlog::set_level(spdlog::level::warn);  // progress and results once, from rank 0
+  log_as_rank(w);
   int code = kExitOk;
   std::string out, message;
   if (opt.shard) {

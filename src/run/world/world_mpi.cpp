@@ -68,4 +68,30 @@ int broadcast_code(int code) {
   return code;
 }
 
+int worst_code(int code) {
+  int r = code;
+  if (initialized) MPI_Allreduce(&code, &r, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+  return r;
+}
+
+namespace {
+double all_reduce(double v, MPI_Op op) {
+  double r = v;
+  if (initialized) MPI_Allreduce(&v, &r, 1, MPI_DOUBLE, op, MPI_COMM_WORLD);
+  return r;
+}
+}  // namespace
+
+double max_over_ranks(double v) { return all_reduce(v, MPI_MAX); }
+double sum_over_ranks(double v) { return all_reduce(v, MPI_SUM); }
+
+void barrier() {
+  if (initialized) MPI_Barrier(MPI_COMM_WORLD);
+}
+
+void abort_world(int code) {
+  if (initialized) MPI_Abort(MPI_COMM_WORLD, code);
+  std::exit(code);
+}
+
 }  // namespace tn

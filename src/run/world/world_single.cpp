@@ -1,6 +1,8 @@
 // A build without MPI: this process alone (see run/world/world.h).
 #include "run/world/world.h"
 
+#include <cstdlib>
+
 namespace tn {
 
 namespace {
@@ -13,5 +15,10 @@ const World& world() { return kAlone; }
 std::string world_library() { return ""; }
 std::vector<std::pair<int, std::string>> gather_status(int code, const std::string& message) { return {{code, message}}; }
 int broadcast_code(int code) { return code; }
+int worst_code(int code) { return code; }
+double max_over_ranks(double v) { return v; }
+double sum_over_ranks(double v) { return v; }
+void barrier() {}
+void abort_world(int code) { std::exit(code); }
 
 }  // namespace tn
