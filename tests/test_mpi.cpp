@@ -6,10 +6,12 @@
 #include <sys/wait.h>
 
 #include <cstdlib>
+#include <fstream>
 #include <string>
 #include <utility>
 
 #include "eval_test_util.h"
+#include "io/run_file.h"
 #include "python_test_util.h"
 
 using namespace evaltest;
@@ -135,4 +137,60 @@ TEST_CASE("mpirun: sweep times the job's ranks together and rank 0 writes one ta
   std::tie(rc, log) = shell(mpirun(2) + " sweep '" + config + "' --swarm 2 --set optimizer.lrr=1");
   CHECK(rc == 2);
   CHECK_MESSAGE(log.find("rank 0 of 2 error") != std::string::npos, log);
+}
+
+TEST_CASE("mpirun: an interrupted job resumes with another number of ranks, bitwise the uninterrupted run") {
+  if (const std::string why = mpi_missing(); !why.empty()) {
+    MESSAGE("SKIPPED: " << why);
+    return;
+  }
+  const fs::path dir = scratch("mpi-resume");
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const std::string yaml =
+      "name: mr\nseed: 3\ndevice: cpu\nswarm: {size: 6}\nmodel: {layers: [{units: 6, activation: relu}, {units: 2}]}\n"
+      "loss: cross_entropy\noptimizer: {type: adam, lr: {values: [0.001, 0.01, 0.1]}}\n"
+      "data:\n  source: {type: spirals, n: 48}\n  split: {train: 0.75, test: 0.25}\n  per_member: bootstrap\n"
+      "train: {epochs: 1000000, batch_size: 16, checkpoint: {every_epochs: 20}}\n";
+  const std::string config = (dir / "c.yaml").string(), out = (dir / "run.h5").string();
+  std::ofstream(config) << yaml;
+  // Two ranks train until both shards have checkpointed, then SIGINT reaches the ranks (as a
+  // scheduler's signal does), not mpirun.
+  const std::string job = mpirun(2) + " train '" + config + "' --out '" + out + "' --threads 1";
+  const std::string script =
+      "(" + job + " >'" + (dir / "job.log").string() + "' 2>&1; echo $? >'" + (dir / "job.rc").string() + "') & "
+      "for i in $(seq 600); do [ -e '" + (dir / "run.shard-0-of-2.ckpt.h5").string() + "' ] && [ -e '" +
+      (dir / "run.shard-1-of-2.ckpt.h5").string() + "' ] && break; sleep 0.1; done; "
+      "for p in /proc/[0-9]*; do case \"$(tr '\\0' ' ' <$p/cmdline 2>/dev/null)\" in '" TURBANET_BINARY " train " +
+      config + " '*) kill -INT ${p#/proc/};; esac; done; wait";
+  auto [rc, log] = shell(script);
+  const std::string job_log = slurp(dir / "job.log");
+  REQUIRE_MESSAGE(slurp(dir / "job.rc") == "130\n", job_log);
+  CHECK_MESSAGE(job_log.find("2 of 2 ranks were interrupted") != std::string::npos, job_log);
+  CHECK_MESSAGE(job_log.find("--resume " + (dir / "run.ckpt.h5").string()) != std::string::npos, job_log);
+  CHECK(!fs::exists(out));
+  // The shards stopped at different epochs; resumed to a few epochs past both with 3 ranks.
+  int stopped = 0;
+  for (int k = 0; k < 2; ++k)
+    stopped = std::max(stopped, tn::read_run_meta((dir / ("run.shard-" + std::to_string(k) + "-of-2.h5")).string()).epochs);
+  const std::string epochs = "train.epochs=" + std::to_string(stopped + 3);
+  std::tie(rc, log) = shell(mpirun(3) + " train '" + config + "' --out '" + out + "' --resume '" +
+                            (dir / "run.ckpt.h5").string() + "' --set " + epochs);
+  REQUIRE_MESSAGE(rc == 0, log);
+  CHECK_MESSAGE(log.find("2 shards: 1 of the 3 ranks have none") != std::string::npos, log);
+  for (const char* left : {"run.shard-0-of-2.h5", "run.shard-1-of-2.h5", "run.shard-0-of-2.ckpt.h5"})
+    CHECK(!fs::exists(dir / left));
+  std::string whole = yaml;
+  whole.replace(whole.find("epochs: 1000000"), 15, "epochs: " + std::to_string(stopped + 3));
+  const fs::path one = train_run("mpi-resume-one", whole);
+  if (const std::string python = tn::test::python_with_h5py(); !python.empty()) {
+    const std::string report = tn::test::run_command(python + " " TURBANET_SOURCE_DIR "/scripts/compare_runs.py '" +
+                                                     one.string() + "' '" + out + "' --ignore config 2>&1");
+    CHECK_MESSAGE(report.find(", 0 differences") != std::string::npos, report);
+  }
+  // Nothing to resume: named, exit 2.
+  std::tie(rc, log) = shell(mpirun(2) + " train '" + config + "' --out '" + (dir / "other.h5").string() +
+                            "' --resume '" + (dir / "other.ckpt.h5").string() + "'");
+  CHECK(rc == 2);
+  CHECK_MESSAGE(log.find("no shard of a job writing") != std::string::npos, log);
 }

@@ -350,6 +350,13 @@ class Reader {
  public:
   Reader(hid_t file, const std::string& path) : file_(file), path_(path) {}
 
+  RunMeta read_meta_only() const {
+    check_format_version();
+    RunMeta m;
+    read_meta(m);
+    return m;
+  }
+
   RunFile read() {
     check_format_version();
     RunFile run;
@@ -633,6 +640,10 @@ void write_run_file(const std::string& path, const RunFile& run, bool replace) {
 
 RunFile read_run_file(const std::string& path) {
   return io::read_h5_checked<RunFile>(path, "run file", [&](hid_t file) { return Reader(file, path).read(); });
+}
+
+RunMeta read_run_meta(const std::string& path) {
+  return io::read_h5_checked<RunMeta>(path, "run file", [&](hid_t file) { return Reader(file, path).read_meta_only(); });
 }
 
 }  // namespace tn

@@ -237,5 +237,7 @@ void write_run_file(const std::string& path, const RunFile& run, bool replace = 
 
 // Reads a file written by write_run_file. Throws RunFileError naming what is missing.
 RunFile read_run_file(const std::string& path);
+// Its /meta alone (whether it was interrupted, which shard it holds), without the arrays.
+RunMeta read_run_meta(const std::string& path);
 
 }  // namespace tn

@@ -4,8 +4,12 @@
 #include <algorithm>
 #include <charconv>
 #include <cstdint>
+#include <filesystem>
+#include <regex>
+#include <set>
 #include <vector>
 
+#include "io/run_file.h"
 #include "run/errors.h"
 
 namespace tn {
@@ -52,7 +56,8 @@ void set_shard_paths(Config& cfg, Shard shard) {
   if (!shard.enabled()) return;
   const bool default_checkpoint = cfg.train.checkpoint.path == default_checkpoint_path(cfg.output.path);
   cfg.output.path = shard_output_path(cfg.output.path, shard);
-  if (default_checkpoint) cfg.train.checkpoint.path = default_checkpoint_path(cfg.output.path);
+  cfg.train.checkpoint.path = default_checkpoint ? default_checkpoint_path(cfg.output.path)
+                                                 : shard_output_path(cfg.train.checkpoint.path, shard);
 }
 
 std::pair<int, int> restrict_to_shard(Config& cfg, MemberSets& sets, Shard shard) {
@@ -66,6 +71,55 @@ std::pair<int, int> restrict_to_shard(Config& cfg, MemberSets& sets, Shard shard
 
 std::string shard_output_path(const std::string& output, Shard shard) {
   return run_file_stem(output) + ".shard-" + std::to_string(shard.index) + "-of-" + std::to_string(shard.count) + ".h5";
+}
+
+std::vector<ShardProgress> job_shards(const Config& whole) {
+  namespace fs = std::filesystem;
+  const auto paths_of = [&](Shard shard) {
+    Config c = whole;
+    set_shard_paths(c, shard);
+    return std::pair<std::string, std::string>{c.output.path, c.train.checkpoint.path};
+  };
+  // Shard counts K named by files that are this run's shard k of K (its run file or checkpoint).
+  std::set<int> counts;
+  const std::regex named(R"(\.shard-([0-9]{1,7})-of-([0-9]{1,7})\.)");
+  for (const std::string& p : {whole.output.path, whole.train.checkpoint.path}) {
+    const fs::path dir = fs::path(p).parent_path().empty() ? fs::path(".") : fs::path(p).parent_path();
+    std::error_code ec;
+    for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+      const std::string name = it->path().filename().string();
+      std::smatch m;
+      if (!std::regex_search(name, m, named)) continue;
+      const Shard s{std::stoi(m[1]), std::stoi(m[2])};
+      if (s.index >= s.count || s.count > whole.swarm.size) continue;
+      const auto [out, ck] = paths_of(s);
+      if (fs::path(out).filename() == name || fs::path(ck).filename() == name) counts.insert(s.count);
+    }
+  }
+  if (counts.empty())
+    throw UsageError("--resume: no such file, and no shard of a job writing '" + whole.output.path + "' is there (" +
+                     shard_output_path(whole.output.path, Shard{0, 2}) + " and the like, or their checkpoints); "
+                     "name a checkpoint or interrupted run file to resume one process's run");
+  if (counts.size() > 1) {
+    std::string ks;
+    for (int K : counts) ks += (ks.empty() ? "" : ", ") + std::to_string(K);
+    throw UsageError("--resume: shards of jobs of " + ks + " shards write '" + whole.output.path +
+                     "'; remove the files of the jobs that are not to be resumed");
+  }
+  const int K = *counts.begin();
+  std::vector<ShardProgress> progress;
+  for (int k = 0; k < K; ++k) {
+    ShardProgress p{Shard{k, K}, false, ""};
+    const auto [out, ck] = paths_of(p.shard);
+    if (fs::exists(out)) {
+      const RunMeta m = read_run_meta(out);
+      p.done = !m.interrupted && m.shard_index == k && m.shard_count == K;
+      if (m.interrupted) p.resume_from = out;
+    }
+    if (!p.done && fs::exists(ck)) p.resume_from = ck;  // written with the interrupted run file, or later
+    progress.push_back(p);
+  }
+  return progress;
 }
 
 }  // namespace tn

@@ -28,8 +28,9 @@ Shard parse_shard(const std::string& text);
 std::pair<int, int> shard_block(const MemberSets& sets, int S, Shard shard);
 
 // A shard's run file: output.path (from the config or --out) NAME.h5 becomes
-// NAME.shard-k-of-K.h5 beside it, and the default checkpoint path follows it, so the K shards
-// of one command line never write the same file.
+// NAME.shard-k-of-K.h5 beside it, and the default checkpoint path follows it
+// (NAME.shard-k-of-K.ckpt.h5; a train.checkpoint.path CK.h5 becomes CK.shard-k-of-K.h5), so
+// the K shards of one command line never write the same file.
 void set_shard_paths(Config& cfg, Shard shard);
 
 // Restricts `cfg` and `sets` (the whole swarm's) to shard `shard`: swarm.first_member and
@@ -38,5 +39,18 @@ std::pair<int, int> restrict_to_shard(Config& cfg, MemberSets& sets, Shard shard
 
 // runs/x.h5 -> runs/x.shard-2-of-8.h5.
 std::string shard_output_path(const std::string& output, Shard shard);
+
+// What is left of each shard of an earlier job of this configuration (mpirun, or train
+// --shard k/K for every k), read from the files beside its run file and checkpoint: how such
+// a job resumes, with any number of ranks.
+struct ShardProgress {
+  Shard shard;
+  bool done = false;        // its run file is there and finished
+  std::string resume_from;  // else: its checkpoint, or its interrupted run file, or "" (nothing written)
+};
+// `whole` is the whole swarm's configuration (output.path and train.checkpoint.path as one
+// process uses them). K comes from the names of the shards' files. Throws UsageError when
+// there are none, or files of jobs with different K; RunFileError for an unreadable run file.
+std::vector<ShardProgress> job_shards(const Config& whole);
 
 }  // namespace tn

@@ -200,7 +200,9 @@ int train_one(const TrainOptions& opt, std::optional<Shard> ranks_shard) {
   spdlog::info("wrote {}{}", cfg.output.path, r.out.interrupted ? " (marked interrupted)" : "");
   if (r.out.interrupted) {
     const int sig = StopSignals::requested();
-    if (!r.checkpoint.empty())
+    if (ranks_shard)  // one shard of an MPI job: rank 0 prints the job's resume command
+      spdlog::warn("wrote {} (marked interrupted){}", cfg.output.path, r.checkpoint.empty() ? "" : " and " + r.checkpoint);
+    else if (!r.checkpoint.empty())
       spdlog::warn("wrote checkpoint {}; continue with:\n  {}", r.checkpoint, resume_command(opt, r.checkpoint));
     else
       spdlog::warn("continue with:\n  {}", resume_command(opt, cfg.output.path));
@@ -219,55 +221,103 @@ int train_one(const TrainOptions& opt, std::optional<Shard> ranks_shard) {
 // mpirun -np P turbanet train: rank r trains shard r/P into NAME.shard-r-of-P.h5 beside the run
 // file (ranks share the output directory, as a cluster's file system does); when every rank has
 // finished, rank 0 merges the shards into the run file, bitwise the file one process writes,
-// and removes them. A rank that fails is named with its exit code on rank 0 (its own error is
-// in its log lines, "rank r"), and no run file is written.
+// and removes them and their checkpoints. A rank that fails is named with its exit code on
+// rank 0 (its own error is in its log lines, "rank r"), and no run file is written. With
+// --resume the job continues the shards of an earlier job (job_shards): rank r takes shards r,
+// r + P, ... of its K, resuming each from its checkpoint, so any number of ranks resumes it.
+
+bool interruption(int code) { return code == 128 + SIGINT || code == 128 + SIGTERM; }
+
+// This rank's part of a resumed job: its shards of `job`, one after another.
+int resume_shards(const TrainOptions& opt, const World& w, const std::vector<ShardProgress>& job) {
+  int code = kExitOk;
+  for (std::size_t k = static_cast<std::size_t>(w.rank); k < job.size(); k += static_cast<std::size_t>(w.size)) {
+    if (job[k].done) continue;
+    TrainOptions o = opt;
+    o.resume = job[k].resume_from;  // "" when the shard wrote nothing: it starts
+    o.force = true;                 // its own earlier run file
+    const int c = train_one(o, job[k].shard);
+    if (c == kExitDiverged) code = c;
+    else if (c != kExitOk) return c;  // failed or interrupted: the rest waits for the next resume
+  }
+  return code;
+}
+
 int train_on_ranks(const TrainOptions& opt, const World& w) {
-  log_as_rank(w);
+  if (w.size > 1) log_as_rank(w);
   int code = kExitOk;
   std::string out, message;
-  if (opt.shard) {
-    code = kExitUsage;
-    message = "--shard with mpirun: the ranks are the shards; leave --shard out";
-  } else {
-    try {
-      out = resolve_config(opt).output.path;
+  Config whole;
+  std::vector<ShardProgress> job;
+  try {
+    if (opt.shard) throw UsageError("--shard with mpirun: the ranks are the shards; leave --shard out");
+    whole = resolve_config(opt);
+    out = whole.output.path;
+    if (opt.resume.empty()) {
       check_out_file(out, opt.force, {});  // before any rank trains
-    } catch (const std::exception& e) {
-      code = kExitUsage;
-      message = e.what();
+    } else if (std::filesystem::exists(opt.resume)) {
+      throw UsageError("--resume '" + opt.resume + "' with mpirun: ranks resume the shards of an MPI job (or of "
+                       "train --shard k/K), which this job finds beside its run file; a one-process run's checkpoint "
+                       "resumes in one process (without mpirun)");
+    } else {
+      job = job_shards(whole);
     }
+  } catch (const std::exception& e) {
+    code = kExitUsage;
+    message = e.what();
   }
+  const int K = opt.resume.empty() ? w.size : static_cast<int>(job.size());
   if (code == kExitOk) {
-    code = train_one(opt, Shard{w.rank, w.size});
-    if (code != kExitOk && code != kExitDiverged) message = "training its shard failed (exit " + std::to_string(code) + ")";
+    if (w.rank == 0 && K < w.size)
+      spdlog::warn("the job being resumed has {} shards: {} of the {} ranks have none to train", K, w.size - K, w.size);
+    code = opt.resume.empty() ? train_one(opt, Shard{w.rank, w.size}) : resume_shards(opt, w, job);
+    if (code != kExitOk && code != kExitDiverged && !interruption(code))
+      message = "training its shard failed (exit " + std::to_string(code) + ")";
   } else if (w.rank == 0) {
     spdlog::error("{}", message);
   }
   const auto status = gather_status(code, message);
   if (w.rank == 0) {
-    int worst = kExitOk;
+    int worst = kExitOk, failed = 0, interrupted = 0;
     bool diverged = false;
     for (std::size_t r = 0; r < status.size(); ++r) {
       const auto& [c, m] = status[r];
       diverged |= c == kExitDiverged;
       if (c == kExitOk || c == kExitDiverged) continue;
-      if (r > 0 || m != message || code == kExitOk) spdlog::error("rank {} of {} failed (exit {}): {}", r, w.size, c, m);
       worst = std::max(worst, c);
+      if (interruption(c)) {
+        ++interrupted;
+        continue;
+      }
+      ++failed;
+      if (r > 0 || m != message || code == kExitOk) spdlog::error("rank {} of {} failed (exit {}): {}", r, w.size, c, m);
     }
-    if (worst != kExitOk) {
-      spdlog::error("no run file written: {} of {} ranks failed; the shards that finished are kept beside it", 
-                    std::count_if(status.begin(), status.end(), [](const auto& s) { return s.first != kExitOk && s.first != kExitDiverged; }),
+    if (failed > 0) {
+      spdlog::error("no run file written: {} of {} ranks failed; the shards that finished are kept beside it", failed,
                     w.size);
+      code = worst;
+    } else if (interrupted > 0) {
+      TrainOptions again = opt;
+      again.force = false;
+      spdlog::warn("{} of {} ranks were interrupted; their shards are saved beside {}. Continue with any number of "
+                   "ranks (up to {}, the shards), or one process:\n  {}{}", interrupted, w.size, out, K,
+                   w.size > 1 ? fmt::format("mpirun -np {} ", w.size) : "", resume_command(again, whole.train.checkpoint.path));
       code = worst;
     } else {
       MergeOptions m;
       m.out = out;
-      m.force = opt.force;
+      m.force = opt.force || !opt.resume.empty();
       m.verbosity = opt.verbosity;
-      for (int r = 0; r < w.size; ++r) m.parts.push_back(shard_output_path(out, Shard{r, w.size}));
+      for (int k = 0; k < K; ++k) m.parts.push_back(shard_output_path(out, Shard{k, K}));
       code = run_merge(m);
       if (code == kExitOk) {
-        for (const std::string& part : m.parts) std::filesystem::remove(part);
+        for (int k = 0; k < K; ++k) {
+          Config c = whole;
+          set_shard_paths(c, Shard{k, K});
+          std::error_code ec;
+          std::filesystem::remove(c.output.path, ec);
+          std::filesystem::remove(c.train.checkpoint.path, ec);
+        }
         if (diverged) code = kExitDiverged;
       }
     }
@@ -275,12 +325,18 @@ int train_on_ranks(const TrainOptions& opt, const World& w) {
   return broadcast_code(code);
 }
 
+// `train --resume CK` where CK is no file but the job it names left shards: the shards are
+// resumed (one process: every shard in turn) and merged, as under mpirun.
+bool resumes_job(const TrainOptions& opt) {
+  return !opt.resume.empty() && !opt.shard && !std::filesystem::exists(opt.resume);
+}
+
 }  // namespace
 
 int run_train(const TrainOptions& opt) {
   setup_logging(opt.verbosity);
   const World& w = world();
-  return w.size > 1 ? train_on_ranks(opt, w) : train_one(opt, std::nullopt);
+  return w.size > 1 || resumes_job(opt) ? train_on_ranks(opt, w) : train_one(opt, std::nullopt);
 }
 
 }  // namespace tn
