@@ -227,6 +227,15 @@ TEST_CASE("devices command: listing and the no-GPU line") {
   CHECK(run_devices() == kExitOk);
 }
 
+TEST_CASE("device selection: a process without a named GPU takes its local rank's, mod the GPUs") {
+  CHECK(pick_gpu_index(2, 5, 4) == 2);   // cuda:2 named
+  CHECK(pick_gpu_index(-1, 0, 4) == 0);  // one process, or local rank 0
+  CHECK(pick_gpu_index(-1, 3, 4) == 3);
+  CHECK(pick_gpu_index(-1, 6, 4) == 2);  // more ranks than GPUs on the machine: they share
+  CHECK(pick_gpu_index(-1, 3, 0) == 0);  // no GPU: the choice reports it
+  CHECK(pick_gpu_index(-1, 1, 1) == 0);
+}
+
 TEST_CASE("config: device cuda:N") {
   using namespace tn::test;
   Config c = parse(with("device: cuda:1\n"));
@@ -235,7 +244,7 @@ TEST_CASE("config: device cuda:N") {
   CHECK_HAS(to_yaml(c), "device: cuda:1");
   CHECK(parse(to_yaml(c)).device_index == 1);
   c = parse(with("device: cuda\n"));
-  CHECK(c.device_index == 0);
+  CHECK(c.device_index == -1);  // none named: GPU 0, or a rank's by its local rank
   CHECK_HAS(to_yaml(c), "device: cuda\n");
   CHECK_HAS(error_of(with("device: cuda:x\n")), "expected cuda:N with N a GPU index");
   CHECK_HAS(error_of(with("device: gpu\n")), "allowed: auto, cpu, cuda");

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 
@@ -268,9 +269,27 @@ TEST_CASE("--threads above the hardware's count is capped to it, with a warning"
   CHECK(workers == hardware);
   CHECK_HAS(msg, "threads: 1000000 requested, but this machine has " + std::to_string(hardware) +
                      " hardware threads; using " + std::to_string(hardware));
-  CHECK(CpuBackend(0).workers() == hardware);
   CHECK(CpuBackend(1).workers() == 1);
   setup_logging(Verbosity::Quiet);
+}
+
+TEST_CASE("threads by default: the cores this process may use, fewer when OMP_NUM_THREADS says so") {
+  const int hardware = std::max(1, omp_get_num_procs());
+  const char* was = std::getenv("OMP_NUM_THREADS");
+  const std::string saved = was ? was : "";
+  ::unsetenv("OMP_NUM_THREADS");
+  CHECK(CpuBackend(0).workers() == hardware);
+  ::setenv("OMP_NUM_THREADS", "1", 1);
+  CHECK(CpuBackend(0).workers() == 1);
+  CHECK(CpuBackend(2).workers() == std::min(2, hardware));  // --threads wins
+  ::setenv("OMP_NUM_THREADS", "100000", 1);
+  CHECK(CpuBackend(0).workers() == hardware);
+  for (const char* bad : {"0", "-3", "two", "4,2", ""}) {
+    ::setenv("OMP_NUM_THREADS", bad, 1);
+    CHECK(CpuBackend(0).workers() == hardware);
+  }
+  if (was) ::setenv("OMP_NUM_THREADS", saved.c_str(), 1);
+  else ::unsetenv("OMP_NUM_THREADS");
 }
 
 TEST_CASE("an integer above what a key can hold names the largest allowed value") {

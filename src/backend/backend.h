@@ -200,9 +200,11 @@ inline void gemm_rm(Backend& be, Trans ta, Trans tb, int M, int N, int K, float 
 
 struct BackendOptions {
   DeviceKind device = DeviceKind::Auto;
-  int threads = 0;       // 0 = all hardware threads
-  int device_index = 0;  // GPU ordinal for cuda (cuda:N) and auto
-  bool tf32 = false;     // CUDA: allow TF32 tensor-core GEMMs (device_precision: tf32)
+  int threads = 0;         // 0 = the cores this process may use (OMP_NUM_THREADS caps them)
+  int device_index = -1;   // GPU ordinal named (cuda:N), or -1: see process_slot
+  bool tf32 = false;       // CUDA: allow TF32 tensor-core GEMMs (device_precision: tf32)
+  int process_slot = 0;    // this process among those sharing the machine (MPI local rank):
+                           // with no ordinal named it takes GPU process_slot mod the GPUs
 };
 
 // Picks and creates the backend. Throws BackendError when the request cannot be met.

@@ -37,4 +37,9 @@ struct DeviceChoice {
 DeviceChoice choose_device(DeviceKind kind, int index, bool built_with_cuda,
                            const std::vector<GpuInfo>& gpus, const std::string& no_gpu_reason = "");
 
+// The GPU ordinal a process asks for: the one named (cuda:N, `named` >= 0), else GPU
+// `process_slot` mod `gpu_count`, so that the processes sharing a machine (MPI ranks, by
+// their local rank) spread over its GPUs; 0 without GPUs.
+int pick_gpu_index(int named, int process_slot, int gpu_count);
+
 }  // namespace tn

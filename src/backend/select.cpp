@@ -1,4 +1,6 @@
 // Backend selection: which device a run uses, decided once and passed explicitly.
+#include <algorithm>
+
 #include "backend/cpu/cpu_backend.h"
 #include "backend/cuda_module.h"
 #include "backend/devices.h"
@@ -50,11 +52,17 @@ DeviceChoice choose_device(DeviceKind kind, int index, bool built_with_cuda,
   return c;
 }
 
+int pick_gpu_index(int named, int process_slot, int gpu_count) {
+  if (named >= 0) return named;
+  return gpu_count > 0 ? std::max(0, process_slot) % gpu_count : 0;
+}
+
 std::unique_ptr<Backend> make_backend(const BackendOptions& opt, std::string* log_note) {
   std::vector<GpuInfo> gpus;
   std::string why;
   if (opt.device != DeviceKind::Cpu) gpus = list_gpus(&why);
-  const DeviceChoice c = choose_device(opt.device, opt.device_index, cuda_built(), gpus, why);
+  const int index = pick_gpu_index(opt.device_index, opt.process_slot, static_cast<int>(gpus.size()));
+  const DeviceChoice c = choose_device(opt.device, index, cuda_built(), gpus, why);
   if (log_note && !c.note.empty()) *log_note = c.note;
   if (c.cuda) return make_cuda_backend(c.index, opt.tf32);
   return std::make_unique<CpuBackend>(opt.threads);

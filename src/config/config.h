@@ -272,7 +272,7 @@ struct Config {
   std::uint64_t seed = 0;
   DeviceKind device = DeviceKind::Auto;
   DevicePrecision device_precision = DevicePrecision::Fp32;
-  int device_index = 0;  // GPU ordinal: device: cuda:N (cuda and auto use GPU 0 otherwise)
+  int device_index = -1;  // GPU ordinal named by device: cuda:N; -1: none (GPU 0, or an MPI rank's by local rank)
   SwarmConfig swarm;
   ModelConfig model;
   LossConfig loss;

@@ -373,7 +373,7 @@ std::string to_yaml(const Config& c) {
   e << YAML::BeginMap;
   kv(e, "name", c.name);
   kv(e, "seed", c.seed);
-  kv(e, "device", c.device == DeviceKind::Cuda && c.device_index != 0
+  kv(e, "device", c.device == DeviceKind::Cuda && c.device_index >= 0
                       ? "cuda:" + std::to_string(c.device_index)
                       : std::string(to_string(c.device)));
   kv(e, "device_precision", std::string(to_string(c.device_precision)));

@@ -138,7 +138,9 @@ SweepResult run_sweep_measurements(const SweepRequest& req) {
   // Data and backend once, from the config at the largest size (which validates it).
   const Config probe = config_for(req, *std::max_element(sizes.begin(), sizes.end()));
   std::string note;
-  const std::unique_ptr<Backend> be = make_backend({probe.device, req.threads, probe.device_index, probe.device_precision == DevicePrecision::Tf32}, &note);
+  const std::unique_ptr<Backend> be = make_backend(
+      {probe.device, req.threads, probe.device_index, probe.device_precision == DevicePrecision::Tf32, world().local_rank},
+      &note);
   if (!note.empty()) spdlog::info("{}", note);
   check_generated_data_memory(probe);
   const PreparedData data = prepare_data(load_dataset(probe.data, is_classification(probe.loss.type)), probe.data);

@@ -16,6 +16,7 @@
 #include "run/eval_record.h"
 #include "run/fingerprint.h"
 #include "run/swarm_file.h"
+#include "run/world/world.h"
 
 namespace tn {
 namespace {
@@ -108,7 +109,8 @@ TrainingRun::TrainingRun(Config cfg, int threads, bool force, std::chrono::stead
   if (std::filesystem::weakly_canonical(cfg_.train.checkpoint.path, ec) == std::filesystem::weakly_canonical(cfg_.output.path, ec))
     throw ConfigError("train.checkpoint.path: '" + cfg_.train.checkpoint.path + "' is the run file (output.path); "
                       "leave the key out (the default is beside the run file, with .ckpt.h5) or give another file");
-  be_ = make_backend({cfg_.device, threads, cfg_.device_index, cfg_.device_precision == DevicePrecision::Tf32},
+  be_ = make_backend({cfg_.device, threads, cfg_.device_index, cfg_.device_precision == DevicePrecision::Tf32,
+                      world().local_rank},
                      &device_note_);
   check_generated_data_memory(cfg_);
   data_ = prepare_data(load_dataset(cfg_.data, is_classification(cfg_.loss.type)), cfg_.data);

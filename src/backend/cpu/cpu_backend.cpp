@@ -24,11 +24,17 @@ namespace tn {
 
 namespace {
 
-// The threads asked for (0: one per hardware thread), at most one per hardware thread: more
-// only add scheduling (--threads 1000000 started a million OpenMP threads).
+// The threads asked for (0: one per core this process may run on, its affinity as an MPI
+// launcher or taskset binds it, or OMP_NUM_THREADS when set and fewer), at most one per
+// hardware thread: more only add scheduling (--threads 1000000 started a million OpenMP threads).
 int worker_threads(int requested) {
-  const int hardware = std::max(1, omp_get_num_procs());
-  if (requested <= 0) return hardware;
+  const int hardware = std::max(1, omp_get_num_procs());  // the affinity mask's CPUs
+  if (requested <= 0) {
+    const char* env = std::getenv("OMP_NUM_THREADS");
+    char* end = nullptr;
+    const long n = env ? std::strtol(env, &end, 10) : 0;
+    return n > 0 && end && *end == '\0' ? static_cast<int>(std::min<long>(n, hardware)) : hardware;
+  }
   if (requested > hardware)
     spdlog::warn("threads: {} requested, but this machine has {} hardware threads; using {}", requested, hardware,
                  hardware);

@@ -13,6 +13,7 @@ namespace tn {
 
 struct World {
   int rank = 0, size = 1;
+  int local_rank = 0;  // among the ranks on this machine (MPI_COMM_TYPE_SHARED): picks its GPU
 };
 
 // Joins the MPI job when the launcher says there is one (OMPI_COMM_WORLD_SIZE, PMI_SIZE or

@@ -26,6 +26,10 @@ World join_world(int* argc, char*** argv) {
   initialized = true;
   MPI_Comm_rank(MPI_COMM_WORLD, &joined.rank);
   MPI_Comm_size(MPI_COMM_WORLD, &joined.size);
+  MPI_Comm local;
+  MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, joined.rank, MPI_INFO_NULL, &local);
+  MPI_Comm_rank(local, &joined.local_rank);
+  MPI_Comm_free(&local);
   return joined;
 }
 
