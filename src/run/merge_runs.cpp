@@ -110,35 +110,44 @@ void check_same_run(const std::vector<Part>& parts) {
 }
 
 // Arrays [S_k, ...] of the parts along the member axis; a part's history shorter than `cols`
-// columns (its members all stopped early) is padded with NaN.
-Array stack(const std::vector<const Array*>& arrays, std::uint64_t cols = 0) {
+// columns (its members all stopped early) is padded with NaN. Each part's array is freed once
+// copied, so the merge holds about one copy of the run's arrays at a time.
+Array stack(const std::vector<Array*>& arrays, std::uint64_t cols = 0) {
   Array r;
   if (arrays.front()->data.empty() && arrays.front()->shape.empty()) return r;
   r.shape = arrays.front()->shape;
   r.shape[0] = 0;
   if (cols > 0) r.shape[1] = cols;
-  for (const Array* a : arrays) {
+  std::size_t total = 0;
+  for (const Array* a : arrays) total += cols > 0 ? a->shape[0] * cols : a->data.size();
+  r.data.reserve(total);
+  for (Array* a : arrays) {
     r.shape[0] += a->shape[0];
     if (cols == 0 || a->shape[1] == cols) {
       r.data.insert(r.data.end(), a->data.begin(), a->data.end());
-      continue;
+    } else {
+      for (std::uint64_t s = 0; s < a->shape[0]; ++s) {
+        const auto row = a->data.begin() + static_cast<std::ptrdiff_t>(s * a->shape[1]);
+        r.data.insert(r.data.end(), row, row + static_cast<std::ptrdiff_t>(a->shape[1]));
+        r.data.insert(r.data.end(), cols - a->shape[1], std::numeric_limits<float>::quiet_NaN());
+      }
     }
-    for (std::uint64_t s = 0; s < a->shape[0]; ++s) {
-      const auto row = a->data.begin() + static_cast<std::ptrdiff_t>(s * a->shape[1]);
-      r.data.insert(r.data.end(), row, row + static_cast<std::ptrdiff_t>(a->shape[1]));
-      r.data.insert(r.data.end(), cols - a->shape[1], std::numeric_limits<float>::quiet_NaN());
-    }
+    std::vector<float>().swap(a->data);
   }
   return r;
 }
 
-std::vector<LayerParams> stack_layers(const std::vector<Part>& parts, std::vector<LayerParams> RunFile::*which) {
-  std::vector<LayerParams> r = parts.front().file.*which;
+std::vector<LayerParams> stack_layers(std::vector<Part>& parts, std::vector<LayerParams> RunFile::*which) {
+  std::vector<LayerParams> r;
+  for (const LayerParams& layer : parts.front().file.*which) {  // names and shapes; the data follow
+    r.emplace_back();
+    for (const auto& [name, array] : layer.tensors) r.back().tensors.push_back({name, Array{array.shape, {}}});
+  }
   for (std::size_t l = 0; l < r.size(); ++l)
     for (std::size_t t = 0; t < r[l].tensors.size(); ++t) {
-      std::vector<const Array*> a;
-      for (const Part& p : parts) {
-        const std::vector<LayerParams>& layers = p.file.*which;
+      std::vector<Array*> a;
+      for (Part& p : parts) {
+        std::vector<LayerParams>& layers = p.file.*which;
         if (layers.size() != r.size() || layers[l].tensors.size() != r[l].tensors.size())
           throw UsageError("merge: " + in_quotes(p.path) + " holds another model than " + in_quotes(parts.front().path));
         a.push_back(&layers[l].tensors[t].second);
@@ -236,7 +245,7 @@ void merge_own_evaluation(const std::vector<Part>& parts, const Config& cfg, con
 
 // /predictions/<split> of every part side by side, and /eval/<split> computed again over the
 // whole swarm as training computes it.
-void merge_evaluations(const std::vector<Part>& parts, const Config& cfg, RunFile& r) {
+void merge_evaluations(std::vector<Part>& parts, const Config& cfg, RunFile& r) {
   const bool classification = is_classification(cfg.loss.type);
   const int first = parts.front().file.meta.shard_swarm_first;
   for (const Predictions& p0 : parts.front().file.predictions) {
@@ -244,9 +253,11 @@ void merge_evaluations(const std::vector<Part>& parts, const Config& cfg, RunFil
       merge_own_evaluation(parts, cfg, p0, r);
       continue;
     }
-    std::vector<const Array*> members;
-    for (const Part& p : parts) {
-      const Predictions* q = p.file.find_predictions(p0.split);
+    std::vector<Array*> members;
+    for (Part& p : parts) {
+      const auto it = std::find_if(p.file.predictions.begin(), p.file.predictions.end(),
+                                   [&](const Predictions& q) { return q.split == p0.split; });
+      Predictions* q = it == p.file.predictions.end() ? nullptr : &*it;
       if (!q || q->members.shape.size() != 3 || q->members.shape[1] != p0.members.shape[1])
         throw UsageError("merge: " + in_quotes(p.path) + " has no predictions on the " + p0.split + " split like " +
                          in_quotes(parts.front().path));
@@ -272,7 +283,7 @@ void merge_evaluations(const std::vector<Part>& parts, const Config& cfg, RunFil
 }  // namespace
 
 RunFile merge_shards(const std::vector<std::string>& paths, const std::string& out) {
-  const std::vector<Part> parts = read_parts(paths);
+  std::vector<Part> parts = read_parts(paths);
   check_same_run(parts);
   const RunFile& f0 = parts.front().file;
   const RunMeta& m0 = f0.meta;
@@ -301,8 +312,8 @@ RunFile merge_shards(const std::vector<std::string>& paths, const std::string& o
   r.params = stack_layers(parts, &RunFile::params);
   r.init_params = stack_layers(parts, &RunFile::init_params);
   const auto history = [&](Array RunFile::*h) {
-    std::vector<const Array*> a;
-    for (const Part& p : parts) a.push_back(&(p.file.*h));
+    std::vector<Array*> a;
+    for (Part& p : parts) a.push_back(&(p.file.*h));
     return stack(a, static_cast<std::uint64_t>(r.meta.epochs));
   };
   r.train_loss = history(&RunFile::train_loss);
