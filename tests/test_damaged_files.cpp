@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "cli_test_util.h"
 #include "eval_test_util.h"
 #include "io/h5.h"
 #include "io/h5_file.h"
@@ -132,6 +133,21 @@ TEST_CASE("damaged files: an unsealed run file with a damaged global heap never 
   MESSAGE("unsealed, global heap flips: " << read << " read, " << refused << " refused ("
                                           << caught_crashes << " of them crashes or loops of the HDF5 library, in a child)");
   CHECK(read + refused == 80);
+}
+
+TEST_CASE("damaged files: an unsealed file HDF5 fails to open is refused without opening it in this process") {
+  // A fuzz input (tests/fuzz/regressions/run_file/) on which H5Fopen fails: HDF5 1.10 keeps part
+  // of such a file until the process ends, and then prints "HDF5: infinite loop closing
+  // library". The child's read refuses it, and the command ends as cleanly as it began.
+  const fs::path bad = scratch("damaged-unopenable.h5");
+  fs::copy_file(fs::path(TURBANET_SOURCE_DIR) / "tests/fuzz/regressions/run_file/leak-3b67d691a95ecd4678b1d02a2f793dd1e3a4364e",
+                bad, fs::copy_options::overwrite_existing);
+  CHECK_THROWS_WITH_AS(tn::read_run_file(bad.string()), doctest::Contains(("cannot open run file '" + bad.string() + "'").c_str()),
+                       tn::RunFileError);
+  const auto [rc, out] = tn::test::run_binary_in(bad.parent_path(), {"eval", bad.string(), "-q"});
+  CHECK_MESSAGE(rc == tn::kExitUsage, out);
+  CHECK_MESSAGE(out.find(bad.string()) != std::string::npos, out);
+  CHECK_MESSAGE(out.find("HDF5:") == std::string::npos, out);
 }
 
 TEST_CASE("damaged files: a string dataset whose third string points outside the file is an error, in process") {

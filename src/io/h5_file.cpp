@@ -1,6 +1,7 @@
 // Atomic whole-file writes of in-memory HDF5 images, and checked opening (see io/h5_file.h).
 #include "io/h5_file.h"
 
+#include <fcntl.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -12,6 +13,7 @@
 #include <string_view>
 #include <system_error>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "io/file_seal.h"
@@ -49,9 +51,56 @@ namespace detail {
 
 namespace {
 
+// Exit codes of the reading child besides 0: its read failed with a RunFileError, whose
+// message it wrote to the pipe; or it failed otherwise (or could not report), and the parent's
+// own read reports the error.
+constexpr int kChildFailed = 3, kChildReported = 4;
+
+// Closes a POSIX file descriptor when leaving scope (unless already closed).
+struct Fd {
+  int fd = -1;
+  Fd() = default;
+  explicit Fd(int f) : fd(f) {}
+  Fd(const Fd&) = delete;
+  Fd& operator=(const Fd&) = delete;
+  ~Fd() { close(); }
+  void close() {
+    if (fd >= 0) ::close(std::exchange(fd, -1));
+  }
+};
+
+// Writes all of `text` to `fd`; false when it could not.
+bool write_all(int fd, std::string_view text) {
+  while (!text.empty()) {
+    const ssize_t n = ::write(fd, text.data(), text.size());
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    text.remove_prefix(static_cast<std::size_t>(n));
+  }
+  return true;
+}
+
+// Appends what the non-blocking `fd` holds now to `out`.
+void drain(int fd, std::string& out) {
+  char buf[4096];
+  for (;;) {
+    const ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n > 0) out.append(buf, static_cast<std::size_t>(n));
+    else if (n < 0 && errno == EINTR) continue;
+    else return;
+  }
+}
+
 // Runs read_all() in a child process and waits for it (at most `limit`). A signal or the
-// limit means the HDF5 library crashed or looped on the file's bytes.
+// limit means the HDF5 library crashed or looped on the file's bytes. A RunFileError of the
+// child's read is thrown here with its message, so that this process never opens a file
+// that HDF5 failed on: HDF5 1.10 keeps some of a file it failed to open (or to read back)
+// until the process ends, and then reports "infinite loop closing library".
 void read_in_child(const std::string& named, const std::function<void()>& read_all, std::chrono::seconds limit) {
+  int ends[2] = {-1, -1};
+  const bool piped = ::pipe2(ends, O_CLOEXEC) == 0;
+  Fd from_child(ends[0]), to_parent(ends[1]);
+  if (piped) ::fcntl(from_child.fd, F_SETFL, O_NONBLOCK);
   std::fflush(nullptr);
   const pid_t pid = ::fork();
   if (pid < 0) return;  // no child to spare: read in this process, as before files were sealed
@@ -61,14 +110,19 @@ void read_in_child(const std::string& named, const std::function<void()>& read_a
     int code = 0;
     try {
       read_all();
+    } catch (const RunFileError& e) {
+      code = piped && write_all(to_parent.fd, e.what()) ? kChildReported : kChildFailed;
     } catch (...) {
-      code = 3;  // an ordinary read error: the parent's own read reports it
+      code = kChildFailed;
     }
     ::_exit(code);
   }
+  to_parent.close();
+  std::string message;
   int status = 0;
   const auto deadline = std::chrono::steady_clock::now() + limit;
   for (auto pause = std::chrono::microseconds(200);; pause = std::min(pause * 2, std::chrono::microseconds(20000))) {
+    if (piped) drain(from_child.fd, message);  // a long message must not block the child
     const pid_t done = ::waitpid(pid, &status, WNOHANG);
     if (done == pid || (done < 0 && errno != EINTR)) break;
     if (std::chrono::steady_clock::now() > deadline) {
@@ -80,7 +134,10 @@ void read_in_child(const std::string& named, const std::function<void()>& read_a
     }
     std::this_thread::sleep_for(pause);
   }
-  const bool crashed = WIFSIGNALED(status), failed = WIFEXITED(status) && WEXITSTATUS(status) != 0 && WEXITSTATUS(status) != 3;
+  if (piped) drain(from_child.fd, message);
+  const bool exited = WIFEXITED(status), crashed = WIFSIGNALED(status);
+  if (exited && WEXITSTATUS(status) == kChildReported) throw RunFileError(message);
+  const bool failed = exited && WEXITSTATUS(status) != 0 && WEXITSTATUS(status) != kChildFailed;
   if (crashed || failed)
     throw RunFileError(named + " is damaged: the HDF5 library crashed reading it (" +
                        (crashed ? "signal " + std::to_string(WTERMSIG(status)) : "exit " + std::to_string(WEXITSTATUS(status))) +

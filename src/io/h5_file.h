@@ -20,15 +20,16 @@ void write_h5_atomically(const std::string& path, const std::string& kind, const
 // Reads the HDF5 file `path` with read(file) and returns what it returns. Every byte is
 // checked first: a sealed file (io/file_seal.h) against its seal; a file without one (older
 // turbanet versions, other programs) is read once in a child process, so that a crash or a
-// hang of the HDF5 library on damaged bytes ends the child, not this process. Throws
-// RunFileError naming `kind` and `path` when the file is missing, a directory, not HDF5 or
-// damaged; an h5::Error thrown by read becomes "cannot read <kind> '<path>': ...".
+// hang of the HDF5 library on damaged bytes ends the child, not this process, and a file the
+// child could not read is refused with the child's error, unopened here. Throws RunFileError
+// naming `kind` and `path` when the file is missing, a directory, not HDF5 or damaged; an
+// h5::Error thrown by read becomes "cannot read <kind> '<path>': ...".
 template <class T>
 T read_h5_checked(const std::string& path, const std::string& kind, const std::function<T(hid_t)>& read);
 
 namespace detail {
-// Checks existence, seal and (unsealed) a child's read; then opens read-only inside the caller's
-// h5::Session.
+// Checks existence, seal and (unsealed) a child's read, throwing the RunFileError read_all
+// threw there; then opens read-only inside the caller's h5::Session.
 void check_before_reading(const std::string& path, const std::string& kind, const std::function<void()>& read_all);
 h5::Handle open_for_reading(const std::string& path, const std::string& kind);
 }  // namespace detail
