@@ -97,13 +97,13 @@ std::vector<ShardProgress> job_shards(const Config& whole) {
     }
   }
   if (counts.empty())
-    throw UsageError("--resume: no such file, and no shard of a job writing '" + whole.output.path + "' is there (" +
+    throw UsageError("no such file, and no shard of a job writing '" + whole.output.path + "' is there (" +
                      shard_output_path(whole.output.path, Shard{0, 2}) + " and the like, or their checkpoints); "
                      "name a checkpoint or interrupted run file to resume one process's run");
   if (counts.size() > 1) {
     std::string ks;
     for (int K : counts) ks += (ks.empty() ? "" : ", ") + std::to_string(K);
-    throw UsageError("--resume: shards of jobs of " + ks + " shards write '" + whole.output.path +
+    throw UsageError("shards of jobs of " + ks + " shards write '" + whole.output.path +
                      "'; remove the files of the jobs that are not to be resumed");
   }
   const int K = *counts.begin();

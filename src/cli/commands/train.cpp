@@ -260,7 +260,11 @@ int train_on_ranks(const TrainOptions& opt, const World& w) {
                        "train --shard k/K), which this job finds beside its run file; a one-process run's checkpoint "
                        "resumes in one process (without mpirun)");
     } else {
-      job = job_shards(whole);
+      try {
+        job = job_shards(whole);
+      } catch (const UsageError& e) {
+        throw UsageError("--resume '" + opt.resume + "': " + e.what());
+      }
     }
   } catch (const std::exception& e) {
     code = kExitUsage;
@@ -292,7 +296,9 @@ int train_on_ranks(const TrainOptions& opt, const World& w) {
       ++failed;
       if (r > 0 || m != message || code == kExitOk) spdlog::error("rank {} of {} failed (exit {}): {}", r, w.size, c, m);
     }
-    if (failed > 0) {
+    if (failed > 0 && w.size == 1) {  // one process resuming a job's shards: its error is logged
+      code = worst;
+    } else if (failed > 0) {
       spdlog::error("no run file written: {} of {} ranks failed; the shards that finished are kept beside it", failed,
                     w.size);
       code = worst;
