@@ -284,6 +284,8 @@ int run_command(int argc, char** argv) {
     }
   } catch (const std::exception& e) {
     spdlog::critical("internal error: {}", e.what());
+    // Under mpirun the other ranks may wait for this one in a collective: end them too.
+    if (tn::world().size > 1) tn::abort_world(tn::kExitIo);
     return tn::kExitIo;
   }
   return tn::kExitUsage;

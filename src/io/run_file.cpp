@@ -350,11 +350,12 @@ class Reader {
  public:
   Reader(hid_t file, const std::string& path) : file_(file), path_(path) {}
 
-  RunMeta read_meta_only() const {
+  RunHead read_head() const {
     check_format_version();
-    RunMeta m;
-    read_meta(m);
-    return m;
+    RunHead h;
+    read_meta(h.meta);
+    h.config_yaml = h5::read_string_dataset(file_, require("/config"));
+    return h;
   }
 
   RunFile read() {
@@ -642,8 +643,8 @@ RunFile read_run_file(const std::string& path) {
   return io::read_h5_checked<RunFile>(path, "run file", [&](hid_t file) { return Reader(file, path).read(); });
 }
 
-RunMeta read_run_meta(const std::string& path) {
-  return io::read_h5_checked<RunMeta>(path, "run file", [&](hid_t file) { return Reader(file, path).read_meta_only(); });
+RunHead read_run_head(const std::string& path) {
+  return io::read_h5_checked<RunHead>(path, "run file", [&](hid_t file) { return Reader(file, path).read_head(); });
 }
 
 }  // namespace tn

@@ -237,7 +237,12 @@ void write_run_file(const std::string& path, const RunFile& run, bool replace = 
 
 // Reads a file written by write_run_file. Throws RunFileError naming what is missing.
 RunFile read_run_file(const std::string& path);
-// Its /meta alone (whether it was interrupted, which shard it holds), without the arrays.
-RunMeta read_run_meta(const std::string& path);
+// Its /meta and /config alone (whether it was interrupted, which shard it holds, what it
+// trained), without the arrays.
+struct RunHead {
+  RunMeta meta;
+  std::string config_yaml;
+};
+RunHead read_run_head(const std::string& path);
 
 }  // namespace tn

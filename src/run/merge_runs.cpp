@@ -11,6 +11,7 @@
 #include "config/config.h"
 #include "eval/evaluate.h"
 #include "eval/own.h"
+#include "run/checkpoint.h"
 #include "run/errors.h"
 #include "run/eval_record.h"
 #include "run/swarm_file.h"
@@ -89,8 +90,11 @@ std::vector<Part> read_parts(const std::vector<std::string>& paths) {
 // on the same data (splits, normalization, names, encoding).
 void check_same_run(const std::vector<Part>& parts) {
   const Part& a = parts.front();
-  const std::vector<std::string> may_differ = {"swarm.first_member", "swarm.size", "output.path",
-                                               "train.checkpoint.path"};
+  // A resumed job's parts may differ in what a resume may change, apart from train.epochs
+  // (the data are compared below, by their contents).
+  std::vector<std::string> may_differ = {"swarm.first_member", "swarm.size"};
+  for (const std::string& key : resumable_keys())
+    if (key != "train.epochs") may_differ.push_back(key);
   for (const Part& b : parts) {
     for (const std::string& key : config_text_differences(a.file.config_yaml, b.file.config_yaml))
       if (std::find(may_differ.begin(), may_differ.end(), key) == may_differ.end())

@@ -73,13 +73,18 @@ std::string shard_output_path(const std::string& output, Shard shard) {
   return run_file_stem(output) + ".shard-" + std::to_string(shard.index) + "-of-" + std::to_string(shard.count) + ".h5";
 }
 
-std::vector<ShardProgress> job_shards(const Config& whole) {
+namespace {
+
+Config with_shard_paths(const Config& whole, Shard shard) {
+  Config c = whole;
+  set_shard_paths(c, shard);
+  return c;
+}
+
+}  // namespace
+
+std::set<int> job_shard_counts(const Config& whole) {
   namespace fs = std::filesystem;
-  const auto paths_of = [&](Shard shard) {
-    Config c = whole;
-    set_shard_paths(c, shard);
-    return std::pair<std::string, std::string>{c.output.path, c.train.checkpoint.path};
-  };
   // Shard counts K named by files that are this run's shard k of K (its run file or checkpoint).
   std::set<int> counts;
   const std::regex named(R"(\.shard-([0-9]{1,7})-of-([0-9]{1,7})\.)");
@@ -91,11 +96,18 @@ std::vector<ShardProgress> job_shards(const Config& whole) {
       std::smatch m;
       if (!std::regex_search(name, m, named)) continue;
       const Shard s{std::stoi(m[1]), std::stoi(m[2])};
-      if (s.index >= s.count || s.count > whole.swarm.size) continue;
-      const auto [out, ck] = paths_of(s);
-      if (fs::path(out).filename() == name || fs::path(ck).filename() == name) counts.insert(s.count);
+      if (s.index >= s.count) continue;
+      const Config c = with_shard_paths(whole, s);
+      if (fs::path(c.output.path).filename() == name || fs::path(c.train.checkpoint.path).filename() == name)
+        counts.insert(s.count);
     }
   }
+  return counts;
+}
+
+std::vector<ShardProgress> job_shards(const Config& whole, int rank, int ranks) {
+  namespace fs = std::filesystem;
+  const std::set<int> counts = job_shard_counts(whole);
   if (counts.empty())
     throw UsageError("no such file, and no shard of a job writing '" + whole.output.path + "' is there (" +
                      shard_output_path(whole.output.path, Shard{0, 2}) + " and the like, or their checkpoints); "
@@ -110,14 +122,25 @@ std::vector<ShardProgress> job_shards(const Config& whole) {
   std::vector<ShardProgress> progress;
   for (int k = 0; k < K; ++k) {
     ShardProgress p{Shard{k, K}, false, ""};
-    const auto [out, ck] = paths_of(p.shard);
-    if (fs::exists(out)) {
-      const RunMeta m = read_run_meta(out);
-      p.done = !m.interrupted && m.shard_index == k && m.shard_count == K;
-      if (m.interrupted) p.resume_from = out;
-    }
-    if (!p.done && fs::exists(ck)) p.resume_from = ck;  // written with the interrupted run file, or later
     progress.push_back(p);
+    if (k % ranks != rank) continue;
+    const Config c = with_shard_paths(whole, p.shard);
+    const std::string &out = c.output.path, &ck = c.train.checkpoint.path;
+    bool extend = false;
+    if (fs::exists(out)) {
+      const RunHead h = read_run_head(out);
+      const bool finished = !h.meta.interrupted && h.meta.shard_index == k && h.meta.shard_count == K;
+      const int trained_for = finished ? parse_config(h.config_yaml, out).train.epochs : 0;
+      extend = finished && trained_for != whole.train.epochs;
+      if (extend && !fs::exists(ck))
+        throw UsageError("shard " + std::to_string(k) + " of " + std::to_string(K) + " ('" + out + "') finished its " +
+                         std::to_string(trained_for) + " epochs and has no checkpoint to continue from to " +
+                         std::to_string(whole.train.epochs) + "; keep train.epochs at " + std::to_string(trained_for) +
+                         " (a run is extended from the checkpoint train.checkpoint.every_epochs writes)");
+      progress.back().done = finished && !extend;
+      if (h.meta.interrupted) progress.back().resume_from = out;
+    }
+    if (!progress.back().done && fs::exists(ck)) progress.back().resume_from = ck;  // written with the run file, or later
   }
   return progress;
 }

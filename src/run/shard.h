@@ -4,6 +4,7 @@
 // written. Members are independent, so a member trained in a shard is bitwise the member of
 // the whole swarm (the same random streams, sample sets and steps per epoch).
 #pragma once
+#include <set>
 #include <string>
 #include <utility>
 
@@ -49,8 +50,13 @@ struct ShardProgress {
   std::string resume_from;  // else: its checkpoint, or its interrupted run file, or "" (nothing written)
 };
 // `whole` is the whole swarm's configuration (output.path and train.checkpoint.path as one
-// process uses them). K comes from the names of the shards' files. Throws UsageError when
-// there are none, or files of jobs with different K; RunFileError for an unreadable run file.
-std::vector<ShardProgress> job_shards(const Config& whole);
+// process uses them). K comes from the names of the shards' files; the files of shards
+// k = `rank` mod `ranks` are read (a process decides only about its own shards). A finished
+// shard whose train.epochs is not whole's is resumed from its checkpoint (extended). Throws
+// UsageError when there are no shards, files of jobs with different K, or a finished shard to
+// extend without a checkpoint; RunFileError for an unreadable run file.
+std::vector<ShardProgress> job_shards(const Config& whole, int rank = 0, int ranks = 1);
+// The shard counts K of the jobs whose shard files are there (none: empty).
+std::set<int> job_shard_counts(const Config& whole);
 
 }  // namespace tn

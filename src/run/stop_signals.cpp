@@ -15,6 +15,7 @@ namespace {
 std::atomic<int> g_signal{0};
 static_assert(std::atomic<int>::is_always_lock_free);
 struct sigaction g_old_int, g_old_term;
+int g_depth = 0;  // StopSignals alive (constructed and destroyed on one thread)
 
 extern "C" void on_signal(int sig) {
   if (g_signal != 0) {
@@ -27,6 +28,7 @@ extern "C" void on_signal(int sig) {
 }  // namespace
 
 StopSignals::StopSignals() {
+  if (g_depth++ > 0) return;
   g_signal = 0;
   struct sigaction sa {};
   sa.sa_handler = on_signal;
@@ -37,6 +39,7 @@ StopSignals::StopSignals() {
 }
 
 StopSignals::~StopSignals() {
+  if (--g_depth > 0) return;
   sigaction(SIGINT, &g_old_int, nullptr);
   sigaction(SIGTERM, &g_old_term, nullptr);
 }

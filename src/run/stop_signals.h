@@ -9,8 +9,10 @@ namespace tn {
 
 class StopSignals {
  public:
-  StopSignals();   // installs the handlers
-  ~StopSignals();  // restores the previous ones
+  // The outermost installs the handlers and clears the request; one inside it (a shard's run
+  // inside a rank's loop over shards) keeps both, so no signal is lost between them.
+  StopSignals();
+  ~StopSignals();  // the outermost restores the previous handlers
   StopSignals(const StopSignals&) = delete;
   StopSignals& operator=(const StopSignals&) = delete;
   // The first signal received (SIGINT or SIGTERM), or 0.

@@ -100,6 +100,7 @@ double seconds_between(std::chrono::steady_clock::time_point a, std::chrono::ste
 TrainingRun::TrainingRun(Config cfg, int threads, bool force, std::chrono::steady_clock::time_point started,
                          const std::string& resume, Shard shard)
     : cfg_(std::move(cfg)), force_(force || !resume.empty()), started_(started), shard_(shard) {
+  const std::string whole_output = cfg_.output.path, whole_checkpoint = cfg_.train.checkpoint.path;
   set_shard_paths(cfg_, shard_);
   // A resumed run replaces the run file of the run it continues.
   check_output_path(cfg_.output.path, force_);
@@ -122,7 +123,12 @@ TrainingRun::TrainingRun(Config cfg, int threads, bool force, std::chrono::stead
   sets_ = make_member_sets(cfg_, data_);
   whole_first_ = cfg_.swarm.first_member;
   whole_size_ = cfg_.swarm.size;
-  if (shard_.enabled()) whole_yaml_ = to_yaml(cfg_);
+  if (shard_.enabled()) {  // with the whole run's paths, as one process stores it
+    Config whole = cfg_;
+    whole.output.path = whole_output;
+    whole.train.checkpoint.path = whole_checkpoint;
+    whole_yaml_ = to_yaml(whole);
+  }
   restrict_to_shard(cfg_, sets_, shard_);  // from here on the run is the shard's block
   plan_ = plan_training(cfg_, data_, sets_, *be_, /*with_run_file=*/true);
   if (plan_.chunks > 1 && (cfg_.train.checkpoint.every_epochs > 0 || !resume.empty()))

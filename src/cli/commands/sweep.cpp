@@ -168,7 +168,13 @@ int run_sweep(const SweepOptions& opt) {
   setup_logging(opt.verbosity);
   const World& w = world();
   if (w.size > 1) log_as_rank(w);
-  const int code = with_user_errors([&] { return sweep(opt); });
+  int code = kExitIo;
+  try {
+    code = with_user_errors([&] { return sweep(opt); });
+  } catch (const std::exception& e) {
+    if (w.size == 1) throw;
+    spdlog::critical("internal error: {}", e.what());
+  }
   if (w.size > 1 && code != kExitOk) abort_world(code);
   return code;
 }

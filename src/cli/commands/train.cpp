@@ -9,6 +9,7 @@
 #include <cmath>
 #include <filesystem>
 #include <memory>
+#include <set>
 
 #include "cli/commands/commands.h"
 #include "cli/commands/eval_report.h"
@@ -228,11 +229,17 @@ int train_one(const TrainOptions& opt, std::optional<Shard> ranks_shard) {
 
 bool interruption(int code) { return code == 128 + SIGINT || code == 128 + SIGTERM; }
 
-// This rank's part of a resumed job: its shards of `job`, one after another.
+// This rank's part of a resumed job: its shards of `job`, one after another. A signal between
+// two shards (or while one finishes) stops before the next: the handlers stay installed.
 int resume_shards(const TrainOptions& opt, const World& w, const std::vector<ShardProgress>& job) {
+  const StopSignals signals;
   int code = kExitOk;
   for (std::size_t k = static_cast<std::size_t>(w.rank); k < job.size(); k += static_cast<std::size_t>(w.size)) {
     if (job[k].done) continue;
+    if (const int sig = StopSignals::requested()) {
+      spdlog::warn("{} received: shard {} of {} not started", sig == SIGTERM ? "SIGTERM" : "SIGINT", k, job.size());
+      return 128 + sig;
+    }
     TrainOptions o = opt;
     o.resume = job[k].resume_from;  // "" when the shard wrote nothing: it starts
     o.force = true;                 // its own earlier run file
@@ -257,11 +264,11 @@ int train_on_ranks(const TrainOptions& opt, const World& w) {
       check_out_file(out, opt.force, {});  // before any rank trains
     } else if (std::filesystem::exists(opt.resume)) {
       throw UsageError("--resume '" + opt.resume + "' with mpirun: ranks resume the shards of an MPI job (or of "
-                       "train --shard k/K), which this job finds beside its run file; a one-process run's checkpoint "
-                       "resumes in one process (without mpirun)");
+                       "train --shard k/K), which this job finds beside its run file when the --resume file is not "
+                       "there; a one-process run's checkpoint resumes in one process (without mpirun)");
     } else {
       try {
-        job = job_shards(whole);
+        job = job_shards(whole, w.rank, w.size);
       } catch (const UsageError& e) {
         throw UsageError("--resume '" + opt.resume + "': " + e.what());
       }
@@ -271,12 +278,20 @@ int train_on_ranks(const TrainOptions& opt, const World& w) {
     message = e.what();
   }
   const int K = opt.resume.empty() ? w.size : static_cast<int>(job.size());
-  if (code == kExitOk) {
+  // A rank that cannot start stops them all before any trains (it alone reports why).
+  const bool others_failed = worst_code(code) != kExitOk && code == kExitOk;
+  if (code == kExitOk && !others_failed) {
     if (w.rank == 0 && K < w.size)
       spdlog::warn("the job being resumed has {} shards: {} of the {} ranks have none to train", K, w.size - K, w.size);
-    code = opt.resume.empty() ? train_one(opt, Shard{w.rank, w.size}) : resume_shards(opt, w, job);
-    if (code != kExitOk && code != kExitDiverged && !interruption(code))
-      message = "training its shard failed (exit " + std::to_string(code) + ")";
+    try {  // every rank must reach the gathering below, whatever happens to its training
+      code = opt.resume.empty() ? train_one(opt, Shard{w.rank, w.size}) : resume_shards(opt, w, job);
+      if (code != kExitOk && code != kExitDiverged && !interruption(code))
+        message = "training its shard failed (exit " + std::to_string(code) + ")";
+    } catch (const std::exception& e) {
+      code = kExitIo;
+      message = std::string("internal error: ") + e.what();
+      spdlog::critical("{}", message);
+    }
   } else if (w.rank == 0) {
     spdlog::error("{}", message);
   }
@@ -315,7 +330,12 @@ int train_on_ranks(const TrainOptions& opt, const World& w) {
       m.force = opt.force || !opt.resume.empty();
       m.verbosity = opt.verbosity;
       for (int k = 0; k < K; ++k) m.parts.push_back(shard_output_path(out, Shard{k, K}));
-      code = run_merge(m);
+      try {
+        code = run_merge(m);
+      } catch (const std::exception& e) {  // the ranks wait for this code
+        spdlog::critical("merging the shards failed: {}", e.what());
+        code = kExitIo;
+      }
       if (code == kExitOk) {
         for (int k = 0; k < K; ++k) {
           Config c = whole;
@@ -333,8 +353,21 @@ int train_on_ranks(const TrainOptions& opt, const World& w) {
 
 // `train --resume CK` where CK is no file but the job it names left shards: the shards are
 // resumed (one process: every shard in turn) and merged, as under mpirun.
+// A --resume file that exists beside a job's shards is refused: which one is meant?
 bool resumes_job(const TrainOptions& opt) {
-  return !opt.resume.empty() && !opt.shard && !std::filesystem::exists(opt.resume);
+  if (opt.resume.empty() || opt.shard) return false;
+  if (!std::filesystem::exists(opt.resume)) return true;
+  std::set<int> counts;
+  try {
+    counts = job_shard_counts(resolve_config(opt));
+  } catch (const std::exception&) {  // the config's errors are train_one's to report
+    return false;
+  }
+  if (!counts.empty())
+    throw UsageError("--resume '" + opt.resume + "' is a one-process run's file, but the shards of a job writing "
+                     "the same run file are there too (" + std::to_string(*counts.begin()) + " shards): remove '" +
+                     opt.resume + "' to resume the job, or the shard files to resume it");
+  return false;
 }
 
 }  // namespace
@@ -342,7 +375,15 @@ bool resumes_job(const TrainOptions& opt) {
 int run_train(const TrainOptions& opt) {
   setup_logging(opt.verbosity);
   const World& w = world();
-  return w.size > 1 || resumes_job(opt) ? train_on_ranks(opt, w) : train_one(opt, std::nullopt);
+  bool job = w.size > 1;
+  if (!job) {
+    const int code = with_user_errors([&] {
+      job = resumes_job(opt);
+      return kExitOk;
+    });
+    if (code != kExitOk) return code;
+  }
+  return job ? train_on_ranks(opt, w) : train_one(opt, std::nullopt);
 }
 
 }  // namespace tn
