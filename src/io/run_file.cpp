@@ -37,6 +37,10 @@ const Predictions* RunFile::find_predictions(const std::string& split) const {
   return nullptr;
 }
 
+Predictions* RunFile::find_predictions(const std::string& split) {
+  return const_cast<Predictions*>(std::as_const(*this).find_predictions(split));
+}
+
 void RunFile::put(Predictions p) { put_by_split(predictions, std::move(p)); }
 void RunFile::put(EvalRecord e) { put_by_split(evals, std::move(e)); }
 

@@ -223,6 +223,7 @@ struct RunFile {
 
   // The entry for `split`, or null.
   const Predictions* find_predictions(const std::string& split) const;
+  Predictions* find_predictions(const std::string& split);
   // Adds `p`, replacing an entry of the same split; likewise for evaluations.
   void put(Predictions p);
   void put(EvalRecord e);

@@ -259,9 +259,7 @@ void merge_evaluations(std::vector<Part>& parts, const Config& cfg, RunFile& r) 
     }
     std::vector<Array*> members;
     for (Part& p : parts) {
-      const auto it = std::find_if(p.file.predictions.begin(), p.file.predictions.end(),
-                                   [&](const Predictions& q) { return q.split == p0.split; });
-      Predictions* q = it == p.file.predictions.end() ? nullptr : &*it;
+      Predictions* q = p.file.find_predictions(p0.split);
       if (!q || q->members.shape.size() != 3 || q->members.shape[1] != p0.members.shape[1])
         throw UsageError("merge: " + in_quotes(p.path) + " has no predictions on the " + p0.split + " split like " +
                          in_quotes(parts.front().path));

@@ -73,15 +73,11 @@ std::string shard_output_path(const std::string& output, Shard shard) {
   return run_file_stem(output) + ".shard-" + std::to_string(shard.index) + "-of-" + std::to_string(shard.count) + ".h5";
 }
 
-namespace {
-
-Config with_shard_paths(const Config& whole, Shard shard) {
+Config shard_paths(const Config& whole, Shard shard) {
   Config c = whole;
   set_shard_paths(c, shard);
   return c;
 }
-
-}  // namespace
 
 std::set<int> job_shard_counts(const Config& whole) {
   namespace fs = std::filesystem;
@@ -97,7 +93,7 @@ std::set<int> job_shard_counts(const Config& whole) {
       if (!std::regex_search(name, m, named)) continue;
       const Shard s{std::stoi(m[1]), std::stoi(m[2])};
       if (s.index >= s.count) continue;
-      const Config c = with_shard_paths(whole, s);
+      const Config c = shard_paths(whole, s);
       if (fs::path(c.output.path).filename() == name || fs::path(c.train.checkpoint.path).filename() == name)
         counts.insert(s.count);
     }
@@ -124,7 +120,7 @@ std::vector<ShardProgress> job_shards(const Config& whole, int rank, int ranks) 
     ShardProgress p{Shard{k, K}, false, ""};
     progress.push_back(p);
     if (k % ranks != rank) continue;
-    const Config c = with_shard_paths(whole, p.shard);
+    const Config c = shard_paths(whole, p.shard);
     const std::string &out = c.output.path, &ck = c.train.checkpoint.path;
     bool extend = false;
     if (fs::exists(out)) {

@@ -33,6 +33,8 @@ std::pair<int, int> shard_block(const MemberSets& sets, int S, Shard shard);
 // (NAME.shard-k-of-K.ckpt.h5; a train.checkpoint.path CK.h5 becomes CK.shard-k-of-K.h5), so
 // the K shards of one command line never write the same file.
 void set_shard_paths(Config& cfg, Shard shard);
+// `whole` with shard `shard`'s paths (set_shard_paths on a copy).
+Config shard_paths(const Config& whole, Shard shard);
 
 // Restricts `cfg` and `sets` (the whole swarm's) to shard `shard`: swarm.first_member and
 // swarm.size of its block, and the block's member sets. Returns the block [m0, m1).

@@ -329,7 +329,7 @@ int train_on_ranks(const TrainOptions& opt, const World& w) {
       m.out = out;
       m.force = opt.force || !opt.resume.empty();
       m.verbosity = opt.verbosity;
-      for (int k = 0; k < K; ++k) m.parts.push_back(shard_output_path(out, Shard{k, K}));
+      for (int k = 0; k < K; ++k) m.parts.push_back(shard_paths(whole, Shard{k, K}).output.path);
       try {
         code = run_merge(m);
       } catch (const std::exception& e) {  // the ranks wait for this code
@@ -338,8 +338,7 @@ int train_on_ranks(const TrainOptions& opt, const World& w) {
       }
       if (code == kExitOk) {
         for (int k = 0; k < K; ++k) {
-          Config c = whole;
-          set_shard_paths(c, Shard{k, K});
+          const Config c = shard_paths(whole, Shard{k, K});
           std::error_code ec;
           std::filesystem::remove(c.output.path, ec);
           std::filesystem::remove(c.train.checkpoint.path, ec);
