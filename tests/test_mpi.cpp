@@ -35,6 +35,13 @@ std::string mpi_missing() {
 #endif
 }
 
+// Without MPI: one visible "SKIPPED: why" line, and the test passes without running.
+bool skip_without_mpi() {
+  const std::string why = mpi_missing();
+  if (!why.empty()) MESSAGE("SKIPPED: " << why);
+  return !why.empty();
+}
+
 // As root (CI), in a container: Open MPI needs to be told both, and shared-memory transport.
 std::string mpirun(int P) {
   return "OMPI_MCA_btl_vader_single_copy_mechanism=none mpirun --allow-run-as-root --oversubscribe -np " +
@@ -44,10 +51,7 @@ std::string mpirun(int P) {
 }  // namespace
 
 TEST_CASE("mpirun: P ranks write the run file of one process, bitwise") {
-  if (const std::string why = mpi_missing(); !why.empty()) {
-    MESSAGE("SKIPPED: " << why);
-    return;
-  }
+  if (skip_without_mpi()) return;
   const std::string python = tn::test::python_with_h5py();
   const std::pair<std::string, std::string> configs[] = {
       {"grid", "name: grid\nseed: 3\ndevice: cpu\nswarm: {size: 6}\n"
@@ -81,10 +85,7 @@ TEST_CASE("mpirun: P ranks write the run file of one process, bitwise") {
 }
 
 TEST_CASE("mpirun: ranks that cannot train are named, and no run file is written") {
-  if (const std::string why = mpi_missing(); !why.empty()) {
-    MESSAGE("SKIPPED: " << why);
-    return;
-  }
+  if (skip_without_mpi()) return;
   // More ranks than members: every rank refuses its shard before training.
   const std::string config = write_file("mpi-small.yaml",
                                         "name: small\nseed: 1\ndevice: cpu\nswarm: {size: 2}\n"
@@ -111,10 +112,7 @@ TEST_CASE("mpirun: ranks that cannot train are named, and no run file is written
 }
 
 TEST_CASE("mpirun: sweep times the job's ranks together and rank 0 writes one table") {
-  if (const std::string why = mpi_missing(); !why.empty()) {
-    MESSAGE("SKIPPED: " << why);
-    return;
-  }
+  if (skip_without_mpi()) return;
   const std::string config = write_file("mpi-sweep.yaml",
                                         "name: sw\nseed: 1\ndevice: cpu\nswarm: {size: 2}\n"
                                         "model: {layers: [{units: 4, activation: relu}, {units: 2}]}\n"
@@ -140,10 +138,7 @@ TEST_CASE("mpirun: sweep times the job's ranks together and rank 0 writes one ta
 }
 
 TEST_CASE("mpirun: an interrupted job resumes with another number of ranks, bitwise the uninterrupted run") {
-  if (const std::string why = mpi_missing(); !why.empty()) {
-    MESSAGE("SKIPPED: " << why);
-    return;
-  }
+  if (skip_without_mpi()) return;
   const fs::path dir = scratch("mpi-resume");
   fs::remove_all(dir);
   fs::create_directories(dir);

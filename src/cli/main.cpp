@@ -15,6 +15,9 @@
 
 namespace {
 
+// --threads of every command that computes.
+constexpr const char* kThreadsHelp = "CPU threads (default: the cores this process may use, or OMP_NUM_THREADS if fewer)";
+
 void add_verbosity(CLI::App* cmd, bool* quiet, bool* verbose) {
   cmd->add_flag("-q,--quiet", *quiet, "Only warnings and errors");
   cmd->add_flag("-v,--verbose", *verbose, "Debug output (resolved config, kernel choice)");
@@ -121,7 +124,7 @@ int run_command(int argc, char** argv) {
                                      : "expected a whole number from 0 to 18446744073709551615 (2^64 - 1), got '" + v + "'";
           },
           "UINT64"));
-  t->add_option("--threads", train.threads, "CPU threads (default: the cores this process may use, or OMP_NUM_THREADS if fewer)")->check(whole_number(0));
+  t->add_option("--threads", train.threads, kThreadsHelp)->check(whole_number(0));
   t->add_flag("--force", train.force, "Replace an existing run file");
   t->add_option("--resume", train.resume,
                 "Continue from a checkpoint (train.checkpoint) or an interrupted run file; replaces the run file");
@@ -149,7 +152,7 @@ int run_command(int argc, char** argv) {
   e->add_option("--save", eval_save, "Store the results in the run file as /eval/NAME and /predictions/NAME "
                                      "(e.g. --save test-vote)");
   e->add_flag("--force", eval.force, "Replace an existing --out file, or the record --save names");
-  e->add_option("--threads", eval.threads, "CPU threads (default: the cores this process may use, or OMP_NUM_THREADS if fewer)")->check(whole_number(0));
+  e->add_option("--threads", eval.threads, kThreadsHelp)->check(whole_number(0));
   add_verbosity(e, &quiet, &verbose);
   e->footer("Example: turbanet eval runs/spirals.h5 --split all --combine vote --save all-vote");
 
@@ -167,7 +170,7 @@ int run_command(int argc, char** argv) {
   p->add_flag("--force", predict.force, "Replace an existing --out file");
   p->add_option("--id", predict.ids, "Input column to carry through to the output, as text (repeatable); "
                                      "sequence runs: its value at each series' last row");
-  p->add_option("--threads", predict.threads, "CPU threads (default: the cores this process may use, or OMP_NUM_THREADS if fewer)")->check(whole_number(0));
+  p->add_option("--threads", predict.threads, kThreadsHelp)->check(whole_number(0));
   add_verbosity(p, &quiet, &verbose);
   p->footer("Examples: turbanet predict runs/iris.h5 --input data/iris.csv --out runs/iris-predictions.h5\n"
             "          turbanet predict runs/random-walk.h5 --input history.csv --out forecasts.csv");
@@ -185,7 +188,7 @@ int run_command(int argc, char** argv) {
       ->check(CLI::IsMember({"swarm", "sequential", "both"}));
   w->add_option("--out", sweep_out, "Write the table as FILE.csv or FILE.h5");
   w->add_flag("--force", sweep.force, "Replace an existing --out file");
-  w->add_option("--threads", sweep.threads, "CPU threads (default: the cores this process may use, or OMP_NUM_THREADS if fewer)")->check(whole_number(0));
+  w->add_option("--threads", sweep.threads, kThreadsHelp)->check(whole_number(0));
   add_verbosity(w, &quiet, &verbose);
   w->footer("Example: turbanet sweep configs/spirals-small.yaml --swarm 1..128 --mode both --out sweep.csv\n"
             "Under mpirun -np P each rank trains its block of every point's members; a point's time is the job's.");
