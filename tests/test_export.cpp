@@ -75,6 +75,8 @@ TEST_CASE("export: onnxruntime reproduces predict and the stored predictions for
       {"spirals", {"train.epochs=1"}},
       {"spirals-large", {"swarm.size=4", "train.epochs=1"}},
       {"spirals-small", {"swarm.size=4", "train.epochs=1"}},
+      {"spirals-halving", {"swarm.size=8", "optimizer.lr.num=2", "train.epochs=5", "search.rungs=[2, 3]"}},
+      {"spirals-pbt", {"swarm.size=8", "train.epochs=5", "search.every_epochs=2"}},
       {"stocks-lstm", {"swarm.size=5", "data.source.series=5", "train.epochs=1"}}};
   std::vector<std::string> runs;
   for (const auto& [name, path] : tn::test::shipped_configs(reduced)) {

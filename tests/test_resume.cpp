@@ -97,6 +97,11 @@ void check_same_run(const fs::path& a_path, const fs::path& b_path) {
   CHECK(a.diverged_epoch == b.diverged_epoch);
   CHECK(a.stopped_epoch == b.stopped_epoch);
   CHECK(a.best_epoch == b.best_epoch);
+  CHECK(a.search.type == b.search.type);
+  CHECK(a.search.epochs == b.search.epochs);
+  CHECK(a.search.rung == b.search.rung);
+  CHECK(a.search.source == b.search.source);
+  CHECK(a.search.values == b.search.values);
   REQUIRE(a.predictions.size() == b.predictions.size());
   for (std::size_t i = 0; i < a.predictions.size(); ++i) {
     CHECK(same_bits(a.predictions[i].members, b.predictions[i].members));
@@ -187,6 +192,24 @@ TEST_CASE("resume: early stopping with restore_best, stopped while some members 
   const std::string yaml = dense_yaml("bootstrap", "{type: adam, lr: {values: [0.3, 0.02, 0.1, 0.005, 0.05]}}",
                                       "constant", 12, ", early_stopping: {metric: val_loss, patience: 2, min_delta: 0.01}");
   check_resume_is_exact("early", yaml, 4);
+}
+
+TEST_CASE("resume: a halving and a pbt search, stopped between rungs and rounds or between steps, bitwise") {
+  const std::string adam = "{type: adam, lr: {values: [0.3, 0.02, 0.1, 0.005, 0.05]}}";
+  const std::string halving = dense_yaml("bootstrap", adam, "constant", 8) +
+                              "search: {type: halving, rungs: [2, 5], keep: 0.5, metric: val_accuracy}\n";
+  check_resume_is_exact("halving", halving, 3);
+  const std::string pbt = dense_yaml("bootstrap", adam, "{type: cosine, min_lr: 0.001}", 8) +
+                          "search: {type: pbt, every_epochs: 2, quantile: 0.4, perturb: {optimizer.lr: [0.8, 1.25]}, "
+                          "resample_probability: 0.3}\n";
+  check_resume_is_exact("pbt", pbt, 5);
+  check_resume_is_exact("pbt-at-round", pbt, 4);  // the checkpoint right after a round
+  check_step_resume_is_exact("steps-pbt", pbt, 9, 1);
+  const RunFile f = read_run_file(scratch("pbt-full.h5").string());
+  CHECK(f.search.type == "pbt");
+  CHECK(f.search.epochs == std::vector<int>{2, 4, 6});
+  CHECK(f.search.values.size() == 1);
+  CHECK(f.search.values[0].size() == 4 * 5);
 }
 
 TEST_CASE("resume: --set train.epochs extends a finished run to the longer run, bitwise") {

@@ -132,6 +132,12 @@ int run_command(int argc, char** argv) {
   t->add_option("--shard", shard,
                 "k/K: train only shard k (0 <= k < K) of the swarm's members into NAME.shard-k-of-K.h5 beside the "
                 "run file (e.g. one Slurm array task each); join the K files with turbanet merge");
+  std::string trials, trials_out;
+  t->add_option("--trials", trials,
+                "FILE.csv or FILE.json: one member per trial, its columns per-member keys (e.g. optimizer.lr); "
+                "the swarm has as many members as trials (ask/tell, scripts/optuna_swarm.py)");
+  t->add_option("--trials-out", trials_out,
+                "RESULTS.json: each trial's status, best epoch, histories and evaluation metrics (with --trials)");
   add_verbosity(t, &quiet, &verbose);
   t->footer("Example: turbanet train configs/spirals.yaml --swarm 32 --set train.epochs=200");
 
@@ -248,6 +254,8 @@ int run_command(int argc, char** argv) {
       if (t->count("--swarm")) train.swarm = swarm;
       if (t->count("--seed")) train.seed = tn::parse_seed(seed);
       if (t->count("--shard")) train.shard = shard;
+      if (t->count("--trials")) train.trials = trials;
+      if (t->count("--trials-out")) train.trials_out = trials_out;
       train.verbosity = verbosity(quiet, verbose);
       return tn::run_train(train);
     }

@@ -236,6 +236,34 @@ struct TrainConfig {
   CheckpointConfig checkpoint;
 };
 
+// Search inside the swarm (`search`): successive halving stops the worse members at each
+// rung; population-based training (PBT) lets the worse members take over the state of better
+// ones and perturb their hyperparameters. Off when type is None. train/search.h has the rules.
+struct SearchConfig {
+  enum class Type { None, Halving, Pbt };
+  Type type = Type::None;
+  std::string metric = "val_loss";  // val_loss | val_accuracy | train_loss | train_accuracy
+  // halving: after epoch rungs[i] (increasing, each < train.epochs) the members still
+  // training keep the best ceil(keep·n) (at least 1); the others stop.
+  std::vector<int> rungs;
+  double keep = 1.0 / 3.0;
+  // pbt: after every `every_epochs` epochs (not after the last), the bottom `quantile` of the
+  // members copies the state of a member drawn from the top `quantile`, then each key of
+  // `perturb` is resampled from its per-member values with `resample_probability`, else
+  // multiplied by one of its factors drawn at random.
+  int every_epochs = 0;
+  double quantile = 0.25;
+  struct Perturb {
+    std::string key;              // an optimizer per-member key (member_value_keys())
+    std::vector<double> factors;  // e.g. [0.8, 1.25]
+    bool operator==(const Perturb&) const = default;
+  };
+  std::vector<Perturb> perturb;
+  double resample_probability = 0.25;
+  bool enabled() const { return type != Type::None; }
+  bool maximize() const { return metric == "val_accuracy" || metric == "train_accuracy"; }
+};
+
 struct OutputConfig {
   std::string path;  // default runs/<name>.h5
 };
@@ -281,6 +309,7 @@ struct Config {
   DataConfig data;
   TrainConfig train;
   OutputConfig output;
+  SearchConfig search;
   std::vector<MemberValues> member_values;  // per-member hyperparameters, in key order
   std::vector<std::string> grid;            // keys combined as a cartesian product
 
@@ -291,6 +320,9 @@ struct Config {
 // member's per-member values applied (k is the global member index).
 OptimizerConfig member_optimizer(const Config& c, long long member);
 double member_init_scale(const Config& c, long long member);
+// The field of `o` that per-member key `key` sets ("optimizer.lr" -> &o.lr), or nullptr for a
+// key that is not an optimizer setting (model.init_scale).
+double* optimizer_field(OptimizerConfig& o, const std::string& key);
 // The per-member values of `key`, or nullptr when every member has the configured value.
 const MemberValues* find_member_values(const Config& c, const std::string& key);
 
@@ -332,5 +364,6 @@ const char* to_string(PerMember p);
 const char* to_string(Normalize n);
 const char* to_string(Encoding e);
 const char* to_string(Missing m);
+const char* to_string(SearchConfig::Type t);
 
 }  // namespace tn

@@ -47,6 +47,15 @@ const char* to_string(Encoding e) {
   return "?";
 }
 
+const char* to_string(SearchConfig::Type t) {
+  switch (t) {
+    case SearchConfig::Type::None: return "none";
+    case SearchConfig::Type::Halving: return "halving";
+    case SearchConfig::Type::Pbt: return "pbt";
+  }
+  return "?";
+}
+
 const char* to_string(Missing m) {
   switch (m) {
     case Missing::Error: return "error";
@@ -366,6 +375,31 @@ void emit_train(YAML::Emitter& e, const TrainConfig& t) {
   e << YAML::EndMap;
 }
 
+void emit_search(YAML::Emitter& e, const SearchConfig& s) {
+  if (!s.enabled()) return;
+  begin(e, "search");
+  kv(e, "type", to_string(s.type));
+  kv(e, "metric", s.metric);
+  if (s.type == SearchConfig::Type::Halving) {
+    e << YAML::Key << "rungs" << YAML::Value << YAML::Flow << YAML::BeginSeq;
+    for (int r : s.rungs) e << r;
+    e << YAML::EndSeq;
+    kv(e, "keep", s.keep);
+  } else {
+    kv(e, "every_epochs", s.every_epochs);
+    kv(e, "quantile", s.quantile);
+    kv(e, "resample_probability", s.resample_probability);
+    begin(e, "perturb");
+    for (const SearchConfig::Perturb& p : s.perturb) {
+      e << YAML::Key << p.key << YAML::Value << YAML::Flow << YAML::BeginSeq;
+      for (double x : p.factors) e << exact(x);
+      e << YAML::EndSeq;
+    }
+    e << YAML::EndMap;
+  }
+  e << YAML::EndMap;
+}
+
 }  // namespace
 
 std::string to_yaml(const Config& c) {
@@ -387,6 +421,7 @@ std::string to_yaml(const Config& c) {
   emit_schedule(e, c.schedule);
   emit_data(e, c.data);
   emit_train(e, c.train);
+  emit_search(e, c.search);
   begin(e, "output");
   kv(e, "path", c.output.path);
   e << YAML::EndMap;

@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "config/load_data.h"
+#include "config/load_search.h"
 #include "config/member_values.h"
 #include "config/yaml_util.h"
 #include "math/saturate.h"
@@ -373,7 +374,7 @@ void check_sizes(const Field& root, const Config& c) {
 
 Config read_config(const Field& root, const std::vector<std::string>& data_dirs) {
   root.check_keys({"name", "seed", "device", "device_precision", "swarm", "model", "loss", "optimizer", "schedule",
-                   "data", "train", "output", "grid"});
+                   "data", "train", "output", "grid", "search"});
   Config c;
   read_name(root["name"], c.name);
   root.get("seed", c.seed);
@@ -390,6 +391,7 @@ Config read_config(const Field& root, const std::vector<std::string>& data_dirs)
   read_output(root["output"], c);
   if (c.train.checkpoint.path.empty()) c.train.checkpoint.path = default_checkpoint_path(c.output.path);
   cfg::read_grid(root, c);
+  cfg::read_search(root, c);
   check_consistency(root, c);
   check_sizes(root, c);
   return c;

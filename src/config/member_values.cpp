@@ -38,19 +38,22 @@ double MemberValues::value(long long i) const {
   return rounded;
 }
 
+double* optimizer_field(OptimizerConfig& o, const std::string& key) {
+  if (key == "optimizer.lr") return &o.lr;
+  if (key == "optimizer.weight_decay") return &o.weight_decay;
+  if (key == "optimizer.l1") return &o.l1;
+  if (key == "optimizer.momentum") return &o.momentum;
+  if (key == "optimizer.beta1") return &o.beta1;
+  if (key == "optimizer.beta2") return &o.beta2;
+  if (key == "optimizer.eps") return &o.eps;
+  if (key == "optimizer.alpha") return &o.alpha;
+  return nullptr;
+}
+
 OptimizerConfig member_optimizer(const Config& c, long long member) {
   OptimizerConfig o = c.optimizer;
-  for (const MemberValues& v : c.member_values) {
-    const double x = v.at(member);
-    if (v.key == "optimizer.lr") o.lr = x;
-    else if (v.key == "optimizer.weight_decay") o.weight_decay = x;
-    else if (v.key == "optimizer.l1") o.l1 = x;
-    else if (v.key == "optimizer.momentum") o.momentum = x;
-    else if (v.key == "optimizer.beta1") o.beta1 = x;
-    else if (v.key == "optimizer.beta2") o.beta2 = x;
-    else if (v.key == "optimizer.eps") o.eps = x;
-    else if (v.key == "optimizer.alpha") o.alpha = x;
-  }
+  for (const MemberValues& v : c.member_values)
+    if (double* field = optimizer_field(o, v.key)) *field = v.at(member);
   return o;
 }
 

@@ -224,14 +224,23 @@ std::size_t one_dimensional(hid_t dset, const std::string& name) {
   return dims[0];
 }
 
-// A one-dimensional numeric dataset of class `want`, converted to `mem_type` (T).
+// A one-dimensional numeric dataset of class `want`, converted to `mem_type` (T); with
+// `rows`, a two-dimensional one (row-major) and its row count.
 template <typename T>
 std::vector<T> read_vector(hid_t file, const std::string& name, H5T_class_t want,
-                           const char* want_name, hid_t mem_type) {
+                           const char* want_name, hid_t mem_type, std::uint64_t* rows = nullptr) {
   Handle dset = open_dataset(file, name);
   Handle type = own(H5Dget_type(dset.get()), H5Tclose, "getting the type of " + name);
   expect_class(type.get(), want, want_name, "dataset " + name);
-  std::vector<T> values(checked_elements(dset.get(), {one_dimensional(dset.get(), name)}, sizeof(T), name));
+  std::vector<hsize_t> dims;
+  if (rows) {
+    dims = dataset_dims(dset.get(), name);
+    if (dims.size() != 2) throw Error("dataset " + name + " is not two-dimensional");
+    *rows = dims[0];
+  } else {
+    dims = {one_dimensional(dset.get(), name)};
+  }
+  std::vector<T> values(checked_elements(dset.get(), dims, sizeof(T), name));
   if (values.empty()) return values;
   check(H5Dread(dset.get(), mem_type, H5S_ALL, H5S_ALL, H5P_DEFAULT, values.data()),
         "reading dataset " + name);
@@ -377,6 +386,14 @@ void write_doubles(hid_t file, const std::string& name, const std::vector<double
   write_dataset(file, name, {values.size()}, H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, values.data());
 }
 
+void write_int_rows(hid_t file, const std::string& name, std::uint64_t rows, const std::vector<int>& values) {
+  write_dataset(file, name, {rows, rows ? values.size() / rows : 0}, H5T_STD_I32LE, H5T_NATIVE_INT, values.data());
+}
+
+void write_double_rows(hid_t file, const std::string& name, std::uint64_t rows, const std::vector<double>& values) {
+  write_dataset(file, name, {rows, rows ? values.size() / rows : 0}, H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, values.data());
+}
+
 void write_strings(hid_t file, const std::string& name, const std::vector<std::string>& values) {
   std::vector<const char*> ptrs;
   for (const std::string& v : values) ptrs.push_back(v.c_str());
@@ -459,6 +476,14 @@ std::vector<int> read_ints(hid_t file, const std::string& name) {
 
 std::vector<double> read_doubles(hid_t file, const std::string& name) {
   return read_vector<double>(file, name, H5T_FLOAT, "floating-point", H5T_NATIVE_DOUBLE);
+}
+
+std::vector<int> read_int_rows(hid_t file, const std::string& name, std::uint64_t& rows) {
+  return read_vector<int>(file, name, H5T_INTEGER, "integer", H5T_NATIVE_INT, &rows);
+}
+
+std::vector<double> read_double_rows(hid_t file, const std::string& name, std::uint64_t& rows) {
+  return read_vector<double>(file, name, H5T_FLOAT, "floating-point", H5T_NATIVE_DOUBLE, &rows);
 }
 
 std::vector<std::string> read_strings(hid_t file, const std::string& name) {

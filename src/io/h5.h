@@ -76,6 +76,9 @@ void write_floats(hid_t file, const std::string& name, const std::vector<std::ui
 void write_ints(hid_t file, const std::string& name, const std::vector<int>& values);
 // Float64 dataset of shape [values.size()].
 void write_doubles(hid_t file, const std::string& name, const std::vector<double>& values);
+// Int32 and float64 datasets of shape [rows, values.size() / rows] (row-major).
+void write_int_rows(hid_t file, const std::string& name, std::uint64_t rows, const std::vector<int>& values);
+void write_double_rows(hid_t file, const std::string& name, std::uint64_t rows, const std::vector<double>& values);
 // One-dimensional dataset of variable-length UTF-8 strings.
 void write_strings(hid_t file, const std::string& name, const std::vector<std::string>& values);
 void write_string_dataset(hid_t file, const std::string& name, const std::string& value);
@@ -94,6 +97,9 @@ void read_floats(hid_t file, const std::string& name, std::vector<std::uint64_t>
                  std::vector<float>& data);
 std::vector<int> read_ints(hid_t file, const std::string& name);
 std::vector<double> read_doubles(hid_t file, const std::string& name);  // one-dimensional
+// A two-dimensional dataset, row-major, and its row count.
+std::vector<int> read_int_rows(hid_t file, const std::string& name, std::uint64_t& rows);
+std::vector<double> read_double_rows(hid_t file, const std::string& name, std::uint64_t& rows);
 std::vector<std::string> read_strings(hid_t file, const std::string& name);
 std::string read_string_dataset(hid_t file, const std::string& name);
 bool has_attr(hid_t obj, const std::string& obj_name, const char* attr);

@@ -316,6 +316,19 @@ void write_state(hid_t file, const TrainState& t) {
   }
 }
 
+void write_search(hid_t file, const SearchRecord& r) {
+  if (!r.present()) return;
+  h5::Handle g = h5::create_group(file, "/search");
+  h5::set_string_attr(g.get(), "/search", "type", r.type);
+  h5::set_string_attr(g.get(), "/search", "metric", r.metric);
+  g.close("group /search");
+  if (!r.epochs.empty()) h5::write_ints(file, "/search/epochs", r.epochs);
+  if (!r.rung.empty()) h5::write_ints(file, "/search/rung", r.rung);
+  if (!r.source.empty()) h5::write_int_rows(file, "/search/source", r.epochs.size(), r.source);
+  for (std::size_t j = 0; j < r.keys.size(); ++j)
+    h5::write_double_rows(file, "/search/values/" + r.keys[j], r.epochs.size() + 1, r.values[j]);
+}
+
 void write_objects(hid_t file, const RunFile& run) {
   h5::set_int_attr(file, "/", "format_version", kFormatVersion, H5T_STD_I32LE);
   h5::write_string_dataset(file, "/config", run.config_yaml);
@@ -331,6 +344,7 @@ void write_objects(hid_t file, const RunFile& run) {
   if (!run.stopped_epoch.empty()) h5::write_ints(file, "/members/stopped_epoch", run.stopped_epoch);
   if (!run.best_epoch.empty()) h5::write_ints(file, "/members/best_epoch", run.best_epoch);
   if (run.state.present()) write_state(file, run.state);
+  write_search(file, run.search);
   write_members(file, run.members);
   write_splits(file, run.splits);
   write_if_present(file, "/data/normalization/mean", run.normalization.mean);
@@ -381,6 +395,7 @@ class Reader {
     if (h5::exists(file_, "/members/stopped_epoch")) run.stopped_epoch = h5::read_ints(file_, "/members/stopped_epoch");
     if (h5::exists(file_, "/members/best_epoch")) run.best_epoch = h5::read_ints(file_, "/members/best_epoch");
     if (h5::exists(file_, "/train_state")) read_state(run.state);
+    if (h5::exists(file_, "/search")) read_search(run.search);
     read_optional("/data/normalization/mean", run.normalization.mean);
     read_optional("/data/normalization/std", run.normalization.std);
     read_optional("/data/normalization/target_mean", run.normalization.target_mean);
@@ -402,6 +417,28 @@ class Reader {
  private:
   hid_t file_;
   const std::string& path_;
+
+  void read_search(SearchRecord& r) const {
+    h5::Handle g = h5::open_group(file_, "/search");
+    r.type = h5::get_string_attr(g.get(), "/search", "type");
+    r.metric = h5::get_string_attr(g.get(), "/search", "metric");
+    if (h5::exists(file_, "/search/epochs")) r.epochs = h5::read_ints(file_, "/search/epochs");
+    if (h5::exists(file_, "/search/rung")) r.rung = h5::read_ints(file_, "/search/rung");
+    std::uint64_t rows = 0;
+    if (h5::exists(file_, "/search/source")) {
+      r.source = h5::read_int_rows(file_, "/search/source", rows);
+      if (rows != r.epochs.size()) damaged("/search/source has " + std::to_string(rows) + " rows, /search/epochs " +
+                                           std::to_string(r.epochs.size()) + " rounds");
+    }
+    if (!h5::exists(file_, "/search/values")) return;
+    for (const std::string& key : h5::list_group(file_, "/search/values")) {
+      r.keys.push_back(key);
+      r.values.push_back(h5::read_double_rows(file_, "/search/values/" + key, rows));
+      if (rows != r.epochs.size() + 1)
+        damaged("/search/values/" + key + " has " + std::to_string(rows) + " rows, not one more than the " +
+                std::to_string(r.epochs.size()) + " rounds");
+    }
+  }
 
   [[noreturn]] void missing(const std::string& what) const {
     throw RunFileError("run file '" + path_ + "' has no " + what +

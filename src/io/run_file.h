@@ -200,6 +200,17 @@ struct TrainState {
   bool present() const { return !opt1.empty(); }
 };
 
+// /search: what a search inside the swarm (config `search`) did; absent (type "") without one.
+struct SearchRecord {
+  std::string type, metric;         // /search@type ("halving" or "pbt"), @metric
+  std::vector<int> epochs;          // /search/epochs [R]: the epochs after which each rung or round ran
+  std::vector<int> rung;            // /search/rung [S] (halving): rung member k stopped at, 0: trained to the end
+  std::vector<int> source;          // /search/source [R, S] (pbt): whose state member k took in round r (k: kept)
+  std::vector<std::string> keys;    // perturbed keys (pbt), in search.perturb order
+  std::vector<std::vector<double>> values;  // /search/values/<key> [R + 1, S]: at the start, after each round
+  bool present() const { return !type.empty(); }
+};
+
 struct RunFile {
   std::string config_yaml;  // the resolved configuration
   RunMeta meta;
@@ -213,6 +224,7 @@ struct RunFile {
   std::vector<int> stopped_epoch;        // /members/stopped_epoch [S], -1 = never (early stopping)
   std::vector<int> best_epoch;           // /members/best_epoch [S], 0 = none (early stopping)
   TrainState state;                      // /train_state (checkpoints)
+  SearchRecord search;                   // /search (config `search`)
   MemberData members;                    // /members/...
   std::vector<DataSplit> splits;         // /data/splits/<name>/...
   Normalization normalization;           // /data/normalization/{mean,std,target_mean,target_std}

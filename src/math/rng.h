@@ -21,6 +21,7 @@ enum class Purpose : std::uint32_t {
   Subsample = 6,  // per-member subsample permutation keys
   Shards = 7,     // the shared permutation that partitions the training split
   Dropout = 8,    // dropout masks (counter: epoch << 32 | position; math/dropout.h)
+  Search = 9,     // PBT's exploit and explore draws (counter: round << 16 | draw; train/search.h)
 };
 
 // The member value used for randomness shared by all members (shared batch order, split).

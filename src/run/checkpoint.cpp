@@ -31,6 +31,30 @@ std::string joined(const std::vector<std::string>& keys) {
   return text;
 }
 
+// The search's state as far as trained (TrainOutput's search_* and, for halving, stopped_epoch).
+void read_search_state(const SearchRecord& r, const Config& cfg, TrainOutput& t, const std::string& path) {
+  const int S = cfg.swarm.size;
+  const auto bad = [&](const std::string& what) {
+    throw RunFileError("checkpoint '" + path + "': " + what + "; resume from a checkpoint written with this search");
+  };
+  if (r.type != to_string(cfg.search.type)) bad("/search@type is '" + r.type + "', not " + to_string(cfg.search.type));
+  const auto R = r.epochs.size();
+  t.search_epochs = r.epochs;
+  if (cfg.search.type == SearchConfig::Type::Halving) {
+    t.search_rung = per_member(r.rung, S, 0, "/search/rung", path);
+    return;
+  }
+  if (r.source.size() != R * S) bad("/search/source is not [rounds, " + std::to_string(S) + "]");
+  t.search_source = r.source;
+  for (const SearchConfig::Perturb& p : cfg.search.perturb) {
+    const auto at = std::find(r.keys.begin(), r.keys.end(), p.key);
+    if (at == r.keys.end()) bad("/search/values has no " + p.key);
+    const std::vector<double>& v = r.values[static_cast<std::size_t>(at - r.keys.begin())];
+    if (v.size() != (R + 1) * S) bad("/search/values/" + p.key + " is not [rounds + 1, " + std::to_string(S) + "]");
+    t.search_values.push_back(v);
+  }
+}
+
 }  // namespace
 
 const std::vector<std::string>& resumable_keys() {
@@ -114,6 +138,7 @@ ResumePoint read_resume_point(const std::string& path, const Config& cfg, const 
   t.train_acc = file_history(f.train_accuracy, S, E, "/history/train_accuracy", path);
   t.val_acc = file_history(f.val_accuracy, S, E, "/history/val_accuracy", path);
   t.diverged_epoch = per_member(f.diverged_epoch, S, -1, "/members/diverged_epoch", path);
+  if (cfg.search.type == SearchConfig::Type::Halving) t.stopped_epoch = per_member(f.stopped_epoch, S, -1, "/members/stopped_epoch", path);
   if (cfg.train.early_stopping.enabled()) {
     t.stopped_epoch = per_member(f.stopped_epoch, S, -1, "/members/stopped_epoch", path);
     t.best_epoch = per_member(f.best_epoch, S, 0, "/members/best_epoch", path);
@@ -123,6 +148,7 @@ ResumePoint read_resume_point(const std::string& path, const Config& cfg, const 
     if (cfg.train.early_stopping.restore_best && t.best_params.empty())
       throw RunFileError("checkpoint '" + path + "' has no /train_state/best_params, which restore_best needs");
   }
+  if (cfg.search.enabled()) read_search_state(f.search, cfg, t, path);
   if (!f.state.next_step.empty()) {
     // Interrupted between steps of epoch E + 1: continue it from each member's step.
     const long spe = epoch_steps(cfg, sets);

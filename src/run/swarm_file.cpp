@@ -213,6 +213,16 @@ RunFile make_trained_file(const Config& cfg, const PreparedData& data, const Mem
   r.diverged_epoch = t.diverged_epoch;
   r.stopped_epoch = t.stopped_epoch;
   r.best_epoch = t.best_epoch;
+  if (cfg.search.enabled()) {
+    SearchRecord& sr = r.search;
+    sr.type = to_string(cfg.search.type);
+    sr.metric = cfg.search.metric;
+    sr.epochs = t.search_epochs;
+    sr.rung = t.search_rung;
+    sr.source = t.search_source;
+    for (const SearchConfig::Perturb& p : cfg.search.perturb) sr.keys.push_back(p.key);
+    sr.values = t.search_values;
+  }
   r.members = member_data(cfg, sets);
   r.splits = data_splits(data);
   if (!data.mean.empty()) {  // per feature, or per step feature for sequence data

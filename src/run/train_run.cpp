@@ -100,6 +100,9 @@ double seconds_between(std::chrono::steady_clock::time_point a, std::chrono::ste
 TrainingRun::TrainingRun(Config cfg, int threads, bool force, std::chrono::steady_clock::time_point started,
                          const std::string& resume, Shard shard)
     : cfg_(std::move(cfg)), force_(force || !resume.empty()), started_(started), shard_(shard) {
+  if (cfg_.search.enabled() && shard_.enabled())
+    throw ConfigError("search." + std::string(to_string(cfg_.search.type)) + " ranks every member against the others, "
+                      "so the whole swarm trains in one process: leave out --shard and mpirun, or remove `search`");
   const std::string whole_output = cfg_.output.path, whole_checkpoint = cfg_.train.checkpoint.path;
   set_shard_paths(cfg_, shard_);
   // A resumed run replaces the run file of the run it continues.

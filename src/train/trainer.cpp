@@ -16,6 +16,7 @@
 #include "model/model_ops.h"
 #include "model/step_kernel.h"
 #include "train/early_stop.h"
+#include "train/search.h"
 #include "train/loss_weights.h"
 #include "train/predict.h"
 #include "train/schedule.h"
@@ -250,6 +251,20 @@ class Loop {
   // Copies member s's parameters to (save) or from (restore) its best epoch's copy.
   void save_best(int s) { copy_member(B_.p, P_.p, s); }
   void restore_best(int s) { copy_member(P_.p, B_.p, s); }
+  // PBT's exploit: member dst takes member src's parameters and optimizer state, and trains
+  // again if it had diverged (its frozen flag is cleared).
+  void copy_member_state(int dst, int src) {
+    copy_member_from(P_.p, P_.p, dst, src);
+    copy_member_from(S1_.p, S1_.p, dst, src);
+    copy_member_from(S2_.p, S2_.p, dst, src);
+    const int zero = 0;
+    be_.to_device(frozen_.p + dst, &zero, sizeof(int));
+  }
+  // PBT's explore: member s's optimizer setting `key` becomes v from the next step on.
+  void set_member_value(int s, const std::string& key, double v) {
+    *optimizer_field(opt_[s], key) = v;
+    sched_[s] = make_schedule(cfg_.schedule, opt_[s].lr, member_spe_[s], cfg_.train.epochs);
+  }
   int n_train() const { return n_; }  // epoch positions (the largest member set)
   int training() const {  // members not stopped early
     int n = 0;
@@ -263,11 +278,13 @@ class Loop {
     host.resize(layout_.total);
     be_.to_host(host.data(), device, host.size() * sizeof(float));
   }
-  void copy_member(float* dst, const float* src, int s) {
-    for (std::size_t t = 0; t < layout_.size.size(); ++t) {
-      const std::int64_t at = layout_.at(static_cast<int>(t), s);
-      be_.copy(dst + at, src + at, static_cast<std::size_t>(layout_.size[t]) * sizeof(float));
-    }
+  void copy_member(float* dst, const float* src, int s) { copy_member_from(dst, src, s, s); }
+  // Member `to`'s tensors in dst from member `from`'s in src.
+  void copy_member_from(float* dst, const float* src, int to, int from) {
+    if (dst == src && to == from) return;
+    for (std::size_t t = 0; t < layout_.size.size(); ++t)
+      be_.copy(dst + layout_.at(static_cast<int>(t), to), src + layout_.at(static_cast<int>(t), from),
+               static_cast<std::size_t>(layout_.size[t]) * sizeof(float));
   }
 
   // Runs the forward pass over every Bcap-row batch of split `d` (in order, same rows for
@@ -289,6 +306,9 @@ class Loop {
   // run_recorded in segments of kSegmentSteps steps (identical every epoch, so a backend may
   // replay a recording), and copies the epoch's per-member sums to history slot `slot`.
   void epoch_block(int e, int slot, int b0, int b1, int w) {
+    // A block whose members all stopped (early stopping, halving) takes no more time: its
+    // history is NaN whatever its sums hold (record).
+    if (std::all_of(stopped_.begin() + b0, stopped_.begin() + b1, [](char c) { return c != 0; })) return;
     const int Sb = b1 - b0;
     Worker& wk = *workers_[w];
     // Continuing an interrupted epoch: each member skips the steps it took before.
@@ -635,6 +655,96 @@ int early_stop_epoch(const Config& cfg, TrainOutput& out, Loop& loop, int e) {
   return stopped;
 }
 
+// The metric search ranks members by, at epoch e (0-based), for every member.
+std::vector<double> epoch_metric(const TrainOutput& out, const std::string& metric, int S, int e) {
+  const std::vector<float>& h = metric == "val_loss"       ? out.val_loss
+                                : metric == "val_accuracy" ? out.val_acc
+                                : metric == "train_loss"   ? out.train_loss
+                                                           : out.train_acc;
+  std::vector<double> v(static_cast<std::size_t>(S));
+  for (int s = 0; s < S; ++s) v[s] = h[static_cast<std::size_t>(s) * out.epochs + e];
+  return v;
+}
+
+// Whether a rung or round of `search` falls after epoch `done` (1-based count of epochs run).
+bool search_after(const SearchConfig& sc, int done, int E) {
+  if (done >= E) return false;
+  if (sc.type == SearchConfig::Type::Halving) return std::count(sc.rungs.begin(), sc.rungs.end(), done) > 0;
+  return sc.type == SearchConfig::Type::Pbt && done % sc.every_epochs == 0;
+}
+
+// The next epoch count after `done` at which search acts, or E.
+int next_search_epoch(const SearchConfig& sc, int done, int E) {
+  for (int e = done + 1; e < E; ++e)
+    if (search_after(sc, e, E)) return e;
+  return E;
+}
+
+// The search state at the start: nothing stopped; PBT's values of the perturbed keys.
+void start_search(const Config& cfg, TrainOutput& out) {
+  const SearchConfig& sc = cfg.search;
+  const int S = cfg.swarm.size;
+  if (sc.type == SearchConfig::Type::Halving) out.search_rung.assign(S, 0);
+  for (const SearchConfig::Perturb& p : sc.perturb) {
+    std::vector<double> row(static_cast<std::size_t>(S));
+    for (int s = 0; s < S; ++s) {
+      OptimizerConfig o = member_optimizer(cfg, cfg.swarm.first_member + s);
+      row[s] = *optimizer_field(o, p.key);
+    }
+    out.search_values.push_back(std::move(row));
+  }
+}
+
+// After epoch count `done` (a rung or round): halving stops the worse members still
+// training; PBT's bottom members take over the state of top ones and explore. Returns how
+// many members stopped.
+int search_step(const Config& cfg, TrainOutput& out, Loop& loop, int done) {
+  const SearchConfig& sc = cfg.search;
+  const int S = cfg.swarm.size;
+  const std::vector<double> value = epoch_metric(out, sc.metric, S, done - 1);
+  out.search_epochs.push_back(done);
+  const int round = static_cast<int>(out.search_epochs.size());
+  if (sc.type == SearchConfig::Type::Halving) {
+    std::vector<char> training(static_cast<std::size_t>(S));
+    for (int s = 0; s < S; ++s) training[s] = out.stopped_epoch[s] < 0 && out.diverged_epoch[s] < 0;
+    const std::vector<int> cut = halving_cut(value, training, sc.maximize(), sc.keep);
+    for (int s : cut) {
+      out.stopped_epoch[s] = done;
+      out.search_rung[s] = round;
+      loop.stop_member(s);
+    }
+    spdlog::info("halving rung {} after epoch {}: {} members stopped, {} keep training", round, done, cut.size(),
+                 std::count(training.begin(), training.end(), 1) - static_cast<long>(cut.size()));
+    return static_cast<int>(cut.size());
+  }
+  std::vector<std::vector<double>> now;  // [K, S] the values in effect
+  for (const std::vector<double>& h : out.search_values) now.emplace_back(h.end() - S, h.end());
+  const PbtRound r = pbt_round(cfg, round, value, now);
+  int exploited = 0;
+  for (int s = 0; s < S; ++s) {
+    if (r.source[s] == s) continue;
+    ++exploited;
+    loop.copy_member_state(s, r.source[s]);
+    out.diverged_epoch[s] = -1;  // it trains again from the source's state
+  }
+  for (int s = 0; s < S; ++s) out.search_source.push_back(r.source[s]);
+  for (std::size_t j = 0; j < sc.perturb.size(); ++j) {
+    for (int s = 0; s < S; ++s)
+      if (r.values[j][s] != now[j][s]) loop.set_member_value(s, sc.perturb[j].key, r.values[j][s]);
+    out.search_values[j].insert(out.search_values[j].end(), r.values[j].begin(), r.values[j].end());
+  }
+  spdlog::info("pbt round {} after epoch {}: {} members took over better members' state", round, done, exploited);
+  return 0;
+}
+
+// Resuming a search: the perturbed values in effect when the checkpoint was written.
+void resume_search(const Config& cfg, const TrainOutput& out, Loop& loop) {
+  const int S = cfg.swarm.size;
+  for (std::size_t j = 0; j < cfg.search.perturb.size() && j < out.search_values.size(); ++j)
+    for (int s = 0; s < S; ++s)
+      loop.set_member_value(s, cfg.search.perturb[j].key, out.search_values[j][out.search_values[j].size() - S + s]);
+}
+
 // Starts `out` (histories [S, train.epochs]) from `from`: its initial parameters (when it has
 // them), histories, divergence and early-stopping state as far as it trained.
 void start_from(TrainOutput& out, const TrainOutput& from) {
@@ -650,6 +760,12 @@ void start_from(TrainOutput& out, const TrainOutput& from) {
     out.stopped_epoch = from.stopped_epoch;
     out.best_epoch = from.best_epoch;
     out.best_value = from.best_value;
+  }
+  if (!from.search_epochs.empty() || !from.search_values.empty()) {
+    out.search_epochs = from.search_epochs;
+    out.search_rung = from.search_rung;
+    out.search_source = from.search_source;
+    out.search_values = from.search_values;
   }
 }
 
@@ -680,10 +796,14 @@ TrainOutput train_pass(const Config& cfg, const PreparedData& data, const Member
     out.best_epoch.assign(S, 0);
     out.best_value.assign(S, early_stop_initial_best(es));
   }
+  const SearchConfig& sc = cfg.search;
+  if (sc.type == SearchConfig::Type::Halving) out.stopped_epoch.assign(S, -1);
+  start_search(cfg, out);
   const int first = control.resume ? std::min(control.resume->epochs, E) : 0;
   if (control.resume) start_from(out, *control.resume);
 
   Loop loop(cfg, data, sets, be, out, control.resume, &control.stop);
+  if (control.resume) resume_search(cfg, out, loop);
   // The state as far as trained (epochs [0, done)), for a checkpoint.
   const auto snapshot = [&](int done) {
     TrainOutput t = copy_until(out, done);
@@ -704,9 +824,10 @@ TrainOutput train_pass(const Config& cfg, const PreparedData& data, const Member
   // every epoch, and checkpoints fall on multiples of checkpoint_every.
   const int every = control.checkpoint ? control.checkpoint_every : 0;
   int chunk = 1, e0 = first;
-  bool all_stopped = es.enabled() && active() == 0;
+  const bool stops_members = es.enabled() || sc.type == SearchConfig::Type::Halving;
+  bool all_stopped = stops_members && active() == 0;
   while (e0 < E && !all_stopped && !out.interrupted) {
-    int e1 = std::min({E, e0 + chunk, e0 + loop.max_chunk()});
+    int e1 = std::min({E, e0 + chunk, e0 + loop.max_chunk(), next_search_epoch(sc, e0, E)});
     if (es.enabled()) e1 = e0 + 1;
     if (every > 0) e1 = std::min(e1, (e0 / every + 1) * every);
     const double t0 = elapsed();
@@ -722,6 +843,12 @@ TrainOutput train_pass(const Config& cfg, const PreparedData& data, const Member
     if (es.enabled()) {
       stats.back().early_stopping = true;
       stats.back().newly_stopped = early_stop_epoch(cfg, out, loop, e1 - 1);
+      stats.back().training = active();
+      all_stopped = stats.back().training == 0;
+    }
+    if (search_after(sc, e1, E)) {
+      stats.back().early_stopping = stops_members;
+      stats.back().newly_stopped = search_step(cfg, out, loop, e1);
       stats.back().training = active();
       all_stopped = stats.back().training == 0;
     }
@@ -1037,6 +1164,10 @@ TrainOutput train_swarm_in_chunks(const Config& cfg, const PreparedData& data, c
                                   const ProgressFn& progress, int chunk, const TrainControl& control) {
   const int S = cfg.swarm.size;
   if (chunk <= 0 || chunk >= S) return train_pass(cfg, data, sets, be, progress, control);
+  if (cfg.search.enabled())
+    throw BackendError("search ranks every member against the others, so the whole swarm must fit on " + be.describe() +
+                       " at once, and only " + std::to_string(chunk) + " of " + std::to_string(S) +
+                       " members do; lower swarm.size or train on the CPU (device: cpu)");
   if (control.resume || control.checkpoint || control.stop)
     throw std::logic_error("train_swarm_in_chunks: checkpoints, resuming and stopping need the whole swarm in one pass");
   int epochs = 0;  // the most any chunk trained (early stopping may end a chunk sooner)

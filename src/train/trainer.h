@@ -76,6 +76,12 @@ struct TrainOutput {
   std::vector<int> stopped_epoch, best_epoch;
   std::vector<double> best_value;
   std::vector<float> best_params;
+  // Search (config `search`), else empty. Halving stops members through stopped_epoch too.
+  std::vector<int> search_epochs;  // epochs after which a rung or round ran, in order (R of them)
+  std::vector<int> search_rung;    // halving: [S] the rung (1-based) member k stopped at; 0: trained to the end
+  std::vector<int> search_source;  // pbt: [R, S] the member whose state member k took in round r (k: kept)
+  // pbt: per search.perturb key, [R + 1, S] its value for each member: at the start, then after each round
+  std::vector<std::vector<double>> search_values;
   bool interrupted = false;  // stopped by TrainControl::stop before train.epochs
   PartialEpoch partial;      // interrupted between steps: where epoch `epochs` (0-based) stands
   std::string pred_split;                                       // "test" or "train"

@@ -25,6 +25,8 @@ struct TrainOptions {
   bool force = false;
   std::string resume;  // checkpoint or interrupted run file to continue from, or ""
   std::optional<std::string> shard;  // "k/K": train shard k of K's members only (run/shard.h)
+  std::optional<std::string> trials;      // FILE.csv|json: one member per trial row (config/trials.h)
+  std::optional<std::string> trials_out;  // RESULTS.json: each trial's results (run/trial_results.h)
   Verbosity verbosity = Verbosity::Normal;
 };
 

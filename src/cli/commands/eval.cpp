@@ -47,11 +47,14 @@ int evaluate_run(const EvalOptions& opt, OutKind out_kind) {
                      "' (/eval/" + *opt.save + " or /predictions/" + *opt.save +
                      "); pass --force to replace it, or choose another name");
   const std::vector<std::string>& groups = run.file.members.group_names;
+  const std::vector<int> ranked = rank_members(o.eval);
+  const SearchView search{&run.file.search, run.file.meta.epochs, run.file.meta.swarm_size,
+                          ranked.empty() ? -1 : ranked.front()};
   const std::string json = o.own ? own_eval_json(o.record, opt.run_path, run.class_names, groups)
-                                 : eval_json(o.record, opt.run_path, run.class_names, &o.hparams);
+                                 : eval_json(o.record, opt.run_path, run.class_names, &o.hparams, &search);
   const std::string text = opt.json ? json
                            : o.own  ? own_eval_table(o.record, opt.run_path, groups)
-                                    : eval_table(o.eval, o.record, opt.run_path, run.class_names, &o.hparams);
+                                    : eval_table(o.eval, o.record, opt.run_path, run.class_names, &o.hparams, &search);
   if (!print_stdout(text)) return kExitIo;
   const std::string name = opt.save.value_or(o.record.split);
   try {

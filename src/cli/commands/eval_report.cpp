@@ -7,6 +7,7 @@
 #include <cmath>
 #include <nlohmann/json.hpp>
 
+#include "run/lineage.h"
 #include "eval/own.h"
 
 namespace tn {
@@ -136,6 +137,52 @@ std::string hparams_table(const Evaluation& e, const HparamReport& hp, int first
   return t;
 }
 
+json search_json(const SearchView& v, int first) {
+  const SearchRecord& s = *v.record;
+  json j = {{"type", s.type}, {"metric", s.metric}, {"epochs", s.epochs}};
+  if (s.type == "halving") {
+    j["members_after_rung"] = halving_counts(s, v.members);
+    j["stopped_rung"] = s.rung;
+  } else if (v.best >= 0) {
+    json steps = json::array();
+    for (const LineageStep& st : pbt_lineage(s, v.best, v.epochs)) {
+      json o = {{"member", first + st.member}, {"first_epoch", st.first_epoch}, {"last_epoch", st.last_epoch}};
+      for (std::size_t k = 0; k < s.keys.size(); ++k) o[s.keys[k]] = st.values[k];
+      steps.push_back(o);
+    }
+    j["best_member"] = first + v.best;
+    j["best_lineage"] = steps;
+  }
+  return j;
+}
+
+std::string search_table(const SearchView& v, int first) {
+  const SearchRecord& s = *v.record;
+  std::string t = fmt::format("\nsearch: {} by {} (/search)\n", s.type, s.metric);
+  if (s.type == "halving") {
+    const std::vector<int> counts = halving_counts(s, v.members);
+    t += fmt::format("  members training: {} at the start", counts.front());
+    for (std::size_t i = 0; i < s.epochs.size(); ++i) t += fmt::format(", {} after the rung at epoch {}", counts[i + 1], s.epochs[i]);
+    if (v.best >= 0 && v.best < static_cast<int>(s.rung.size()))
+      t += s.rung[v.best] == 0 ? fmt::format("\n  best member #{} trained to the end\n", first + v.best)
+                               : fmt::format("\n  best member #{} stopped at rung {} (epoch {})\n", first + v.best,
+                                             s.rung[v.best], s.epochs[s.rung[v.best] - 1]);
+    return t;
+  }
+  if (v.best < 0) return t;
+  t += fmt::format("  {} rounds (after epochs", s.epochs.size());
+  for (int e : s.epochs) t += fmt::format(" {}", e);
+  t += fmt::format("); lineage of the best member #{}:\n", first + v.best);
+  for (const LineageStep& st : pbt_lineage(s, v.best, v.epochs)) {
+    t += fmt::format("    epochs {:>4}-{:<4} as #{:<5}", st.first_epoch, st.last_epoch, first + st.member);
+    for (std::size_t k = 0; k < s.keys.size(); ++k) t += fmt::format("  {}={:.4g}", s.keys[k], st.values[k]);
+    t += "\n";
+  }
+  return t;
+}
+
+bool shows(const SearchView* sv) { return sv && sv->record && sv->record->present(); }
+
 }  // namespace
 
 // What every JSON evaluation record starts with.
@@ -153,7 +200,7 @@ static json record_header(const EvalRecord& r, const std::string& run_path, cons
 }
 
 std::string eval_json(const EvalRecord& r, const std::string& run_path,
-                      const std::vector<std::string>& class_names, const HparamReport* hp) {
+                      const std::vector<std::string>& class_names, const HparamReport* hp, const SearchView* sv) {
   json j = record_header(r, run_path, class_names);
   const std::size_t M = r.metrics.size(), KK = r.member_confusion.shape.size() == 3
       ? r.member_confusion.shape[1] * r.member_confusion.shape[2] : 0;
@@ -174,11 +221,12 @@ std::string eval_json(const EvalRecord& r, const std::string& run_path,
                         {"mean_mutual_information", number(mean_of(r.mutual_information))},
                         {"mean_disagreement", number(mean_of(r.disagreement))}};
   if (hp && !hp->keys.empty()) j["hparams"] = hparams_json(*hp, r);
+  if (shows(sv)) j["search"] = search_json(*sv, r.member.empty() ? 0 : r.member.front());
   return j.dump(2) + "\n";
 }
 
 std::string eval_table(const Evaluation& e, const EvalRecord& r, const std::string& run_path,
-                       const std::vector<std::string>& class_names, const HparamReport* hp) {
+                       const std::vector<std::string>& class_names, const HparamReport* hp, const SearchView* sv) {
   const int first = r.member.empty() ? 0 : r.member.front();
   const std::vector<int> order = rank_members(e);
   std::string t = fmt::format("{}: {}, {} samples\n{} members (#{}..#{}), ensemble by {}\n", run_path, r.source,
@@ -196,6 +244,7 @@ std::string eval_table(const Evaluation& e, const EvalRecord& r, const std::stri
   t += fmt::format("\nmembers ranked by {}: {}\n",
                    e.classification ? "accuracy (ties: log_loss)" : "mse", ranking(e, order, first));
   if (hp && !hp->keys.empty()) t += hparams_table(e, *hp, first);
+  if (shows(sv)) t += search_table(*sv, first);
   if (!e.classification) return t;
   t += fmt::format("per-sample uncertainty, mean over samples: entropy {} nats, mutual information {} nats, "
                    "disagreement {}\n", num(mean_of(r.entropy)), num(mean_of(r.mutual_information)),

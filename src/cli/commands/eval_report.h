@@ -10,6 +10,15 @@
 
 namespace tn {
 
+// A run's search (/search) for the reports: PBT's lineage of member `best` (local index, the
+// best by rank_members), halving's rungs. Not shown when record is null or has no type.
+struct SearchView {
+  const SearchRecord* record = nullptr;
+  int epochs = 0;   // epochs the run trained
+  int members = 0;  // swarm size
+  int best = -1;
+};
+
 // {"run", "split", "source", "task", "combine", "n_samples", "classes", "metrics",
 //  "members": [{"member": k, "excluded": b, <metric>: v, ..., "confusion": [[...]]}, ...],
 //  "member_mean": {...}, "member_std": {...}, "ensemble": {...}, "excluded_members": [...],
@@ -18,15 +27,21 @@ namespace tn {
 // With per-member hyperparameters (hp not null and not empty) also
 //   "hparams": {"keys": [...], "best": {<metric>: {"member": k, <key>: v, ...}},
 //               "by_value": {<key>: [{"value": v, "members": n, "mean": {...}, "std": {...}}]}}
+// With a search (sv not null): "search": {"type", "metric", "epochs": [...],
+//   halving: "members_after_rung": [S, ...], "stopped_rung": [...] (0: trained to the end);
+//   pbt: "best_lineage": [{"member": k, "first_epoch", "last_epoch", <key>: v, ...}, ...]}
 std::string eval_json(const EvalRecord& r, const std::string& run_path,
-                      const std::vector<std::string>& class_names, const HparamReport* hp = nullptr);
+                      const std::vector<std::string>& class_names, const HparamReport* hp = nullptr,
+                      const SearchView* sv = nullptr);
 
 // Members ranked, best and worst member, member mean ± std and ensemble side by side,
 // per-sample uncertainty and the ensemble's confusion matrix.
 // With per-member hyperparameters: the best member per metric with its values, and a table
 // per key of members grouped by value.
+// With a search: its rungs (halving) or the best member's lineage (PBT).
 std::string eval_table(const Evaluation& e, const EvalRecord& r, const std::string& run_path,
-                       const std::vector<std::string>& class_names, const HparamReport* hp = nullptr);
+                       const std::vector<std::string>& class_names, const HparamReport* hp = nullptr,
+                       const SearchView* sv = nullptr);
 
 // "test split of spirals(n=512) (102 samples): ensemble accuracy 0.99 | members 0.97 ± 0.01, best 0.99 (#12)"
 std::string eval_summary(const Evaluation& e, const EvalRecord& r);

@@ -12,6 +12,9 @@
 #include <set>
 
 #include "cli/commands/commands.h"
+#include "config/trials.h"
+#include "io/run_file.h"
+#include "io/text_file.h"
 #include "cli/commands/eval_report.h"
 #include "cli/progress.h"
 #include "cli/commands/cli_util.h"
@@ -19,10 +22,12 @@
 #include "run/world/world.h"
 #include "run/stop_signals.h"
 #include "run/train_run.h"
+#include "run/trial_results.h"
 #include "turbanet_version.h"
 
 namespace tn {
 namespace {
+namespace fs = std::filesystem;
 
 Config resolve_config(const TrainOptions& opt) {
   std::vector<Override> ov;
@@ -31,7 +36,45 @@ Config resolve_config(const TrainOptions& opt) {
   if (opt.swarm) ov.push_back({"swarm.size", std::to_string(*opt.swarm)});
   if (opt.seed) ov.push_back({"seed", std::to_string(*opt.seed)});
   if (opt.out) ov.push_back({"output.path", "'" + *opt.out + "'"});
-  return load_config(opt.config_path, ov);
+  if (!opt.trials) return load_config(opt.config_path, ov);
+  // Trials come last: each row is one member, whatever the config's per-member values say.
+  const Trials trials = read_trials(*opt.trials);
+  for (Override& o : trial_overrides(trials)) ov.push_back(std::move(o));
+  Config cfg;
+  try {
+    cfg = load_config(opt.config_path, ov);
+  } catch (const ConfigError& e) {
+    throw ConfigError(trial_error(trials, e.what()));
+  }
+  check_trials_config(trials, cfg);
+  return cfg;
+}
+
+// Checks --trials and --trials-out before any work.
+void check_trial_options(const TrainOptions& opt) {
+  if (opt.trials_out && !opt.trials)
+    throw UsageError("--trials-out reports the trials of --trials FILE; give both");
+  if (opt.trials && opt.swarm)
+    throw UsageError("--swarm with --trials: the trials file gives one member per row; leave out --swarm");
+  if (opt.trials_out && opt.shard)
+    throw UsageError("--trials-out with --shard: a shard holds only some trials; merge the shards (turbanet merge) and "
+                     "train without --trials-out, or run the whole swarm in one job (mpirun)");
+  if (opt.trials_out) {
+    check_out_file(*opt.trials_out, opt.force, {opt.config_path, *opt.trials});
+    if (fs::path(*opt.trials_out).extension() != ".json")
+      throw UsageError("--trials-out: '" + *opt.trials_out + "' must end in .json");
+  }
+}
+
+// Writes --trials-out from the run file the finished run wrote; `code` is the run's exit code.
+int write_trial_results(const TrainOptions& opt, int code) {
+  return with_user_errors([&] {
+    const Config cfg = resolve_config(opt);
+    const RunFile f = read_run_file(cfg.output.path);
+    write_text_atomically(*opt.trials_out, trial_results_json(read_trials(*opt.trials), f, cfg.output.path), opt.force);
+    spdlog::info("wrote the results of {} trials to {}", cfg.swarm.size, *opt.trials_out);
+    return code;
+  });
 }
 
 // Where an epoch interrupted between steps stands: "members at step 40 of 250" (or a range).
@@ -71,6 +114,28 @@ void log_early_stopping(const Config& cfg, const TrainOutput& t) {
                es.restore_best ? "; every member keeps the parameters of its best epoch" : "");
 }
 
+// Search: how many members each rung kept, or how many took over better members' state.
+void log_search(const Config& cfg, const TrainOutput& t) {
+  const SearchConfig& sc = cfg.search;
+  if (!sc.enabled() || t.search_epochs.empty()) return;
+  std::string epochs;
+  for (int e : t.search_epochs) epochs += (epochs.empty() ? "" : ", ") + std::to_string(e);
+  if (sc.type == SearchConfig::Type::Halving) {
+    std::string kept = std::to_string(cfg.swarm.size);
+    int n = cfg.swarm.size;
+    for (std::size_t r = 0; r < t.search_epochs.size(); ++r)
+      kept += " -> " + std::to_string(n -= static_cast<int>(std::count(t.search_rung.begin(), t.search_rung.end(),
+                                                                       static_cast<int>(r + 1))));
+    spdlog::info("halving on {}: members training {} (rungs after epochs {}); /search/rung has each member's rung",
+                 sc.metric, kept, epochs);
+    return;
+  }
+  int exploits = 0;
+  for (std::size_t i = 0; i < t.search_source.size(); ++i) exploits += t.search_source[i] != static_cast<int>(i % cfg.swarm.size);
+  spdlog::info("pbt on {}: {} rounds (after epochs {}), {} exploits; `turbanet eval` shows the best member's lineage",
+               sc.metric, t.search_epochs.size(), epochs, exploits);
+}
+
 void log_summary(const Config& cfg, const TrainOutput& t, int resumed) {
   const int S = cfg.swarm.size, E = t.epochs;
   double loss = 0, acc = 0;
@@ -92,6 +157,7 @@ void log_summary(const Config& cfg, const TrainOutput& t, int resumed) {
                t.train_acc.empty() || !finite ? "" : fmt::format(", accuracy mean {:.4f}", acc / finite));
   spdlog::debug("kernel: {}", t.kernel);
   log_early_stopping(cfg, t);
+  log_search(cfg, t);
 }
 
 // The command that continues an interrupted run: the same config and options, --resume CKPT.
@@ -108,6 +174,8 @@ std::string resume_command(const TrainOptions& opt, const std::string& checkpoin
   if (opt.seed) cmd += " --seed " + std::to_string(*opt.seed);
   if (opt.out) cmd += " --out " + quote(*opt.out);
   if (opt.shard) cmd += " --shard " + *opt.shard;
+  if (opt.trials) cmd += " --trials " + quote(*opt.trials);
+  if (opt.trials_out) cmd += " --trials-out " + quote(*opt.trials_out);
   return cmd + " --resume " + quote(checkpoint);
 }
 
@@ -375,6 +443,12 @@ int run_train(const TrainOptions& opt) {
   setup_logging(opt.verbosity);
   const World& w = world();
   bool job = w.size > 1;
+  if (const int code = with_user_errors([&] {
+        check_trial_options(opt);
+        return kExitOk;
+      });
+      code != kExitOk)
+    return code;
   if (!job) {
     const int code = with_user_errors([&] {
       job = resumes_job(opt);
@@ -382,7 +456,10 @@ int run_train(const TrainOptions& opt) {
     });
     if (code != kExitOk) return code;
   }
-  return job ? train_on_ranks(opt, w) : train_one(opt, std::nullopt);
+  const int code = job ? train_on_ranks(opt, w) : train_one(opt, std::nullopt);
+  // Trials that diverged are results too (status "diverged"); an interrupted run has none yet.
+  if (opt.trials_out && w.rank == 0 && (code == kExitOk || code == kExitDiverged)) return write_trial_results(opt, code);
+  return code;
 }
 
 }  // namespace tn

@@ -1,0 +1,207 @@
+// Reading ask/tell trials files and turning them into configuration overrides (config/trials.h).
+#include "config/trials.h"
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <sstream>
+
+#include "config/yaml_util.h"
+
+namespace tn {
+namespace {
+
+constexpr const char* kIdColumn = "trial";
+
+[[noreturn]] void fail(const std::string& path, const std::string& where, const std::string& problem) {
+  throw ConfigError("--trials " + path + (where.empty() ? "" : ": " + where) + ": " + problem);
+}
+
+std::string trim(const std::string& s) {
+  const std::size_t a = s.find_first_not_of(" \t\r"), b = s.find_last_not_of(" \t\r");
+  return a == std::string::npos ? "" : s.substr(a, b - a + 1);
+}
+
+// Checks the header's keys: per-member keys (or `trial`), each once.
+void check_keys(const std::string& path, const std::vector<std::string>& keys, const std::string& where) {
+  std::set<std::string> seen;
+  for (const std::string& k : keys) {
+    if (!seen.insert(k).second) fail(path, where, "column '" + k + "' is given twice");
+    if (k == kIdColumn) continue;
+    const auto& ok = member_value_keys();
+    if (std::find(ok.begin(), ok.end(), k) != ok.end()) continue;
+    const std::string near = cfg::suggest(k, ok);
+    std::string list;
+    for (const std::string& o : ok) list += (list.empty() ? "" : ", ") + o;
+    fail(path, where, "column '" + k + "' is not a per-member key" + (near.empty() ? "" : "; did you mean '" + near + "'?") +
+                          " (per-member keys: " + list + "; `" + kIdColumn + "` names the trial)");
+  }
+}
+
+double parse_number(const std::string& path, const std::string& where, const std::string& text) {
+  double v = 0;
+  const char* end = text.data() + text.size();
+  const auto r = std::from_chars(text.data(), end, v);
+  if (text.empty()) fail(path, where, "the cell is empty; every trial needs a value in every column");
+  if (r.ec != std::errc() || r.ptr != end || !std::isfinite(v)) fail(path, where, "'" + text + "' is not a finite number");
+  return v;
+}
+
+// Adds one trial: its id (or its index) and a value per key, in `keys` order.
+void add_trial(Trials& t, const std::string& where, const std::string& id, const std::vector<double>& row) {
+  t.rows.push_back(where);
+  t.ids.push_back(id.empty() ? std::to_string(t.ids.size()) : id);
+  for (std::size_t k = 0; k < row.size(); ++k) t.values[k].push_back(row[k]);
+}
+
+Trials read_csv(const std::string& path, std::istream& in) {
+  Trials t;
+  t.path = path;
+  std::vector<std::string> header;
+  int id_col = -1;
+  std::string line;
+  for (int lineno = 1; std::getline(in, line); ++lineno) {
+    const std::string text = trim(line.substr(0, line.find('#')));
+    if (text.empty()) continue;
+    std::vector<std::string> cells;
+    std::stringstream ss(text);
+    for (std::string cell; std::getline(ss, cell, ',');) cells.push_back(trim(cell));
+    if (text.back() == ',') cells.emplace_back();
+    const std::string row = "row " + std::to_string(lineno);
+    if (header.empty()) {
+      header = cells;
+      check_keys(path, header, row + " (the header)");
+      for (std::size_t c = 0; c < header.size(); ++c)
+        if (header[c] == kIdColumn) id_col = static_cast<int>(c);
+        else t.keys.push_back(header[c]);
+      t.values.resize(t.keys.size());
+      continue;
+    }
+    if (cells.size() != header.size())
+      fail(path, row, "has " + std::to_string(cells.size()) + " cells, the header " + std::to_string(header.size()) + " columns");
+    std::vector<double> values;
+    std::string id;
+    for (std::size_t c = 0; c < cells.size(); ++c) {
+      if (static_cast<int>(c) == id_col) id = cells[c];
+      else values.push_back(parse_number(path, row + ", column " + header[c], cells[c]));
+    }
+    if (id_col >= 0 && id.empty()) fail(path, row + ", column " + kIdColumn, "the trial's name is empty");
+    add_trial(t, row, id, values);
+  }
+  if (header.empty()) fail(path, "", "is empty; expected a header of per-member keys, e.g. optimizer.lr, and one row per trial");
+  return t;
+}
+
+Trials read_json(const std::string& path, std::istream& in) {
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(in);
+  } catch (const nlohmann::json::parse_error& e) {
+    fail(path, "", std::string("is not valid JSON: ") + e.what());
+  }
+  if (j.is_object() && j.contains("trials")) j = j["trials"];
+  if (!j.is_array()) fail(path, "", "expected a list of trials [{\"optimizer.lr\": 0.01, ...}, ...] or {\"trials\": [...]}");
+  Trials t;
+  t.path = path;
+  for (std::size_t i = 0; i < j.size(); ++i) {
+    const nlohmann::json& o = j[i];
+    const std::string row = "trial " + std::to_string(i + 1);
+    if (!o.is_object()) fail(path, row, "expected an object {key: number, ...}");
+    std::vector<std::string> keys;
+    for (const auto& [k, v] : o.items())
+      if (k != kIdColumn) keys.push_back(k);
+    if (i == 0) {
+      std::vector<std::string> all = keys;
+      if (o.contains(kIdColumn)) all.push_back(kIdColumn);
+      check_keys(path, all, row);
+      t.keys = keys;
+      t.values.resize(keys.size());
+    }
+    std::vector<double> values;
+    for (const std::string& k : t.keys) {
+      if (!o.contains(k)) fail(path, row, "has no '" + k + "'; every trial needs the keys of the first");
+      const nlohmann::json& v = o[k];
+      if (!v.is_number() || !std::isfinite(v.get<double>())) fail(path, row + ", key " + k, v.dump() + " is not a finite number");
+      values.push_back(v.get<double>());
+    }
+    for (const std::string& k : keys)
+      if (std::find(t.keys.begin(), t.keys.end(), k) == t.keys.end())
+        fail(path, row, "has '" + k + "', which the first trial does not; every trial needs the same keys");
+    std::string id;
+    if (o.contains(kIdColumn)) {
+      const nlohmann::json& v = o[kIdColumn];
+      if (v.is_number_integer()) id = std::to_string(v.get<long long>());
+      else if (v.is_string() && !v.get<std::string>().empty()) id = v.get<std::string>();
+      else fail(path, row + ", key " + kIdColumn, v.dump() + " is not a whole number or text");
+    }
+    add_trial(t, row, id, values);
+  }
+  return t;
+}
+
+// The shortest text that reads back as exactly v.
+std::string exact(double v) {
+  char buf[32];
+  const auto r = std::to_chars(buf, buf + sizeof buf, v);
+  std::string s(buf, r.ptr);
+  if (s.find('e') != std::string::npos && s.find('.') == std::string::npos) s.insert(s.find('e'), ".0");
+  return s;
+}
+
+}  // namespace
+
+Trials read_trials(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) fail(path, "", "cannot be read (does it exist?)");
+  const std::string ext = path.size() >= 5 ? path.substr(path.rfind('.') == std::string::npos ? 0 : path.rfind('.')) : "";
+  Trials t;
+  if (ext == ".csv") t = read_csv(path, in);
+  else if (ext == ".json") t = read_json(path, in);
+  else fail(path, "", "must end in .csv or .json");
+  if (t.ids.empty()) fail(path, "", "has no trials; give one row per trial");
+  if (t.keys.empty()) fail(path, "", "has no per-member keys; give at least one column such as optimizer.lr");
+  std::set<std::string> ids;
+  for (std::size_t i = 0; i < t.ids.size(); ++i)
+    if (!ids.insert(t.ids[i]).second) fail(path, t.rows[i], "the trial name '" + t.ids[i] + "' is used twice");
+  return t;
+}
+
+std::vector<Override> trial_overrides(const Trials& t) {
+  std::vector<Override> ov = {{"swarm.size", std::to_string(t.size())}};
+  for (std::size_t k = 0; k < t.keys.size(); ++k) {
+    std::string list;
+    for (double v : t.values[k]) list += (list.empty() ? "" : ", ") + exact(v);
+    ov.push_back({t.keys[k], "{values: [" + list + "]}"});
+  }
+  return ov;
+}
+
+std::string trial_error(const Trials& t, const std::string& message) {
+  for (std::size_t k = 0; k < t.keys.size(); ++k) {
+    const std::string lead = "--set " + t.keys[k] + "=";
+    if (message.rfind(lead, 0) != 0) continue;
+    const std::string at = t.keys[k] + ".values[";
+    const std::size_t p = message.find(at);
+    if (p == std::string::npos) break;
+    const std::size_t q = message.find("]: ", p);
+    if (q == std::string::npos) break;
+    const int i = std::stoi(message.substr(p + at.size(), q - p - at.size()));
+    const auto at_i = static_cast<std::size_t>(i);
+    return "--trials " + t.path + ": " + t.rows[at_i] + " (trial '" + t.ids[at_i] + "'), column " + t.keys[k] + ": " +
+           message.substr(q + 3);
+  }
+  return message;
+}
+
+void check_trials_config(const Trials& t, const Config& cfg) {
+  if (!cfg.grid.empty())
+    throw ConfigError("--trials " + t.path + ": the configuration has a grid, but with --trials each row is one "
+                      "member's combination; remove `grid` (and the per-member values it combines)");
+  if (cfg.data.per_member == PerMember::GroupBy)
+    throw ConfigError("--trials " + t.path + ": data.per_member group_by trains one member per group, not per trial");
+}
+
+}  // namespace tn
