@@ -11,7 +11,7 @@ check='
 import importlib.metadata as m, sys
 want = dict(l.split("==") for l in open(sys.argv[1]).read().split("\n") if l and not l.startswith("#"))
 bad = {k: v for k, v in want.items() if m.version(k) != v}
-import numpy, h5py, onnx, onnxruntime  # noqa
+import numpy, h5py, onnx, onnxruntime, optuna  # noqa
 sys.exit(1 if bad else 0)
 '
 if [ -x "$VENV/bin/python" ] && "$VENV/bin/python" -c "$check" "$REQ" 2>/dev/null; then

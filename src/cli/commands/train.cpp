@@ -39,15 +39,13 @@ Config resolve_config(const TrainOptions& opt) {
   if (!opt.trials) return load_config(opt.config_path, ov);
   // Trials come last: each row is one member, whatever the config's per-member values say.
   const Trials trials = read_trials(*opt.trials);
+  check_trials_config(trials, load_config(opt.config_path, ov));
   for (Override& o : trial_overrides(trials)) ov.push_back(std::move(o));
-  Config cfg;
   try {
-    cfg = load_config(opt.config_path, ov);
+    return load_config(opt.config_path, ov);
   } catch (const ConfigError& e) {
     throw ConfigError(trial_error(trials, e.what()));
   }
-  check_trials_config(trials, cfg);
-  return cfg;
 }
 
 // Checks --trials and --trials-out before any work.
