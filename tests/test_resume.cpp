@@ -205,6 +205,17 @@ TEST_CASE("resume: a halving and a pbt search, stopped between rungs and rounds 
   check_resume_is_exact("pbt", pbt, 5);
   check_resume_is_exact("pbt-at-round", pbt, 4);  // the checkpoint right after a round
   check_step_resume_is_exact("steps-pbt", pbt, 9, 1);
+  // 40 members: after the rung the survivors continue packed, in fewer blocks; a resume after
+  // the rung packs them again, also in the middle of an epoch.
+  const std::string packed = "name: r\nseed: 5\ndevice: cpu\nswarm: {size: 40}\nmodel:\n  layers:\n"
+                             "    - {type: dense, units: 8, activation: tanh}\n    - {type: dense, units: 2}\n"
+                             "loss: cross_entropy\noptimizer: {type: adam, lr: {logspace: [1.0e-3, 0.3]}}\n"
+                             "data:\n  source: {type: spirals, n: 200}\n  split: {train: 0.6, val: 0.2, test: 0.2}\n"
+                             "  per_member: bootstrap\ntrain: {epochs: 5, batch_size: 16}\n"
+                             "search: {type: halving, rungs: [2, 3], keep: 1/3}\n";
+  check_resume_is_exact("halving-packed", packed, 2);
+  check_resume_is_exact("halving-packed-later", packed, 4);
+  check_step_resume_is_exact("steps-halving-packed", packed, 60, 1);
   const RunFile f = read_run_file(scratch("pbt-full.h5").string());
   CHECK(f.search.type == "pbt");
   CHECK(f.search.epochs == std::vector<int>{2, 4, 6});

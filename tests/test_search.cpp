@@ -173,28 +173,57 @@ TEST_CASE("pbt: the bottom quantile takes a source from the top, draws fixed by 
 }
 
 TEST_CASE("halving: survivors are bitwise the members of a run without search; the stopped ones stop at their rung") {
-  constexpr int E = 9;
-  const Trained plain = train(search_yaml(E, ""), 2, 3);  // checkpoints after epochs 3, 6, 9
-  const Trained cut = train(search_yaml(E, kHalving), 1);
-  REQUIRE(plain.checkpoints.size() == 3);
-  const TrainOutput& h = cut.out;
-  REQUIRE(h.search_epochs == std::vector<int>{3, 6});
-  REQUIRE(h.search_rung.size() == 12);
-  CHECK(std::count(h.search_rung.begin(), h.search_rung.end(), 1) == 8);  // 12 -> 4
-  CHECK(std::count(h.search_rung.begin(), h.search_rung.end(), 2) == 2);  // 4 -> 2
-  for (int s = 0; s < 12; ++s) {
-    CAPTURE(s);
-    const int rung = h.search_rung[s];
-    CHECK(h.stopped_epoch[s] == (rung == 0 ? -1 : 3 * rung));
-    const TrainOutput& same = rung == 0 ? plain.out : plain.checkpoints[rung - 1];  // after epoch 9, 3 or 6
-    CHECK(same_bits(member_params(h, s), member_params(same, s)));
-    if (rung > 0) CHECK(std::isnan(h.train_loss[static_cast<std::size_t>(s) * E + 3 * rung]));
+  // 40 members: after each rung the survivors continue packed (fewer blocks of 8 or 16).
+  constexpr int E = 9, S = 40;
+  for (const char* per_member : {"bootstrap", "subsample", "shared", "shards"}) {
+    CAPTURE(per_member);
+    const auto yaml = [&](const std::string& search) {
+      std::string y = search_yaml(E, search, S);
+      return y.replace(y.find("bootstrap"), 9, per_member);
+    };
+    const Trained plain = train(yaml(""), 2, 1);  // checkpoints after every epoch
+    const Trained cut = train(yaml(kHalving), 1, 1);
+    REQUIRE(plain.checkpoints.size() == E);
+    const TrainOutput& h = cut.out;
+    REQUIRE(h.search_epochs == std::vector<int>{3, 6});
+    REQUIRE(h.search_rung.size() == S);
+    CHECK(std::count(h.search_rung.begin(), h.search_rung.end(), 1) == 26);  // 40 -> 14
+    CHECK(std::count(h.search_rung.begin(), h.search_rung.end(), 2) == 9);   // 14 -> 5
+    const std::size_t per = static_cast<std::size_t>(h.pred_n) * 2;
+    for (int s = 0; s < S; ++s) {
+      CAPTURE(s);
+      const int rung = h.search_rung[s];
+      CHECK(h.stopped_epoch[s] == (rung == 0 ? -1 : 3 * rung));
+      const TrainOutput& same = rung == 0 ? plain.out : plain.checkpoints[3 * rung - 1];  // after epoch 9, 3 or 6
+      CHECK(same_bits(member_params(h, s), member_params(same, s)));
+      const int trained = rung == 0 ? E : 3 * rung;
+      for (int e = 0; e < E; ++e) {
+        const std::size_t at = static_cast<std::size_t>(s) * E + e;
+        if (e < trained) CHECK(h.val_loss[at] == plain.out.val_loss[at]);
+        else CHECK(std::isnan(h.val_loss[at]));
+      }
+      if (rung == 0)
+        CHECK(std::equal(h.pred_members.begin() + s * per, h.pred_members.begin() + (s + 1) * per,
+                         plain.out.pred_members.begin() + s * per));
+    }
+    // The packed run's checkpoints are the whole swarm's, each member where it stood.
+    REQUIRE(cut.checkpoints.size() == E);
+    const TrainOutput& ck = cut.checkpoints[6];  // after epoch 7, packed since epoch 6
+    CHECK(ck.layout.S == S);
+    CHECK(ck.epochs == 7);
+    for (int s = 0; s < S; ++s) {
+      CAPTURE(s);
+      const int rung = h.search_rung[s];
+      const TrainOutput& at = plain.checkpoints[rung == 0 || rung == 3 ? 6 : 3 * rung - 1];
+      CHECK(same_bits(member_params(ck, s), member_params(at, s)));
+      CHECK(same_bits(member_params(ck, ck.opt1, s), member_params(at, at.opt1, s)));
+    }
+    // The survivors of rung 1 are the best third by validation loss after epoch 3.
+    std::vector<double> v3(S);
+    for (int s = 0; s < S; ++s) v3[s] = plain.checkpoints[2].val_loss[static_cast<std::size_t>(s) * 3 + 2];
+    const std::vector<int> order = rank_members(v3, std::vector<char>(S, 1), false);  // [2]: epoch 3's checkpoint
+    for (int i = 0; i < S; ++i) CHECK((h.search_rung[order[i]] == 1) == (i >= 14));
   }
-  // The survivors of rung 1 are the best third by validation loss after epoch 3.
-  std::vector<double> v3(12);
-  for (int s = 0; s < 12; ++s) v3[s] = plain.checkpoints[0].val_loss[static_cast<std::size_t>(s) * 3 + 2];
-  const std::vector<int> order = rank_members(v3, std::vector<char>(12, 1), false);
-  for (int i = 0; i < 12; ++i) CHECK((h.search_rung[order[i]] == 1) == (i >= 4));
 }
 
 TEST_CASE("pbt: exploit copies the source member's parameters and optimizer state exactly; same on 1 and 2 threads") {

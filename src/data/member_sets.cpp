@@ -154,6 +154,30 @@ MemberSets slice_member_sets(const MemberSets& sets, int begin, int end) {
   return r;
 }
 
+MemberSets select_member_sets(const MemberSets& sets, const std::vector<int>& members, int first_member,
+                              std::uint64_t seed, std::uint32_t n) {
+  MemberSets r;
+  if (sets.mode == SampleMode::Shared) return sets;
+  for (int s : members)
+    if (!sets.names.empty()) r.names.push_back(sets.names[static_cast<std::size_t>(s)]);
+  r.mode = SampleMode::Sets;
+  r.positions = sets.max_size();
+  r.offset.push_back(0);
+  BatchSampler draw;
+  draw.mode = sets.mode;
+  draw.seed = seed;
+  draw.n = n;
+  for (int s : members) {
+    if (sets.equal_sizes()) {  // draw j of member k is its sample at epoch position p with order[p] = j
+      for (std::uint32_t j = 0; j < sets.m; ++j) r.rows.push_back(draw.index(static_cast<std::uint32_t>(first_member + s), j));
+    } else {
+      r.rows.insert(r.rows.end(), sets.rows.begin() + sets.offset[s], sets.rows.begin() + sets.offset[s + 1]);
+    }
+    r.offset.push_back(static_cast<std::uint32_t>(r.rows.size()));
+  }
+  return r;
+}
+
 GroupRows group_rows(const std::vector<int>& group, int first_member, int S, int batch) {
   std::vector<int> member(group.size());
   for (std::size_t i = 0; i < group.size(); ++i) member[i] = group[i] - first_member;

@@ -38,6 +38,14 @@ MemberSets make_member_sets(const Config& cfg, const PreparedData& data);
 // they see in the whole swarm (chunked training).
 MemberSets slice_member_sets(const MemberSets& sets, int begin, int end);
 
+// Local members `members` (in that order) of `sets` as sets of their own, numbered from 0, each
+// seeing exactly the batches it sees in the whole swarm: shared sets stay shared; bootstrap and
+// subsample sets (first_member + s is member s's global index, `seed` the run's, n the training
+// split's size) become explicit rows in sets mode, so that no member index enters the sampler;
+// sets-mode rows are gathered, keeping the whole swarm's epoch length.
+MemberSets select_member_sets(const MemberSets& sets, const std::vector<int>& members, int first_member,
+                              std::uint64_t seed, std::uint32_t n);
+
 // Sets mode over the samples of a split: local member s gets the samples i with member[i] == s
 // in sample order (member[i] outside [0, S) belongs to no member). How group_by runs predict
 // and score each member on its own group's samples only.

@@ -17,6 +17,7 @@
 #include "model/step_kernel.h"
 #include "train/early_stop.h"
 #include "train/search.h"
+#include "train/survivors.h"
 #include "train/loss_weights.h"
 #include "train/predict.h"
 #include "train/schedule.h"
@@ -272,6 +273,7 @@ class Loop {
     return n;
   }
   int batch() const { return bcap_; }  // rows per batch (the buffers' capacity)
+  int block() const { return block_; }  // members per block
 
  private:
   void download(std::vector<float>& host, const float* device) {
@@ -769,6 +771,53 @@ void start_from(TrainOutput& out, const TrainOutput& from) {
   }
 }
 
+TrainOutput train_pass(const Config& cfg, const PreparedData& data, const MemberSets& sets, Backend& be,
+                       const ProgressFn& progress, const TrainControl& control);
+
+// Halving: after `done` epochs (`seconds` of training; `partial`, an epoch a resume is in the
+// middle of, or null) the members still training continue as a swarm of their own
+// (train/survivors.h), the others keeping what they had at their rung. `loop` is released
+// first, so the survivors' swarm has its memory. Checkpoints and progress speak of the whole
+// swarm; the result is the whole swarm's.
+TrainOutput continue_packed(const Config& cfg, const PreparedData& data, const MemberSets& sets, Backend& be,
+                            const ProgressFn& progress, const TrainControl& control, TrainOutput& out,
+                            std::unique_ptr<Loop> loop, int done, double seconds, const PartialEpoch* partial) {
+  const int S = cfg.swarm.size, E = out.epochs;
+  resize_history(out, done);  // epochs after `done`: NaN, what a stopped member's history holds
+  resize_history(out, E);
+  loop->download_params(out.params);
+  loop->download_state(out);
+  const SplitData& split = data.test.n > 0 ? data.test : data.train;
+  out.pred_split = split.name;
+  out.pred_n = split.n;
+  loop->predict(split, out.pred_members);  // the stopped members' predictions are final now
+  const int block = loop->block();
+  loop.reset();
+  out.train_seconds = seconds;
+  const std::vector<int> members = training_members(out, S);
+  spdlog::debug("halving: the {} members still training continue packed, in {} blocks of {} instead of {}",
+                members.size(), (members.size() + block - 1) / block, block, (S + block - 1) / block);
+  const Config sub = survivors_config(cfg, members);
+  const MemberSets sub_sets =
+      select_member_sets(sets, members, cfg.swarm.first_member, cfg.seed, static_cast<std::uint32_t>(data.train.n));
+  const TrainOutput from = survivors_state(out, members, done, partial);
+  TrainControl c;
+  c.resume = &from;
+  c.checkpoint_every = control.checkpoint_every;
+  c.stop = control.stop;
+  if (control.checkpoint) c.checkpoint = [&](const TrainOutput& t) { control.checkpoint(merge_survivors(out, t, members)); };
+  ProgressFn report;
+  if (progress)
+    report = [&](const EpochStats& st) {
+      EpochStats whole = st;
+      for (int& k : whole.newly_diverged) k = cfg.swarm.first_member + members[static_cast<std::size_t>(k)];
+      progress(whole);
+    };
+  TrainOutput r = merge_survivors(out, train_pass(sub, data, sub_sets, be, report, c), members);
+  leave_out_diverged(r, cfg.swarm.first_member);
+  return r;
+}
+
 // One pass over all members of `cfg` at once.
 TrainOutput train_pass(const Config& cfg, const PreparedData& data, const MemberSets& sets, Backend& be,
                        const ProgressFn& progress, const TrainControl& control) {
@@ -802,8 +851,11 @@ TrainOutput train_pass(const Config& cfg, const PreparedData& data, const Member
   const int first = control.resume ? std::min(control.resume->epochs, E) : 0;
   if (control.resume) start_from(out, *control.resume);
 
-  Loop loop(cfg, data, sets, be, out, control.resume, &control.stop);
+  auto owned = std::make_unique<Loop>(cfg, data, sets, be, out, control.resume, &control.stop);
+  Loop& loop = *owned;
   if (control.resume) resume_search(cfg, out, loop);
+  // Halving: continue the members still training packed when that takes fewer blocks.
+  const auto pack = [&] { return survivors_pay(cfg, training_members(out, S), S, loop.block()); };
   // The state as far as trained (epochs [0, done)), for a checkpoint.
   const auto snapshot = [&](int done) {
     TrainOutput t = copy_until(out, done);
@@ -826,7 +878,8 @@ TrainOutput train_pass(const Config& cfg, const PreparedData& data, const Member
   int chunk = 1, e0 = first;
   const bool stops_members = es.enabled() || sc.type == SearchConfig::Type::Halving;
   bool all_stopped = stops_members && active() == 0;
-  while (e0 < E && !all_stopped && !out.interrupted) {
+  bool packed = control.resume && e0 < E && !all_stopped && pack();  // resumed after a rung
+  while (!packed && e0 < E && !all_stopped && !out.interrupted) {
     int e1 = std::min({E, e0 + chunk, e0 + loop.max_chunk(), next_search_epoch(sc, e0, E)});
     if (es.enabled()) e1 = e0 + 1;
     if (every > 0) e1 = std::min(e1, (e0 / every + 1) * every);
@@ -851,6 +904,7 @@ TrainOutput train_pass(const Config& cfg, const PreparedData& data, const Member
       stats.back().newly_stopped = search_step(cfg, out, loop, e1);
       stats.back().training = active();
       all_stopped = stats.back().training == 0;
+      packed = !all_stopped && pack();
     }
     for (int e = e0; e < e1; ++e) {
       EpochStats& st = stats[e - e0];
@@ -866,6 +920,9 @@ TrainOutput train_pass(const Config& cfg, const PreparedData& data, const Member
     if (control.checkpoint && ((every > 0 && (e0 % every == 0 || e0 == E || all_stopped)) || out.interrupted))
       control.checkpoint(snapshot(e0));
   }
+  if (packed && !out.interrupted)
+    return continue_packed(cfg, data, sets, be, progress, control, out, std::move(owned), e0, elapsed(),
+                           e0 == first && control.resume ? &control.resume->partial : nullptr);
   out.train_seconds = elapsed();
   resize_history(out, e0);
   if (loop.has_best())
