@@ -223,6 +223,26 @@ TEST_CASE("resume: a halving and a pbt search, stopped between rungs and rounds 
   CHECK(f.search.values[0].size() == 4 * 5);
 }
 
+TEST_CASE("resume: extending a finished pbt run runs the round its last epoch now has, bitwise") {
+  const std::string yaml = dense_yaml("bootstrap", "{type: adam, lr: {values: [0.3, 0.02, 0.1, 0.005, 0.05]}}", "constant", 8) +
+                           "search: {type: pbt, every_epochs: 2, quantile: 0.4, perturb: {optimizer.lr: [0.8, 1.25]}}\n";
+  const fs::path full = scratch("pbt-extend-full.h5"), out = scratch("pbt-extend.h5"), ck = scratch("pbt-extend.ckpt.h5");
+  const fs::path cfg = write_config("pbt-extend.yaml", yaml);
+  train(config_for(yaml, full), 2);
+  TrainOptions o;
+  o.config_path = cfg.string();
+  o.out = out.string();
+  o.verbosity = Verbosity::Quiet;
+  o.set = {"train.epochs=4", "train.checkpoint={every_epochs: 2, path: '" + ck.string() + "'}"};
+  REQUIRE(run_train(o) == kExitOk);  // rounds after epoch 2 only: 4 is the last
+  CHECK(read_run_file(out.string()).search.epochs == std::vector<int>{2});
+  o.set = {"train.epochs=8"};
+  o.resume = ck.string();
+  REQUIRE(run_train(o) == kExitOk);
+  CHECK(read_run_file(out.string()).search.epochs == std::vector<int>{2, 4, 6});
+  check_same_run(full, out);
+}
+
 TEST_CASE("resume: --set train.epochs extends a finished run to the longer run, bitwise") {
   const std::string yaml = dense_yaml("shared", "{type: adam, lr: 0.02}", "{type: step, step_every: 3, gamma: 0.5}", 7);
   const fs::path full = scratch("extend-full.h5"), out = scratch("extend.h5"), ck = scratch("extend.ckpt.h5");

@@ -9,12 +9,16 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <filesystem>
+#include <nlohmann/json.hpp>
 #include <random>
 
 #include "backend/cpu/cpu_backend.h"
+#include "cli_test_util.h"
 #include "config_test_util.h"
 #include "data/member_sets.h"
 #include "data/prepare.h"
+#include "io/run_file.h"
 #include "train/search.h"
 #include "train/trainer.h"
 #include "train_test_util.h"
@@ -108,6 +112,26 @@ TEST_CASE("search config: errors name the key and the fix") {
   CHECK_HAS(error_of(with("train: {epochs: 10, early_stopping: {metric: train_loss}}\nsearch: {type: halving, rungs: [2]}\n")),
             "remove one of the two");
   CHECK_HAS(error_of(with(ten + "search: {type: asha}\n")), "search.type");
+  CHECK_HAS(error_of(with(ten + "swarm: {size: 8}\nsearch: {type: pbt, every_epochs: 2, perturb: {optimizer.momentum: [0.9]}, "
+                                "resample_probability: 0}\n")),
+            "'optimizer.momentum' is not a setting of optimizer adam");
+  CHECK_HAS(error_of(with(ten + "swarm: {size: 3}\nsearch: {type: pbt, every_epochs: 2, quantile: 0.25}\n")),
+            "quantile × swarm.size (0.25 × 3) is below 1, so no member would be replaced; raise quantile or the swarm "
+            "size (at least 4)");
+  // Sequence data have a validation split only when data.split gives one (no default metric on val_loss then).
+  const std::string walk = "model:\n  layers:\n    - {type: lstm, units: 4}\n    - {type: dense, units: 1}\nloss: mse\n"
+                           "data:\n  source: {type: random_walk, series: 1, length: 60}\n  split: {train: 0.8, test: 0.2}\n"
+                           "  sequence: {window: 4, target: close}\n" + ten;
+  CHECK(tn::test::parse(walk + "search: {type: halving, rungs: [2]}\n").search.metric == "train_loss");
+  CHECK_HAS(error_of(walk + "search: {type: halving, rungs: [2], metric: val_loss}\n"), "needs a validation split");
+  CHECK_HAS(error_of("model:\n  layers:\n    - {type: lstm, units: 4}\n    - {type: dense, units: 1}\nloss: mse\n"
+                     "data:\n  source: {type: random_walk, series: 1, length: 60}\n  split: {train: 0.8, test: 0.2}\n"
+                     "  sequence: {window: 4, target: close}\ntrain: {epochs: 10, early_stopping: {metric: val_loss}}\n"),
+            "needs a validation split");
+  CHECK_HAS(error_of("model:\n  layers:\n    - {type: lstm, units: 4}\n    - {type: dense, units: 1}\nloss: mse\n"
+                     "data:\n  source: {type: random_walk, series: 2, length: 60}\n  per_member: {group_by: ticker}\n"
+                     "  sequence: {window: 4, target: close}\n" + ten + "search: {type: halving, rungs: [2]}\n"),
+            "group_by trains one member per group");
 }
 
 TEST_CASE("halving: the cut keeps exactly the best ceil(keep·n) candidates (random metrics, NaN worst)") {
@@ -251,4 +275,42 @@ TEST_CASE("pbt: exploit copies the source member's parameters and optimizer stat
   CHECK(again.out.search_source == pbt.out.search_source);
   CHECK(again.out.search_values == pbt.out.search_values);
   CHECK(pbt.out.search_epochs == std::vector<int>{3, 6});
+}
+
+TEST_CASE("eval: a halving run's rungs and kept members' ensemble; a pbt run's best lineage, walked from /search/source") {
+  namespace fs = std::filesystem;
+  const fs::path dir = tn::test::scratch_path("search-eval", "");
+  tn::test::write_text(dir / "h.yaml", search_yaml(8, kHalving) + "device: cpu\n");
+  tn::test::write_text(dir / "p.yaml", search_yaml(7, kPbt) + "device: cpu\n");
+  REQUIRE(tn::test::run_binary_in(dir, {"train", "h.yaml", "--out", "h.h5", "--force", "-q"}).first == 0);
+  REQUIRE(tn::test::run_binary_in(dir, {"train", "p.yaml", "--out", "p.h5", "--force", "-q"}).first == 0);
+  REQUIRE(tn::test::run_binary_in(dir, {"eval", "h.h5", "--out", "h.json", "--force", "-q"}).first == 0);
+  REQUIRE(tn::test::run_binary_in(dir, {"eval", "p.h5", "--out", "p.json", "--force", "-q"}).first == 0);
+  const nlohmann::json h = nlohmann::json::parse(tn::test::slurp(dir / "h.json"))["search"];
+  CHECK(h["type"] == "halving");
+  CHECK(h["members_after_rung"] == std::vector<int>{12, 4, 2});
+  REQUIRE(h["finished_members"].size() == 2);
+  CHECK(h["finished_ensemble"]["accuracy"].is_number());
+  const RunFile hf = read_run_file((dir / "h.h5").string());
+  for (int k : h["finished_members"]) CHECK(hf.search.rung[static_cast<std::size_t>(k)] == 0);
+  const nlohmann::json p = nlohmann::json::parse(tn::test::slurp(dir / "p.json"));
+  const nlohmann::json& lineage = p["search"]["best_lineage"];
+  REQUIRE(!lineage.empty());
+  CHECK(lineage.front()["first_epoch"] == 1);
+  CHECK(lineage.back()["last_epoch"] == 7);
+  CHECK(lineage.back()["member"] == p["search"]["best_member"]);
+  // Walk /search/source back from the best member: the lineage's members, stretch by stretch.
+  const RunFile pf = read_run_file((dir / "p.h5").string());
+  const std::size_t S = 12, R = pf.search.epochs.size();
+  int m = p["search"]["best_member"];
+  std::vector<int> walked = {m};
+  for (std::size_t r = R; r-- > 0;) {
+    const int src = pf.search.source[r * S + static_cast<std::size_t>(m)];
+    if (src != m) walked.insert(walked.begin(), src);
+    m = src;
+  }
+  std::vector<int> listed;
+  for (const auto& st : lineage) listed.push_back(st["member"]);
+  CHECK(listed == walked);
+  CHECK(lineage.back()["optimizer.lr"] == pf.search.values[0][R * S + static_cast<std::size_t>(p["search"]["best_member"].get<int>())]);
 }

@@ -89,6 +89,11 @@ TEST_CASE("trials: member k of a trials swarm equals the member trained alone wi
         CHECK(same_bits(member_slice(swarm.params[l].tensors[t].second, k), alone.params[l].tensors[t].second));
     CHECK(same_bits(member_slice(swarm.val_loss, k), alone.val_loss));
   }
+  // Quoted cells, a byte order mark, a plus sign and comment lines read the same.
+  const fs::path odd = write("odd.csv", "\xEF\xBB\xBF\"trial\",\"optimizer.lr\",optimizer.weight_decay\r\n"
+                                        "# first\r\n11,+0.03,0\r\n  # second\r\n12,0.001,\"0.001\"\r\n13,0.2,1e-4\r\n");
+  REQUIRE(train(cfg, "odd.h5", odd.string()) == kExitOk);
+  CHECK(same_bits(read_run_file(scratch("odd.h5").string()).params[0].tensors[0].second, swarm.params[0].tensors[0].second));
   // The same trials as JSON give the same run.
   const fs::path json = write("t.json", R"({"trials": [{"trial": 11, "optimizer.lr": 0.03, "optimizer.weight_decay": 0},
     {"trial": 12, "optimizer.lr": 0.001, "optimizer.weight_decay": 0.001},
@@ -170,9 +175,19 @@ TEST_CASE("trials: bad files and options exit 2 naming the row and column") {
   CHECK_HAS(error("k.csv", "optimizer.lr\n"), "has no trials");
   CHECK_HAS(error("l.csv", "optimizer.momentum\n0.5\n1.5\n", {"optimizer.type=sgd"}),
             "row 3 (trial '1'), column optimizer.momentum: value 1.5 is out of range");
+  CHECK_HAS(error("n.csv", "optimizer.lr\n0.1\n", {"optimizer.weight_decay={values: [0, 0.1]}"}),
+            "the configuration gives optimizer.weight_decay per member, but the trials file has no column for it");
+  CHECK_HAS(error("o.csv", "optimizer.lr\n0.1\n0.2\n0.3\n0.4\n",
+                  {"optimizer.lr={values: [0.1, 0.2]}", "train.epochs=4", "swarm.size=4",
+                   "search={type: pbt, every_epochs: 2, perturb: {optimizer.lr: [0.8]}}"}),
+            "search pbt replaces members' state");
+  CHECK_HAS(error("p.csv", "optimizer.lr\n1e-400\n"), "'1e-400' is outside the range of a double-precision number");
   CHECK_HAS(error("m.csv", "optimizer.lr\n0.1\n", {"optimizer.weight_decay={values: [0, 0.1]}", "optimizer.lr={values: [0.1, 0.2]}",
                                                    "grid=[optimizer.lr, optimizer.weight_decay]", "swarm.size=4"}), "remove `grid`");
   std::string log;
+  fs::create_directories(scratch("dir.csv"));
+  CHECK(train(cfg, "bad.h5", scratch("dir.csv").string(), std::nullopt, {}, &log) == kExitUsage);
+  CHECK_HAS(log, "dir.csv: is not a file");
   TrainOptions o;
   o.config_path = cfg.string();
   o.trials_out = scratch("x.json").string();

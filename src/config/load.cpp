@@ -302,7 +302,7 @@ void check_consistency(const Field& root, const Config& c) {
   if (es.enabled() && es.maximize() && !is_classification(c.loss.type))
     root["train"]["early_stopping"]["metric"].fail(es.metric + " needs a classification loss (cross_entropy or bce); "
                                                    "use " + (es.metric == "val_accuracy" ? "val_loss" : "train_loss"));
-  if (es.enabled() && es.metric.rfind("val_", 0) == 0 && c.data.split.val <= 0 && !c.data.sequence.enabled())
+  if (es.enabled() && es.metric.rfind("val_", 0) == 0 && c.data.split.val <= 0)
     root["train"]["early_stopping"]["metric"].fail(es.metric + " needs a validation split: set data.split.val "
                                                    "(e.g. 0.1), or use " + (es.maximize() ? "train_accuracy" : "train_loss"));
   const InitFromConfig& w = c.model.init_from;

@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include <fmt/format.h>
+
 #include "config/member_values.h"
 #include "math/losses.h"
 
@@ -59,8 +61,9 @@ void read_pbt(const Field& f, const Config& c, SearchConfig& s) {
                std::to_string(c.train.epochs) + "): no round would run");
   f.get("quantile", s.quantile, Range::between(0, 0.5, true, false));
   if (static_cast<int>(std::floor(s.quantile * c.swarm.size)) < 1)
-    f["quantile"].fail("quantile × swarm.size (" + std::to_string(s.quantile) + " × " + std::to_string(c.swarm.size) +
-                       ") is below 1, so no member would be replaced; raise quantile or the swarm size");
+    f["quantile"].fail("quantile × swarm.size (" + fmt::format("{:g}", s.quantile) + " × " + std::to_string(c.swarm.size) +
+                       ") is below 1, so no member would be replaced; raise quantile or the swarm size (at least " +
+                       std::to_string(static_cast<int>(std::ceil(1 / s.quantile))) + ")");
   f.get("resample_probability", s.resample_probability, Range::between(0, 1, false, false));
   const Field perturb = f["perturb"];
   if (!perturb.present()) return;
@@ -69,6 +72,15 @@ void read_pbt(const Field& f, const Config& c, SearchConfig& s) {
   for (const auto& kv : perturb.node()) {
     const std::string key = kv.first.as<std::string>();
     const Field item = perturb[key];
+    const std::string field = key.substr(key.find('.') + 1);
+    const OptimizerType t = c.optimizer.type;
+    const bool applies = field == "lr" || field == "weight_decay" || field == "l1" ||
+                         ((field == "beta1" || field == "beta2") && (t == OptimizerType::Adam || t == OptimizerType::AdamW)) ||
+                         (field == "eps" && t != OptimizerType::Sgd) ||
+                         (field == "momentum" && (t == OptimizerType::Sgd || t == OptimizerType::RmsProp)) ||
+                         (field == "alpha" && t == OptimizerType::RmsProp);
+    if (optimizer_field(probe, key) && !applies)
+      item.fail("'" + key + "' is not a setting of optimizer " + to_string(t) + ", so perturbing it would change nothing");
     if (!optimizer_field(probe, key))
       item.fail("'" + key + "' cannot be perturbed: PBT changes optimizer settings while training (optimizer.lr, "
                 "optimizer.weight_decay, optimizer.l1, optimizer.momentum, optimizer.beta1, optimizer.beta2, "
@@ -77,7 +89,7 @@ void read_pbt(const Field& f, const Config& c, SearchConfig& s) {
     for (const Field& x : item.items()) p.factors.push_back(x.number(Range::above(0)));
     if (p.factors.empty()) item.fail("give at least one factor, e.g. [0.8, 1.25]");
     if (s.resample_probability > 0 && !find_member_values(c, key))
-      item.fail("resample_probability is " + std::to_string(s.resample_probability) + ", but '" + key +
+      item.fail("resample_probability is " + fmt::format("{:g}", s.resample_probability) + ", but '" + key +
                 "' has no per-member values to resample from; give it as {values: [...]} or {logspace: [a, b]}, "
                 "or set search.resample_probability: 0");
     s.perturb.push_back(std::move(p));
@@ -95,7 +107,7 @@ void read_search(const Field& root, Config& c) {
   f.check_keys({"type", "metric", {"rungs", {"halving"}}, {"keep", {"halving"}}, {"every_epochs", {"pbt"}},
                 {"quantile", {"pbt"}}, {"perturb", {"pbt"}}, {"resample_probability", {"pbt"}}},
                "type", to_string(s.type));
-  const bool has_val = c.data.split.val > 0 || c.data.sequence.enabled();
+  const bool has_val = c.data.split.val > 0;
   s.metric = has_val ? "val_loss" : "train_loss";
   if (Field m = f["metric"]; m.present()) s.metric = kMetrics[m.choose(kMetrics)];
   if (s.maximize() && !is_classification(c.loss.type))
@@ -106,6 +118,9 @@ void read_search(const Field& root, Config& c) {
                      (s.maximize() ? "train_accuracy" : "train_loss"));
   if (c.train.early_stopping.enabled())
     f.fail("search and train.early_stopping both decide when members stop; remove one of the two");
+  if (c.data.per_member == PerMember::GroupBy)
+    f.fail("data.per_member group_by trains one member per group, each on its own data, so members are not "
+           "candidates for the same model to rank or copy; search needs members that share a task");
   if (s.type == SearchConfig::Type::Halving) read_halving(f, c, s);
   else read_pbt(f, c, s);
 }

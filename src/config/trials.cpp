@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -42,10 +43,13 @@ void check_keys(const std::string& path, const std::vector<std::string>& keys, c
 }
 
 double parse_number(const std::string& path, const std::string& where, const std::string& text) {
+  if (text.empty()) fail(path, where, "the cell is empty; every trial needs a value in every column");
+  const std::size_t skip = text[0] == '+' ? 1 : 0;  // from_chars takes no plus sign
   double v = 0;
   const char* end = text.data() + text.size();
-  const auto r = std::from_chars(text.data(), end, v);
-  if (text.empty()) fail(path, where, "the cell is empty; every trial needs a value in every column");
+  const auto r = std::from_chars(text.data() + skip, end, v);
+  if (r.ec == std::errc::result_out_of_range && r.ptr == end)
+    fail(path, where, "'" + text + "' is outside the range of a double-precision number");
   if (r.ec != std::errc() || r.ptr != end || !std::isfinite(v)) fail(path, where, "'" + text + "' is not a finite number");
   return v;
 }
@@ -64,11 +68,16 @@ Trials read_csv(const std::string& path, std::istream& in) {
   int id_col = -1;
   std::string line;
   for (int lineno = 1; std::getline(in, line); ++lineno) {
-    const std::string text = trim(line.substr(0, line.find('#')));
-    if (text.empty()) continue;
+    if (lineno == 1 && line.rfind("\xEF\xBB\xBF", 0) == 0) line.erase(0, 3);  // a UTF-8 byte order mark
+    const std::string text = trim(line);
+    if (text.empty() || text[0] == '#') continue;  // blank lines and comment lines
     std::vector<std::string> cells;
     std::stringstream ss(text);
-    for (std::string cell; std::getline(ss, cell, ',');) cells.push_back(trim(cell));
+    for (std::string cell; std::getline(ss, cell, ',');) {
+      cell = trim(cell);
+      if (cell.size() >= 2 && cell.front() == '"' && cell.back() == '"') cell = trim(cell.substr(1, cell.size() - 2));
+      cells.push_back(cell);
+    }
     if (text.back() == ',') cells.emplace_back();
     const std::string row = "row " + std::to_string(lineno);
     if (header.empty()) {
@@ -133,7 +142,8 @@ Trials read_json(const std::string& path, std::istream& in) {
     std::string id;
     if (o.contains(kIdColumn)) {
       const nlohmann::json& v = o[kIdColumn];
-      if (v.is_number_integer()) id = std::to_string(v.get<long long>());
+      if (v.is_number_unsigned()) id = std::to_string(v.get<unsigned long long>());
+      else if (v.is_number_integer()) id = std::to_string(v.get<long long>());
       else if (v.is_string() && !v.get<std::string>().empty()) id = v.get<std::string>();
       else fail(path, row + ", key " + kIdColumn, v.dump() + " is not a whole number or text");
     }
@@ -154,8 +164,10 @@ std::string exact(double v) {
 }  // namespace
 
 Trials read_trials(const std::string& path) {
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec)) fail(path, "", "is not a file (does it exist?)");
   std::ifstream in(path);
-  if (!in) fail(path, "", "cannot be read (does it exist?)");
+  if (!in) fail(path, "", "cannot be read");
   const std::string ext = path.size() >= 5 ? path.substr(path.rfind('.') == std::string::npos ? 0 : path.rfind('.')) : "";
   Trials t;
   if (ext == ".csv") t = read_csv(path, in);
@@ -200,6 +212,15 @@ void check_trials_config(const Trials& t, const Config& cfg) {
   if (!cfg.grid.empty())
     throw ConfigError("--trials " + t.path + ": the configuration has a grid, but with --trials each row is one "
                       "member's combination; remove `grid` (and the per-member values it combines)");
+  for (const MemberValues& mv : cfg.member_values)
+    if (std::find(t.keys.begin(), t.keys.end(), mv.key) == t.keys.end())
+      throw ConfigError("--trials " + t.path + ": the configuration gives " + mv.key + " per member, but the trials "
+                        "file has no column for it, so trials would differ in it too; add a column " + mv.key +
+                        " or give it one value in the configuration");
+  if (cfg.search.type == SearchConfig::Type::Pbt)
+    throw ConfigError("--trials " + t.path + ": search pbt replaces members' state and values while training, so a "
+                      "member's result would not be its trial's; use search halving (trials cut at a rung are "
+                      "reported as pruned) or no search");
   if (cfg.data.per_member == PerMember::GroupBy)
     throw ConfigError("--trials " + t.path + ": data.per_member group_by trains one member per group, not per trial");
 }

@@ -26,6 +26,10 @@ struct EvalOutcome {
   bool own = false;    // group_by run on its own splits: each member on its own group's samples
   Evaluation eval;     // not own
   HparamReport hparams;  // not own: metrics against the per-member hyperparameters
+  // A halving run (/search): the members trained to the end (local indices) and the
+  // evaluation of them alone, their ensemble included; empty when every member was.
+  std::vector<int> finished;
+  Evaluation finished_eval;
   EvalRecord record;     // what /eval/<split> stores
   Predictions predictions;  // what /predictions/<split> stores
 };

@@ -663,6 +663,7 @@ std::vector<double> epoch_metric(const TrainOutput& out, const std::string& metr
                                 : metric == "val_accuracy" ? out.val_acc
                                 : metric == "train_loss"   ? out.train_loss
                                                            : out.train_acc;
+  if (h.empty()) throw std::logic_error("search: no " + metric + " history (the config check lets none through)");
   std::vector<double> v(static_cast<std::size_t>(S));
   for (int s = 0; s < S; ++s) v[s] = h[static_cast<std::size_t>(s) * out.epochs + e];
   return v;
@@ -854,6 +855,10 @@ TrainOutput train_pass(const Config& cfg, const PreparedData& data, const Member
   auto owned = std::make_unique<Loop>(cfg, data, sets, be, out, control.resume, &control.stop);
   Loop& loop = *owned;
   if (control.resume) resume_search(cfg, out, loop);
+  // A finished run extended (train.epochs grew): the rung or round its last epoch now has.
+  if (control.resume && !control.resume->partial.present() && search_after(sc, first, E) &&
+      (out.search_epochs.empty() || out.search_epochs.back() < first))
+    search_step(cfg, out, loop, first);
   // Halving: continue the members still training packed when that takes fewer blocks.
   const auto pack = [&] { return survivors_pay(cfg, training_members(out, S), S, loop.block()); };
   // The state as far as trained (epochs [0, done)), for a checkpoint.

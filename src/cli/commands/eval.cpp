@@ -49,7 +49,8 @@ int evaluate_run(const EvalOptions& opt, OutKind out_kind) {
   const std::vector<std::string>& groups = run.file.members.group_names;
   const std::vector<int> ranked = rank_members(o.eval);
   const SearchView search{&run.file.search, run.file.meta.epochs, run.file.meta.swarm_size,
-                          ranked.empty() ? -1 : ranked.front()};
+                          ranked.empty() ? -1 : ranked.front(), run.file.meta.interrupted, &o.finished,
+                          &o.finished_eval};
   const std::string json = o.own ? own_eval_json(o.record, opt.run_path, run.class_names, groups)
                                  : eval_json(o.record, opt.run_path, run.class_names, &o.hparams, &search);
   const std::string text = opt.json ? json

@@ -143,6 +143,14 @@ json search_json(const SearchView& v, int first) {
   if (s.type == "halving") {
     j["members_after_rung"] = halving_counts(s, v.members);
     j["stopped_rung"] = s.rung;
+    if (v.finished && !v.finished->empty()) {
+      json members = json::array(), ensemble = json::object();
+      for (int k : *v.finished) members.push_back(first + k);
+      const Evaluation& f = *v.finished_eval;
+      for (std::size_t m = 0; m < f.names.size(); ++m) ensemble[f.names[m]] = number(f.ensemble.values[m]);
+      j["finished_members"] = members;
+      j["finished_ensemble"] = ensemble;
+    }
   } else if (v.best >= 0) {
     json steps = json::array();
     for (const LineageStep& st : pbt_lineage(s, v.best, v.epochs)) {
@@ -163,12 +171,22 @@ std::string search_table(const SearchView& v, int first) {
     const std::vector<int> counts = halving_counts(s, v.members);
     t += fmt::format("  members training: {} at the start", counts.front());
     for (std::size_t i = 0; i < s.epochs.size(); ++i) t += fmt::format(", {} after the rung at epoch {}", counts[i + 1], s.epochs[i]);
+    if (v.finished && !v.finished->empty()) {
+      const Evaluation& f = *v.finished_eval;
+      t += fmt::format("\n  the {} members trained to the end alone: ensemble", v.finished->size());
+      for (std::size_t m = 0; m < f.names.size(); ++m)
+        if (f.names[m] == "accuracy" || f.names[m] == "log_loss" || f.names[m] == "rmse" || f.names[m] == "r2")
+          t += fmt::format(" {} {}", f.names[m], num(f.ensemble.values[m]));
+      t += fmt::format(" (the table's ensemble averages all {} members)", v.members);
+    }
     if (v.best >= 0 && v.best < static_cast<int>(s.rung.size()))
-      t += s.rung[v.best] == 0 ? fmt::format("\n  best member #{} trained to the end\n", first + v.best)
+      t += s.rung[v.best] == 0 ? fmt::format("\n  best member #{} {}\n", first + v.best,
+                                             v.interrupted ? "was still training when the run stopped" : "trained to the end")
                                : fmt::format("\n  best member #{} stopped at rung {} (epoch {})\n", first + v.best,
                                              s.rung[v.best], s.epochs[s.rung[v.best] - 1]);
     return t;
   }
+  if (s.epochs.empty()) return t + "  no round has run yet\n";
   if (v.best < 0) return t;
   t += fmt::format("  {} rounds (after epochs", s.epochs.size());
   for (int e : s.epochs) t += fmt::format(" {}", e);
@@ -244,6 +262,8 @@ std::string eval_table(const Evaluation& e, const EvalRecord& r, const std::stri
   t += fmt::format("\nmembers ranked by {}: {}\n",
                    e.classification ? "accuracy (ties: log_loss)" : "mse", ranking(e, order, first));
   if (hp && !hp->keys.empty()) t += hparams_table(e, *hp, first);
+  if (hp && !hp->keys.empty() && shows(sv) && sv->record->type == "pbt")
+    t += "  (the values members started with: PBT changed them while training, see the lineage below)\n";
   if (shows(sv)) t += search_table(*sv, first);
   if (!e.classification) return t;
   t += fmt::format("per-sample uncertainty, mean over samples: entropy {} nats, mutual information {} nats, "

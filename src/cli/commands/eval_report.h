@@ -17,6 +17,10 @@ struct SearchView {
   int epochs = 0;   // epochs the run trained
   int members = 0;  // swarm size
   int best = -1;
+  bool interrupted = false;  // the run was stopped before train.epochs
+  // halving: the members trained to the end (local) and their own evaluation, or empty
+  const std::vector<int>* finished = nullptr;
+  const Evaluation* finished_eval = nullptr;
 };
 
 // {"run", "split", "source", "task", "combine", "n_samples", "classes", "metrics",
@@ -28,7 +32,8 @@ struct SearchView {
 //   "hparams": {"keys": [...], "best": {<metric>: {"member": k, <key>: v, ...}},
 //               "by_value": {<key>: [{"value": v, "members": n, "mean": {...}, "std": {...}}]}}
 // With a search (sv not null): "search": {"type", "metric", "epochs": [...],
-//   halving: "members_after_rung": [S, ...], "stopped_rung": [...] (0: trained to the end);
+//   halving: "members_after_rung": [S, ...], "stopped_rung": [...] (0: trained to the end),
+//            "finished_members": [...], "finished_ensemble": {<metric>: v} (the kept members alone);
 //   pbt: "best_lineage": [{"member": k, "first_epoch", "last_epoch", <key>: v, ...}, ...]}
 std::string eval_json(const EvalRecord& r, const std::string& run_path,
                       const std::vector<std::string>& class_names, const HparamReport* hp = nullptr,

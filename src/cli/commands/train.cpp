@@ -58,9 +58,16 @@ void check_trial_options(const TrainOptions& opt) {
     throw UsageError("--trials-out with --shard: a shard holds only some trials; merge the shards (turbanet merge) and "
                      "train without --trials-out, or run the whole swarm in one job (mpirun)");
   if (opt.trials_out) {
-    check_out_file(*opt.trials_out, opt.force, {opt.config_path, *opt.trials});
     if (fs::path(*opt.trials_out).extension() != ".json")
       throw UsageError("--trials-out: '" + *opt.trials_out + "' must end in .json");
+    std::error_code ec;
+    for (const std::string& in : {opt.config_path, *opt.trials})
+      if (fs::equivalent(*opt.trials_out, in, ec))
+        throw UsageError("--trials-out: '" + *opt.trials_out + "' is the input '" + in + "'; write the results elsewhere");
+    // A resumed run replaces the results its interrupted start did not write, as it replaces its run file.
+    if (fs::exists(fs::symlink_status(*opt.trials_out, ec)) && !opt.force && opt.resume.empty())
+      throw UsageError("--trials-out: '" + *opt.trials_out + "' already exists; pass --force to replace it, or write "
+                       "elsewhere");
   }
 }
 
@@ -69,7 +76,8 @@ int write_trial_results(const TrainOptions& opt, int code) {
   return with_user_errors([&] {
     const Config cfg = resolve_config(opt);
     const RunFile f = read_run_file(cfg.output.path);
-    write_text_atomically(*opt.trials_out, trial_results_json(read_trials(*opt.trials), f, cfg.output.path), opt.force);
+    write_text_atomically(*opt.trials_out, trial_results_json(read_trials(*opt.trials), f, cfg.output.path),
+                          opt.force || !opt.resume.empty());
     spdlog::info("wrote the results of {} trials to {}", cfg.swarm.size, *opt.trials_out);
     return code;
   });
