@@ -171,6 +171,7 @@ TEST_CASE("trials: bad files and options exit 2 naming the row and column") {
   CHECK_HAS(error("g.json", R"([{"optimizer.lr": 0.1}, {"optimizer.momentum": 0.1}])"), "g.json: trial 2: has no 'optimizer.lr'");
   CHECK_HAS(error("h.json", R"([{"optimizer.lr": "fast"}])"), "trial 1, key optimizer.lr: \"fast\" is not a finite number");
   CHECK_HAS(error("i.json", "[{"), "is not valid JSON");
+  CHECK_HAS(error("i2.json", R"([{"optimizer.lr": 0.1, "optimizer.lr": 0.2}])"), "gives the key 'optimizer.lr' twice");
   CHECK_HAS(error("j.txt", "optimizer.lr\n0.1\n"), "must end in .csv or .json");
   CHECK_HAS(error("k.csv", "optimizer.lr\n"), "has no trials");
   CHECK_HAS(error("l.csv", "optimizer.momentum\n0.5\n1.5\n", {"optimizer.type=sgd"}),

@@ -106,11 +106,23 @@ Trials read_csv(const std::string& path, std::istream& in) {
 
 Trials read_json(const std::string& path, std::istream& in) {
   nlohmann::json j;
+  // A key given twice in one object would silently keep its last value: refused instead.
+  std::vector<std::set<std::string>> keys;
+  std::string twice;
+  const auto unique_keys = [&](int, nlohmann::json::parse_event_t event, nlohmann::json& parsed) {
+    using E = nlohmann::json::parse_event_t;
+    if (event == E::object_start) keys.emplace_back();
+    if (event == E::object_end && !keys.empty()) keys.pop_back();
+    if (event == E::key && !keys.empty() && !keys.back().insert(parsed.get<std::string>()).second && twice.empty())
+      twice = parsed.get<std::string>();
+    return true;
+  };
   try {
-    j = nlohmann::json::parse(in);
+    j = nlohmann::json::parse(in, unique_keys);
   } catch (const nlohmann::json::parse_error& e) {
     fail(path, "", std::string("is not valid JSON: ") + e.what());
   }
+  if (!twice.empty()) fail(path, "", "an object gives the key '" + twice + "' twice; give each key once per trial");
   if (j.is_object() && j.contains("trials")) j = j["trials"];
   if (!j.is_array()) fail(path, "", "expected a list of trials [{\"optimizer.lr\": 0.01, ...}, ...] or {\"trials\": [...]}");
   Trials t;
