@@ -70,7 +70,7 @@ TEST_CASE("ordinal encoding is the index among the sorted training categories") 
   CHECK(p.train.X == std::vector<float>{1, 2, 1, 2, 0, 0, 3, 1, 1, 4, 2, 0});
 }
 
-TEST_CASE("categories are fitted on the training split; others are all zeros, with a warning") {
+TEST_CASE("categories are fitted on the training split, others are all zeros, with a warning") {
   // 6 rows; the test split (rows chosen by the split seed) may hold categories training never saw.
   const std::string csv = "c,y\na,0\nb,1\na,0\nb,1\nzz,0\nyy,1\n";
   const DataConfig d = csv_data(write_file("fit.csv", csv).string(), "  split: {train: 0.5, test: 0.5, seed: 3}\n");
@@ -103,7 +103,7 @@ TEST_CASE("categories are fitted on the training split; others are all zeros, wi
   CHECK(nd.X == std::vector<float>{0, 1, -1, 0, 0, 0});
 }
 
-TEST_CASE("missing values: error by default, naming file:line; drop_rows; mean; median") {
+TEST_CASE("missing values: error by default, naming file:line, drop_rows, mean, median") {
   const std::string csv = "a,c,y\n1,red,0\n,blue,1\n3,,0\n10,red,1\nNA,red,0\n";
   const std::string path = write_file("miss.csv", csv).string();
   const std::string msg = error_of(csv_data(path));
@@ -226,7 +226,7 @@ TEST_CASE("the run file stores the encoding, and predict applies it to new data 
   CHECK_MESSAGE(eerr.find("category 'purple'") != std::string::npos, eerr);
 }
 
-TEST_CASE("predict reads new CSV rows in the training file's dialect: header-less, ';', comments") {
+TEST_CASE("predict reads new CSV rows in the training file's dialect: header-less, semicolons, comments") {
   std::string rows;
   for (int i = 0; i < 40; ++i) rows += fmt::format("{};{};{}\n", i % 7, (i * 3) % 5, i % 2);
   const fs::path data = write_file("dialect-train.csv", "# made by a logger\n" + rows);

@@ -189,7 +189,7 @@ TEST_CASE("kill -9 while checkpoints are written: the previous checkpoint stays 
   CHECK(read_run_file(out.string()).meta.epochs == E + 1);
 }
 
-TEST_CASE("SIGINT in a long epoch stops after the step in progress; the resumed epoch is bitwise the uninterrupted one") {
+TEST_CASE("SIGINT in a long epoch stops after the step in progress, the resumed epoch is bitwise the uninterrupted one") {
   const fs::path dir = scratch_dir("step");
   const fs::path cfg = dir / "c.yaml", out = dir / "run.h5", ck = dir / "run.ckpt.h5", full = dir / "full.h5";
   // 360 000 steps of batch 1 per epoch: about a second or more per epoch here.

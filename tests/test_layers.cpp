@@ -35,3 +35,23 @@ TEST_CASE("layers: no source file includes a layer above its own") {
   MESSAGE(files << " files, " << includes << " includes across layers checked");
   CHECK(files > 100);
 }
+
+TEST_CASE("test names: every test case runs under ctest (no semicolon in a name)") {
+  // doctest_discover_tests registers each case under its name in a CMake list: a ';' splits the
+  // name in two, and each half runs no test case at all, which passes. Reads every test file.
+  const std::regex test_case(R"rx(TEST_CASE\("((?:[^"\\]|\\.)*)"\))rx");
+  int cases = 0;
+  for (const auto& e : fs::directory_iterator(fs::path(TURBANET_SOURCE_DIR) / "tests")) {
+    if (e.path().extension() != ".cpp") continue;
+    std::ifstream in(e.path());
+    for (std::string line; std::getline(in, line);) {
+      std::smatch m;
+      if (!std::regex_search(line, m, test_case)) continue;
+      ++cases;
+      CHECK_MESSAGE(m[1].str().find(';') == std::string::npos,
+                    e.path().filename().string() << ": \"" << m[1].str() << "\" has a ';', which ctest splits into two "
+                    "names that run nothing; use a comma");
+    }
+  }
+  CHECK(cases > 300);
+}

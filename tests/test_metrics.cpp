@@ -160,7 +160,7 @@ TEST_CASE("a single member: no spread, no mutual information, no disagreement") 
   CHECK(rank_members(e) == std::vector<int>{0});
 }
 
-TEST_CASE("bce outputs are the probability of class 1; mean_logit averages logits") {
+TEST_CASE("bce outputs are the probability of class 1, mean_logit averages logits") {
   SwarmPredictions p;
   p.S = 2;
   p.N = 2;
@@ -178,7 +178,7 @@ TEST_CASE("bce outputs are the probability of class 1; mean_logit averages logit
   CHECK(m0.values[0] == doctest::Approx(0.5));
 }
 
-TEST_CASE("regression: the ensemble is the mean; members are ranked by MSE") {
+TEST_CASE("regression: the ensemble is the mean, members are ranked by MSE") {
   SwarmPredictions p;
   p.S = 3;
   p.N = 2;

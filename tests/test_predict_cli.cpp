@@ -143,7 +143,7 @@ TEST_CASE("predict: bad input exits 2 with a clear message") {
   CHECK_MESSAGE(err.find(want) != std::string::npos, err);
 }
 
-TEST_CASE("a regression swarm: eval reports MSE of the mean, predict the mean and spread; vote is refused") {
+TEST_CASE("a regression swarm: eval reports MSE of the mean, predict the mean and spread, vote is refused") {
   std::string csv = "x,t\n";
   for (int i = 0; i < 80; ++i) csv += fmt::format("{:.6g},{:.6g}\n", i / 40.0 - 1, std::sin(3.0 * (i / 40.0 - 1)));
   const fs::path data = write_file("sine.csv", csv);

@@ -76,7 +76,7 @@ TEST_CASE("per-group normalization uses each group's training rows") {
   for (double s : sums) CHECK(s == doctest::Approx(0.0).epsilon(1e-4));
 }
 
-TEST_CASE("a predefined test set stays the test split; val is carved from the rest") {
+TEST_CASE("a predefined test set stays the test split, val is carved from the rest") {
   Dataset d = ramp(100);
   d.predefined_test = 20;
   DataConfig cfg;

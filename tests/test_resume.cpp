@@ -223,42 +223,36 @@ TEST_CASE("resume: a halving and a pbt search, stopped between rungs and rounds 
   CHECK(f.search.values[0].size() == 4 * 5);
 }
 
+// A run of `yaml` (train.epochs = `epochs`) against one of `first` epochs with checkpoints
+// every 2, resumed from its last checkpoint with train.epochs = `epochs`; returns the run file.
+static RunFile check_extend_is_exact(const std::string& name, const std::string& yaml, int first, int epochs) {
+  const fs::path full = scratch(name + "-full.h5"), out = scratch(name + ".h5"), ck = scratch(name + ".ckpt.h5");
+  const fs::path cfg = write_config(name + ".yaml", yaml);
+  train(config_for(yaml, full), 2);
+  TrainOptions o;
+  o.config_path = cfg.string();
+  o.out = out.string();
+  o.verbosity = Verbosity::Quiet;
+  o.set = {"train.epochs=" + std::to_string(first), "train.checkpoint={every_epochs: 2, path: '" + ck.string() + "'}"};
+  REQUIRE(run_train(o) == kExitOk);
+  CHECK(read_run_file(ck.string()).state.epoch == first);
+  o.set = {"train.epochs=" + std::to_string(epochs)};
+  o.resume = ck.string();
+  REQUIRE(run_train(o) == kExitOk);
+  check_same_run(full, out);
+  return read_run_file(out.string());
+}
+
 TEST_CASE("resume: extending a finished pbt run runs the round its last epoch now has, bitwise") {
   const std::string yaml = dense_yaml("bootstrap", "{type: adam, lr: {values: [0.3, 0.02, 0.1, 0.005, 0.05]}}", "constant", 8) +
                            "search: {type: pbt, every_epochs: 2, quantile: 0.4, perturb: {optimizer.lr: [0.8, 1.25]}}\n";
-  const fs::path full = scratch("pbt-extend-full.h5"), out = scratch("pbt-extend.h5"), ck = scratch("pbt-extend.ckpt.h5");
-  const fs::path cfg = write_config("pbt-extend.yaml", yaml);
-  train(config_for(yaml, full), 2);
-  TrainOptions o;
-  o.config_path = cfg.string();
-  o.out = out.string();
-  o.verbosity = Verbosity::Quiet;
-  o.set = {"train.epochs=4", "train.checkpoint={every_epochs: 2, path: '" + ck.string() + "'}"};
-  REQUIRE(run_train(o) == kExitOk);  // rounds after epoch 2 only: 4 is the last
-  CHECK(read_run_file(out.string()).search.epochs == std::vector<int>{2});
-  o.set = {"train.epochs=8"};
-  o.resume = ck.string();
-  REQUIRE(run_train(o) == kExitOk);
-  CHECK(read_run_file(out.string()).search.epochs == std::vector<int>{2, 4, 6});
-  check_same_run(full, out);
+  // 4 epochs have a round after epoch 2 only (4 is the last); extended to 8, after 4 and 6 too.
+  CHECK(check_extend_is_exact("pbt-extend", yaml, 4, 8).search.epochs == std::vector<int>{2, 4, 6});
 }
 
 TEST_CASE("resume: --set train.epochs extends a finished run to the longer run, bitwise") {
-  const std::string yaml = dense_yaml("shared", "{type: adam, lr: 0.02}", "{type: step, step_every: 3, gamma: 0.5}", 7);
-  const fs::path full = scratch("extend-full.h5"), out = scratch("extend.h5"), ck = scratch("extend.ckpt.h5");
-  const fs::path cfg = write_config("extend.yaml", yaml);
-  train(config_for(yaml, full), 2);
-  TrainOptions o;
-  o.config_path = cfg.string();
-  o.out = out.string();
-  o.verbosity = Verbosity::Quiet;
-  o.set = {"train.epochs=4", "train.checkpoint={every_epochs: 2, path: '" + ck.string() + "'}"};
-  REQUIRE(run_train(o) == kExitOk);  // 4 epochs: checkpoints after 2 and 4
-  CHECK(read_run_file(ck.string()).state.epoch == 4);
-  o.set = {"train.epochs=7"};
-  o.resume = ck.string();
-  REQUIRE(run_train(o) == kExitOk);
-  check_same_run(full, out);
+  check_extend_is_exact("extend", dense_yaml("shared", "{type: adam, lr: 0.02}", "{type: step, step_every: 3, gamma: 0.5}", 7),
+                        4, 7);
 }
 
 TEST_CASE("resume: refused (exit 2) when trajectory-changing keys or the data differ, naming them") {

@@ -18,7 +18,7 @@ using tn::test::scratch_path;
 using tn::test::slurp;
 using tn::test::write_text;
 
-TEST_CASE("a CSV run evaluates and predicts from another directory; missing data says what was looked for") {
+TEST_CASE("a CSV run evaluates and predicts from another directory, missing data says what was looked for") {
   const fs::path home = scratch_path("anywhere", "project"), elsewhere = scratch_path("anywhere", "elsewhere");
   fs::remove_all(home);
   fs::create_directories(home / "data");

@@ -196,7 +196,7 @@ TEST_CASE("pbt: the bottom quantile takes a source from the top, draws fixed by 
   CHECK(pbt_round(cfg, 1, metric, lr).source != r.source);
 }
 
-TEST_CASE("halving: survivors are bitwise the members of a run without search; the stopped ones stop at their rung") {
+TEST_CASE("halving: survivors are bitwise the members of a run without search, the stopped ones stop at their rung") {
   // 40 members: after each rung the survivors continue packed (fewer blocks of 8 or 16).
   constexpr int E = 9, S = 40;
   for (const char* per_member : {"bootstrap", "subsample", "shared", "shards"}) {
@@ -250,7 +250,7 @@ TEST_CASE("halving: survivors are bitwise the members of a run without search; t
   }
 }
 
-TEST_CASE("pbt: exploit copies the source member's parameters and optimizer state exactly; same on 1 and 2 threads") {
+TEST_CASE("pbt: exploit copies the source member's parameters and optimizer state exactly, same on 1 and 2 threads") {
   constexpr int E = 7;
   const Trained plain = train(search_yaml(E, ""), 2, 3);
   const Trained pbt = train(search_yaml(E, kPbt), 2, 3);
@@ -277,7 +277,7 @@ TEST_CASE("pbt: exploit copies the source member's parameters and optimizer stat
   CHECK(pbt.out.search_epochs == std::vector<int>{3, 6});
 }
 
-TEST_CASE("eval: a halving run's rungs and kept members' ensemble; a pbt run's best lineage, walked from /search/source") {
+TEST_CASE("eval: a halving run's rungs and kept members' ensemble, a pbt run's best lineage, walked from /search/source") {
   namespace fs = std::filesystem;
   const fs::path dir = tn::test::scratch_path("search-eval", "");
   tn::test::write_text(dir / "h.yaml", search_yaml(8, kHalving) + "device: cpu\n");

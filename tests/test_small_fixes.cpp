@@ -30,7 +30,7 @@ std::string grouped_yaml(const std::string& swarm) {
 
 }  // namespace
 
-TEST_CASE("swarm.size defaults to the number of groups; a size that differs is still an error") {
+TEST_CASE("swarm.size defaults to the number of groups, a size that differs is still an error") {
   Config c = parse_config(grouped_yaml(""), "g.yaml");
   CHECK(c.swarm.size_from_groups);
   const PreparedData d = prepare_data(load_dataset(c.data, false), c.data);

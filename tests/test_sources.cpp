@@ -124,7 +124,7 @@ TEST_CASE("sources: load_dataset checks the loss kind of generated and IDX data"
   CHECK(load_dataset(data_of(idx), true).n == 3);
 }
 
-TEST_CASE("sources: IDX images are scaled to [0, 1] and flattened; labels are classes") {
+TEST_CASE("sources: IDX images are scaled to [0, 1] and flattened, labels are classes") {
   for (bool gz : {false, true}) {
     CAPTURE(gz);
     const auto write = gz ? write_gz : write_bytes;
