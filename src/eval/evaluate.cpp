@@ -74,6 +74,22 @@ Evaluation evaluate(const SwarmPredictions& p, LossType loss, const std::vector<
   return e;
 }
 
+Evaluation evaluate_members(const SwarmPredictions& p, const std::vector<int>& members, LossType loss,
+                            const std::vector<float>& targets, Combine how) {
+  SwarmPredictions kept;
+  kept.S = static_cast<int>(members.size());
+  kept.N = p.N;
+  kept.O = p.O;
+  const std::size_t per = static_cast<std::size_t>(p.N) * p.O;
+  for (int s : members) {
+    const auto at = static_cast<std::ptrdiff_t>(static_cast<std::size_t>(s) * per);
+    kept.outputs.insert(kept.outputs.end(), p.outputs.begin() + at, p.outputs.begin() + at + static_cast<std::ptrdiff_t>(per));
+    if (!p.logits.empty())
+      kept.logits.insert(kept.logits.end(), p.logits.begin() + at, p.logits.begin() + at + static_cast<std::ptrdiff_t>(per));
+  }
+  return evaluate(kept, loss, targets, how);
+}
+
 std::vector<int> rank_members(const Evaluation& e) {
   std::vector<int> order = e.combined.used;
   const auto at = [&](const char* name) {

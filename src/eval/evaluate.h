@@ -23,6 +23,10 @@ struct Evaluation {
 Evaluation evaluate(const SwarmPredictions& p, LossType loss, const std::vector<float>& targets,
                     Combine how);
 
+// The evaluation of members `members` (indices into p's) alone: their ensemble, mean and spread.
+Evaluation evaluate_members(const SwarmPredictions& p, const std::vector<int>& members, LossType loss,
+                            const std::vector<float>& targets, Combine how);
+
 // The used members, best first: highest accuracy, then lowest log loss (classification);
 // lowest MSE (regression). Ties keep member order.
 std::vector<int> rank_members(const Evaluation& e);

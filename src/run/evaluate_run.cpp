@@ -49,22 +49,13 @@ EvalOutcome evaluate_stored(const EvalRequest& req) {
   const SearchRecord& search = run.file.search;
   if (search.type == "halving" && static_cast<int>(search.rung.size()) == run.S) {
     for (int s = 0; s < run.S; ++s)
-      if (search.rung[static_cast<std::size_t>(s)] == 0) o.finished.push_back(s);
+      if (search.rung[static_cast<std::size_t>(s)] == 0 &&
+          (run.file.diverged_epoch.empty() || run.file.diverged_epoch[static_cast<std::size_t>(s)] < 0))
+        o.finished.push_back(s);
     if (o.finished.size() == static_cast<std::size_t>(run.S) || o.finished.empty()) {
       o.finished.clear();
     } else {  // the ensemble of the members the rungs kept: what halving selects
-      SwarmPredictions kept;
-      kept.S = static_cast<int>(o.finished.size());
-      kept.N = preds.N;
-      kept.O = preds.O;
-      const std::size_t per = static_cast<std::size_t>(preds.N) * preds.O;
-      for (int s : o.finished) {
-        const auto at = static_cast<std::ptrdiff_t>(static_cast<std::size_t>(s) * per);
-        kept.outputs.insert(kept.outputs.end(), preds.outputs.begin() + at, preds.outputs.begin() + at + static_cast<std::ptrdiff_t>(per));
-        if (!preds.logits.empty())
-          kept.logits.insert(kept.logits.end(), preds.logits.begin() + at, preds.logits.begin() + at + static_cast<std::ptrdiff_t>(per));
-      }
-      o.finished_eval = evaluate(kept, run.cfg.loss.type, in.y, req.combine);
+      o.finished_eval = evaluate_members(preds, o.finished, run.cfg.loss.type, in.y, req.combine);
     }
   }
   return o;

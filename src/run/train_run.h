@@ -28,6 +28,10 @@ struct FinalEval {
   Evaluation eval;          // not group_by
   EvalRecord record;        // what /eval/<split> stores
   Predictions predictions;  // what /predictions/<split> stores
+  // Halving (not group_by): the members trained to the end (local) and their evaluation
+  // alone; empty when the rungs stopped none (or all).
+  std::vector<int> kept;
+  Evaluation kept_eval;
 };
 
 // Where a run reports while it works; each callback may be empty.

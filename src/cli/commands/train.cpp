@@ -185,11 +185,24 @@ std::string resume_command(const TrainOptions& opt, const std::string& checkpoin
   return cmd + " --resume " + quote(checkpoint);
 }
 
+// Halving: the ensemble of the members trained to the end, which the whole swarm's (with the
+// members stopped at rungs, undertrained by design) understates.
+void log_kept_ensemble(const FinalEval& f) {
+  if (f.kept.empty()) return;
+  const Evaluation& e = f.kept_eval;
+  std::string text;
+  for (std::size_t m = 0; m < e.names.size(); ++m)
+    if (e.names[m] == "accuracy" || e.names[m] == "log_loss" || e.names[m] == "rmse" || e.names[m] == "r2")
+      text += fmt::format(" {} {:.4g}", e.names[m], e.ensemble.values[m]);
+  spdlog::info("halving: the ensemble of the {} members trained to the end:{}", f.kept.size(), text);
+}
+
 void log_eval(const Config& cfg, const PreparedData& data, const FinalEval& f) {
   if (f.split->name != "test")
     spdlog::info("no test split: evaluated on the training split, which the members were trained on (optimistic)");
   if (!f.record.own()) {
     spdlog::info("{}", eval_summary(f.eval, f.record));
+    log_kept_ensemble(f);
     return;
   }
   spdlog::info("{}", own_eval_summary(f.record));
