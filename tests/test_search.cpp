@@ -19,6 +19,7 @@
 #include "data/member_sets.h"
 #include "data/prepare.h"
 #include "io/run_file.h"
+#include "run/lineage.h"
 #include "train/search.h"
 #include "train/trainer.h"
 #include "train_test_util.h"
@@ -161,6 +162,14 @@ TEST_CASE("halving: the cut keeps exactly the best ceil(keep·n) candidates (ran
         if (cand[s] && std::find(cut.begin(), cut.end(), s) == cut.end()) CHECK(better(s, c));
     }
   }
+}
+
+TEST_CASE("halving counts: members training after each rung, a diverged member not among them") {
+  // Six members, rungs after epochs 3 and 6: #1 and #4 cut at rung 1, #2 at rung 2; #5 diverged in
+  // epoch 5 (rung 0: never cut), so it trains after rung 1 but not after rung 2.
+  const std::vector<int> rung = {0, 1, 2, 0, 1, 0}, diverged = {-1, -1, -1, -1, -1, 5};
+  CHECK(halving_counts({3, 6}, rung, diverged) == std::vector<int>{6, 4, 2});
+  CHECK(halving_counts({3, 6}, rung, {}) == std::vector<int>{6, 4, 3});
 }
 
 TEST_CASE("pbt: the bottom quantile takes a source from the top, draws fixed by (seed, member, round)") {

@@ -30,11 +30,16 @@ std::vector<LineageStep> pbt_lineage(const SearchRecord& r, int member, int epoc
   return merged;
 }
 
-std::vector<int> halving_counts(const SearchRecord& r, int S) {
-  std::vector<int> counts{S};
-  for (std::size_t i = 0; i < r.epochs.size(); ++i) {
-    const auto stopped = std::count(r.rung.begin(), r.rung.end(), static_cast<int>(i + 1));
-    counts.push_back(counts.back() - static_cast<int>(stopped));
+std::vector<int> halving_counts(const std::vector<int>& rungs, const std::vector<int>& rung,
+                                const std::vector<int>& diverged_epoch) {
+  std::vector<int> counts{static_cast<int>(rung.size())};
+  for (std::size_t i = 0; i < rungs.size(); ++i) {
+    int n = 0;
+    for (std::size_t s = 0; s < rung.size(); ++s) {
+      const bool diverged = s < diverged_epoch.size() && diverged_epoch[s] > 0 && diverged_epoch[s] <= rungs[i];
+      n += (rung[s] == 0 || rung[s] > static_cast<int>(i + 1)) && !diverged;
+    }
+    counts.push_back(n);
   }
   return counts;
 }

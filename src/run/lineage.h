@@ -21,7 +21,11 @@ struct LineageStep {
 // the first stretch to the last: walks /search/source back from the last round.
 std::vector<LineageStep> pbt_lineage(const SearchRecord& r, int member, int epochs);
 
-// Members still training after each rung of a halving run of S members: [R + 1] from S.
-std::vector<int> halving_counts(const SearchRecord& r, int S);
+// Members training at the start and after each rung of a halving run: [R + 1], the first the
+// swarm size. `rungs` are the rung epochs, `rung` [S] each member's rung (0: none) and
+// `diverged_epoch` [S] (-1: never; may be empty): a member that diverged by a rung's epoch is
+// not training after it.
+std::vector<int> halving_counts(const std::vector<int>& rungs, const std::vector<int>& rung,
+                                const std::vector<int>& diverged_epoch);
 
 }  // namespace tn

@@ -807,11 +807,17 @@ TrainOutput continue_packed(const Config& cfg, const PreparedData& data, const M
   c.checkpoint_every = control.checkpoint_every;
   c.stop = control.stop;
   if (control.checkpoint) c.checkpoint = [&](const TrainOutput& t) { control.checkpoint(merge_survivors(out, t, members)); };
+  // Progress of the whole swarm: the members that diverged before count on, and its clock runs on.
+  int diverged_before = 0;
+  for (int s = 0; s < S; ++s) diverged_before += out.diverged_epoch[s] > 0;
   ProgressFn report;
   if (progress)
     report = [&](const EpochStats& st) {
       EpochStats whole = st;
       for (int& k : whole.newly_diverged) k = cfg.swarm.first_member + members[static_cast<std::size_t>(k)];
+      whole.diverged += diverged_before;
+      whole.seconds += seconds;
+      whole.early_stopping = true;
       progress(whole);
     };
   TrainOutput r = merge_survivors(out, train_pass(sub, data, sub_sets, be, report, c), members);

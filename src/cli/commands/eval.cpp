@@ -48,7 +48,7 @@ int evaluate_run(const EvalOptions& opt, OutKind out_kind) {
                      "); pass --force to replace it, or choose another name");
   const std::vector<std::string>& groups = run.file.members.group_names;
   const std::vector<int> ranked = rank_members(o.eval);
-  const SearchView search{&run.file.search, run.file.meta.epochs, run.file.meta.swarm_size,
+  const SearchView search{&run.file.search, run.file.meta.epochs, run.file.meta.swarm_size, &run.file.diverged_epoch,
                           ranked.empty() ? -1 : ranked.front(), run.file.meta.interrupted, &o.finished,
                           &o.finished_eval};
   const std::string json = o.own ? own_eval_json(o.record, opt.run_path, run.class_names, groups)

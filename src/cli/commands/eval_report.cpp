@@ -141,7 +141,7 @@ json search_json(const SearchView& v, int first) {
   const SearchRecord& s = *v.record;
   json j = {{"type", s.type}, {"metric", s.metric}, {"epochs", s.epochs}};
   if (s.type == "halving") {
-    j["members_after_rung"] = halving_counts(s, v.members);
+    j["members_after_rung"] = halving_counts(s.epochs, s.rung, v.diverged_epoch ? *v.diverged_epoch : std::vector<int>{});
     j["stopped_rung"] = s.rung;
     if (v.finished && !v.finished->empty()) {
       json members = json::array(), ensemble = json::object();
@@ -168,7 +168,7 @@ std::string search_table(const SearchView& v, int first) {
   const SearchRecord& s = *v.record;
   std::string t = fmt::format("\nsearch: {} by {} (/search)\n", s.type, s.metric);
   if (s.type == "halving") {
-    const std::vector<int> counts = halving_counts(s, v.members);
+    const std::vector<int> counts = halving_counts(s.epochs, s.rung, v.diverged_epoch ? *v.diverged_epoch : std::vector<int>{});
     t += fmt::format("  members training: {} at the start", counts.front());
     for (std::size_t i = 0; i < s.epochs.size(); ++i) t += fmt::format(", {} after the rung at epoch {}", counts[i + 1], s.epochs[i]);
     if (v.finished && !v.finished->empty()) {

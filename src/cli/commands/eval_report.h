@@ -16,6 +16,7 @@ struct SearchView {
   const SearchRecord* record = nullptr;
   int epochs = 0;   // epochs the run trained
   int members = 0;  // swarm size
+  const std::vector<int>* diverged_epoch = nullptr;  // [S] /members/diverged_epoch, or null
   int best = -1;
   bool interrupted = false;  // the run was stopped before train.epochs
   // halving: the members trained to the end (local) and their own evaluation, or empty

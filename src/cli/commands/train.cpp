@@ -19,6 +19,7 @@
 #include "cli/progress.h"
 #include "cli/commands/cli_util.h"
 #include "run/errors.h"
+#include "run/lineage.h"
 #include "run/world/world.h"
 #include "run/stop_signals.h"
 #include "run/train_run.h"
@@ -127,11 +128,9 @@ void log_search(const Config& cfg, const TrainOutput& t) {
   std::string epochs;
   for (int e : t.search_epochs) epochs += (epochs.empty() ? "" : ", ") + std::to_string(e);
   if (sc.type == SearchConfig::Type::Halving) {
-    std::string kept = std::to_string(cfg.swarm.size);
-    int n = cfg.swarm.size;
-    for (std::size_t r = 0; r < t.search_epochs.size(); ++r)
-      kept += " -> " + std::to_string(n -= static_cast<int>(std::count(t.search_rung.begin(), t.search_rung.end(),
-                                                                       static_cast<int>(r + 1))));
+    std::string kept;
+    for (int n : halving_counts(t.search_epochs, t.search_rung, t.diverged_epoch))
+      kept += (kept.empty() ? "" : " -> ") + std::to_string(n);
     spdlog::info("halving on {}: members training {} (rungs after epochs {}); /search/rung has each member's rung",
                  sc.metric, kept, epochs);
     return;
