@@ -51,7 +51,7 @@ PbtRound pbt_round(const Config& cfg, int round, const std::vector<double>& valu
   const auto counter = [&](std::uint32_t draw) { return static_cast<std::uint64_t>(round) << 16 | draw; };
   for (int i = S - q; i < S; ++i) {
     const int k = order[i];
-    const auto member = static_cast<std::uint32_t>(k);
+    const auto member = static_cast<std::uint32_t>(cfg.swarm.first_member + k);  // draws keyed by the global index
     const Philox4x32 pick = random_words(cfg.seed, member, Purpose::Search, counter(0));
     const int src = order[uniform_below(pick.v[0], static_cast<std::uint32_t>(q))];
     r.source[k] = src;

@@ -19,7 +19,8 @@ std::vector<int> rank_members(const std::vector<double>& value, const std::vecto
 std::vector<int> halving_cut(const std::vector<double>& value, const std::vector<char>& candidate, bool maximize,
                              double keep);
 
-// One PBT round (1-based `round`) over a whole swarm of S members (indices are global members).
+// One PBT round (1-based `round`) over a swarm of S members (indices local; draws keyed by the
+// global member, swarm.first_member + k).
 struct PbtRound {
   std::vector<int> source;  // [S] the member whose state member k takes (k itself: kept)
   // [K, S] each perturbed key's value for member k after the round (search.perturb order)
