@@ -208,6 +208,11 @@ struct DataConfig {
   }
 };
 
+// The metrics early stopping and search rank members by, from the epoch histories: val_loss,
+// val_accuracy, train_loss, train_accuracy; the accuracies are better when higher.
+const std::vector<std::string>& ranking_metrics();
+inline bool metric_maximized(const std::string& metric) { return metric == "val_accuracy" || metric == "train_accuracy"; }
+
 // Per-member early stopping (`train.early_stopping`): a member whose `metric` has not improved
 // by more than min_delta for `patience` epochs stops training (its parameters stay as they
 // are; with restore_best they become those of its best epoch at the end). Off when metric is "".
@@ -217,7 +222,7 @@ struct EarlyStoppingConfig {
   double min_delta = 0.0;
   bool restore_best = true;
   bool enabled() const { return !metric.empty(); }
-  bool maximize() const { return metric == "val_accuracy" || metric == "train_accuracy"; }
+  bool maximize() const { return metric_maximized(metric); }
 };
 
 // Checkpoints (`train.checkpoint`): every `every_epochs` epochs (0 = only when interrupted)
@@ -261,7 +266,7 @@ struct SearchConfig {
   std::vector<Perturb> perturb;
   double resample_probability = 0.25;
   bool enabled() const { return type != Type::None; }
-  bool maximize() const { return metric == "val_accuracy" || metric == "train_accuracy"; }
+  bool maximize() const { return metric_maximized(metric); }
 };
 
 struct OutputConfig {

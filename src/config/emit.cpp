@@ -1,5 +1,4 @@
 // The resolved configuration as YAML (to_yaml), and the YAML names of the config enums.
-#include <charconv>
 
 #include "config/yaml_util.h"
 
@@ -79,25 +78,15 @@ const char* to_string(LayerConfig::Init init) {
 
 namespace {
 
-// Shortest text that reads back as exactly the same value (float or double), written so
-// that YAML 1.1 readers (PyYAML) also see a number: "1e-08" becomes "1.0e-08".
-template <class T>
-std::string exact(T v) {
-  char buf[64];
-  auto r = std::to_chars(buf, buf + sizeof buf, v);
-  std::string s(buf, r.ptr);
-  const std::size_t e = s.find('e');
-  if (e != std::string::npos && s.find('.') == std::string::npos) s.insert(e, ".0");
-  return s;
-}
+using cfg::exact_text;
 
 // Key/value writers: one overload per value type, so every value is emitted as text.
 void kv(YAML::Emitter& e, const char* key, const std::string& v) {
   e << YAML::Key << key << YAML::Value << v;
 }
 void kv(YAML::Emitter& e, const char* key, const char* v) { kv(e, key, std::string(v)); }
-void kv(YAML::Emitter& e, const char* key, double v) { kv(e, key, exact(v)); }
-void kv(YAML::Emitter& e, const char* key, float v) { kv(e, key, exact(v)); }
+void kv(YAML::Emitter& e, const char* key, double v) { kv(e, key, exact_text(v)); }
+void kv(YAML::Emitter& e, const char* key, float v) { kv(e, key, exact_text(v)); }
 void kv(YAML::Emitter& e, const char* key, int v) { kv(e, key, std::to_string(v)); }
 void kv(YAML::Emitter& e, const char* key, std::uint64_t v) { kv(e, key, std::to_string(v)); }
 void kv(YAML::Emitter& e, const char* key, bool v) { kv(e, key, v ? "true" : "false"); }
@@ -113,11 +102,11 @@ void kv_member(YAML::Emitter& e, const char* key, double v, const Config& c, con
   e << YAML::Key << key << YAML::Value << YAML::Flow << YAML::BeginMap;
   if (mv->form == MemberValues::Form::Values) {
     e << YAML::Key << "values" << YAML::Value << YAML::Flow << YAML::BeginSeq;
-    for (double x : mv->values) e << exact(x);
+    for (double x : mv->values) e << exact_text(x);
     e << YAML::EndSeq;
   } else {
     e << YAML::Key << (mv->form == MemberValues::Form::Logspace ? "logspace" : "linspace") << YAML::Value
-      << YAML::Flow << YAML::BeginSeq << exact(mv->lo) << exact(mv->hi) << YAML::EndSeq;
+      << YAML::Flow << YAML::BeginSeq << exact_text(mv->lo) << exact_text(mv->hi) << YAML::EndSeq;
     kv(e, "num", mv->num);
   }
   e << YAML::EndMap;
@@ -163,7 +152,7 @@ void emit_loss(YAML::Emitter& e, const LossConfig& l) {
   if (l.type == LossType::Huber) kv(e, "delta", l.huber_delta);
   const auto numbers = [&](const char* key, const std::vector<double>& v) {
     e << YAML::Key << key << YAML::Value << YAML::Flow << YAML::BeginSeq;
-    for (double x : v) e << exact(x);
+    for (double x : v) e << exact_text(x);
     e << YAML::EndSeq;
   };
   if (l.balanced) kv(e, "class_weights", "balanced");
@@ -242,7 +231,7 @@ void emit_dialect(YAML::Emitter& e, const SourceConfig& s) {
 }
 
 void kv_interval(YAML::Emitter& e, const char* key, double lo, double hi) {
-  e << YAML::Key << key << YAML::Value << YAML::Flow << YAML::BeginSeq << exact(lo) << exact(hi)
+  e << YAML::Key << key << YAML::Value << YAML::Flow << YAML::BeginSeq << exact_text(lo) << exact_text(hi)
     << YAML::EndSeq;
 }
 
@@ -392,7 +381,7 @@ void emit_search(YAML::Emitter& e, const SearchConfig& s) {
     begin(e, "perturb");
     for (const SearchConfig::Perturb& p : s.perturb) {
       e << YAML::Key << p.key << YAML::Value << YAML::Flow << YAML::BeginSeq;
-      for (double x : p.factors) e << exact(x);
+      for (double x : p.factors) e << exact_text(x);
       e << YAML::EndSeq;
     }
     e << YAML::EndMap;

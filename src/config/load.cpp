@@ -228,8 +228,7 @@ void read_schedule(const Field& f, ScheduleConfig& s) {
 void read_early_stopping(const Field& f, EarlyStoppingConfig& s) {
   if (!has_section(f)) return;
   f.check_keys({"metric", "patience", "min_delta", "restore_best"});
-  const std::vector<std::string> metrics = {"val_loss", "val_accuracy", "train_loss", "train_accuracy"};
-  s.metric = metrics[f.required("metric").choose(metrics)];
+  s.metric = ranking_metrics()[f.required("metric").choose(ranking_metrics())];
   f.get("patience", s.patience, 1);
   f.get("min_delta", s.min_delta, Range::at_least(0));
   f.get("restore_best", s.restore_best);
@@ -298,13 +297,8 @@ void check_consistency(const Field& root, const Config& c) {
       root["data"]["per_member"]["bootstrap"]["stratify"].fail(std::string("a stratified bootstrap") + why +
                                                                to_string(c.loss.type));
   }
-  const EarlyStoppingConfig& es = c.train.early_stopping;
-  if (es.enabled() && es.maximize() && !is_classification(c.loss.type))
-    root["train"]["early_stopping"]["metric"].fail(es.metric + " needs a classification loss (cross_entropy or bce); "
-                                                   "use " + (es.metric == "val_accuracy" ? "val_loss" : "train_loss"));
-  if (es.enabled() && es.metric.rfind("val_", 0) == 0 && c.data.split.val <= 0)
-    root["train"]["early_stopping"]["metric"].fail(es.metric + " needs a validation split: set data.split.val "
-                                                   "(e.g. 0.1), or use " + (es.maximize() ? "train_accuracy" : "train_loss"));
+  if (c.train.early_stopping.enabled())
+    cfg::check_ranking_metric(root["train"]["early_stopping"]["metric"], c.train.early_stopping.metric, c);
   const InitFromConfig& w = c.model.init_from;
   const Field init_from = root["model"]["init_from"];
   const long long members = static_cast<long long>(c.swarm.first_member) + c.swarm.size;

@@ -13,8 +13,6 @@
 namespace tn::cfg {
 namespace {
 
-const std::vector<std::string> kMetrics = {"val_loss", "val_accuracy", "train_loss", "train_accuracy"};
-
 // keep: a number in (0, 1), or a fraction written a/b (e.g. 1/3).
 double read_keep(const Field& f) {
   if (!f.present()) return 1.0 / 3.0;
@@ -98,6 +96,15 @@ void read_pbt(const Field& f, const Config& c, SearchConfig& s) {
 
 }  // namespace
 
+void check_ranking_metric(const Field& at, const std::string& metric, const Config& c) {
+  if (metric_maximized(metric) && !is_classification(c.loss.type))
+    at.fail(metric + " needs a classification loss (cross_entropy or bce); use " +
+            (metric == "val_accuracy" ? "val_loss" : "train_loss"));
+  if (metric.rfind("val_", 0) == 0 && c.data.split.val <= 0)
+    at.fail(metric + " needs a validation split: set data.split.val (e.g. 0.1), or use " +
+            (metric_maximized(metric) ? "train_accuracy" : "train_loss"));
+}
+
 void read_search(const Field& root, Config& c) {
   const Field f = root["search"];
   if (!f.present() || f.node().IsNull()) return;  // `search: null` (--set search=null): off
@@ -107,15 +114,9 @@ void read_search(const Field& root, Config& c) {
   f.check_keys({"type", "metric", {"rungs", {"halving"}}, {"keep", {"halving"}}, {"every_epochs", {"pbt"}},
                 {"quantile", {"pbt"}}, {"perturb", {"pbt"}}, {"resample_probability", {"pbt"}}},
                "type", to_string(s.type));
-  const bool has_val = c.data.split.val > 0;
-  s.metric = has_val ? "val_loss" : "train_loss";
-  if (Field m = f["metric"]; m.present()) s.metric = kMetrics[m.choose(kMetrics)];
-  if (s.maximize() && !is_classification(c.loss.type))
-    f["metric"].fail(s.metric + " needs a classification loss (cross_entropy or bce); use " +
-                     (s.metric == "val_accuracy" ? "val_loss" : "train_loss"));
-  if (s.metric.rfind("val_", 0) == 0 && !has_val)
-    f["metric"].fail(s.metric + " needs a validation split: set data.split.val (e.g. 0.1), or use " +
-                     (s.maximize() ? "train_accuracy" : "train_loss"));
+  s.metric = c.data.split.val > 0 ? "val_loss" : "train_loss";
+  if (Field m = f["metric"]; m.present()) s.metric = ranking_metrics()[m.choose(ranking_metrics())];
+  check_ranking_metric(f["metric"], s.metric, c);
   if (c.train.early_stopping.enabled())
     f.fail("search and train.early_stopping both decide when members stop; remove one of the two");
   if (c.data.per_member == PerMember::GroupBy)

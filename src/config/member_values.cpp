@@ -17,6 +17,11 @@ const std::vector<std::string>& member_value_keys() {
   return keys;
 }
 
+const std::vector<std::string>& ranking_metrics() {
+  static const std::vector<std::string> metrics = {"val_loss", "val_accuracy", "train_loss", "train_accuracy"};
+  return metrics;
+}
+
 const MemberValues* find_member_values(const Config& c, const std::string& key) {
   for (const MemberValues& v : c.member_values)
     if (v.key == key) return &v;

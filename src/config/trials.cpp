@@ -164,15 +164,6 @@ Trials read_json(const std::string& path, std::istream& in) {
   return t;
 }
 
-// The shortest text that reads back as exactly v.
-std::string exact(double v) {
-  char buf[32];
-  const auto r = std::to_chars(buf, buf + sizeof buf, v);
-  std::string s(buf, r.ptr);
-  if (s.find('e') != std::string::npos && s.find('.') == std::string::npos) s.insert(s.find('e'), ".0");
-  return s;
-}
-
 }  // namespace
 
 Trials read_trials(const std::string& path) {
@@ -197,7 +188,7 @@ std::vector<Override> trial_overrides(const Trials& t) {
   std::vector<Override> ov = {{"swarm.size", std::to_string(t.size())}};
   for (std::size_t k = 0; k < t.keys.size(); ++k) {
     std::string list;
-    for (double v : t.values[k]) list += (list.empty() ? "" : ", ") + exact(v);
+    for (double v : t.values[k]) list += (list.empty() ? "" : ", ") + cfg::exact_text(v);
     ov.push_back({t.keys[k], "{values: [" + list + "]}"});
   }
   return ov;

@@ -103,6 +103,21 @@ std::string message_path(const std::string& dotted_key) {
   return out;
 }
 
+namespace {
+template <class T>
+std::string exact_text_of(T v) {
+  char buf[64];
+  auto r = std::to_chars(buf, buf + sizeof buf, v);
+  std::string s(buf, r.ptr);
+  const std::size_t e = s.find('e');
+  if (e != std::string::npos && s.find('.') == std::string::npos) s.insert(e, ".0");
+  return s;
+}
+}  // namespace
+
+std::string exact_text(double v) { return exact_text_of(v); }
+std::string exact_text(float v) { return exact_text_of(v); }
+
 std::string suggest(const std::string& word, const std::vector<std::string>& candidates) {
   std::string best;
   std::size_t best_d = 3;  // suggest only within an edit distance of 2

@@ -28,6 +28,10 @@ std::string message_path(const std::string& dotted_key);
 std::string suggest(const std::string& word, const std::vector<std::string>& candidates);
 // "a, b, c"
 std::string join(const std::vector<std::string>& items);
+// The shortest text that reads back as exactly `v` (float or double), written so that YAML
+// 1.1 readers (PyYAML) also see a number: "1e-08" becomes "1.0e-08".
+std::string exact_text(double v);
+std::string exact_text(float v);
 // Applies the overrides to `root` (a map), in order. Throws ConfigError.
 void apply_overrides(YAML::Node& root, const std::vector<Override>& overrides);
 // A copy of `node` with null marks, so that messages name the override it came from.

@@ -138,9 +138,9 @@ ResumePoint read_resume_point(const std::string& path, const Config& cfg, const 
   t.train_acc = file_history(f.train_accuracy, S, E, "/history/train_accuracy", path);
   t.val_acc = file_history(f.val_accuracy, S, E, "/history/val_accuracy", path);
   t.diverged_epoch = per_member(f.diverged_epoch, S, -1, "/members/diverged_epoch", path);
-  if (cfg.search.type == SearchConfig::Type::Halving) t.stopped_epoch = per_member(f.stopped_epoch, S, -1, "/members/stopped_epoch", path);
-  if (cfg.train.early_stopping.enabled()) {
+  if (cfg.train.early_stopping.enabled() || cfg.search.type == SearchConfig::Type::Halving)  // both stop members
     t.stopped_epoch = per_member(f.stopped_epoch, S, -1, "/members/stopped_epoch", path);
+  if (cfg.train.early_stopping.enabled()) {
     t.best_epoch = per_member(f.best_epoch, S, 0, "/members/best_epoch", path);
     if (static_cast<int>(f.state.best_value.size()) != S)
       throw RunFileError("checkpoint '" + path + "': /train_state/best_value does not have one entry per member");

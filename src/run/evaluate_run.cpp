@@ -9,6 +9,7 @@
 
 #include "eval/own.h"
 #include "run/eval_record.h"
+#include "run/lineage.h"
 
 namespace tn {
 
@@ -48,15 +49,9 @@ EvalOutcome evaluate_stored(const EvalRequest& req) {
   o.predictions = make_predictions(in.split, preds, in.y, run.classification);
   const SearchRecord& search = run.file.search;
   if (search.type == "halving" && static_cast<int>(search.rung.size()) == run.S) {
-    for (int s = 0; s < run.S; ++s)
-      if (search.rung[static_cast<std::size_t>(s)] == 0 &&
-          (run.file.diverged_epoch.empty() || run.file.diverged_epoch[static_cast<std::size_t>(s)] < 0))
-        o.finished.push_back(s);
-    if (o.finished.size() == static_cast<std::size_t>(run.S) || o.finished.empty()) {
-      o.finished.clear();
-    } else {  // the ensemble of the members the rungs kept: what halving selects
+    o.finished = halving_kept(search.rung, run.file.diverged_epoch);
+    if (!o.finished.empty())  // the ensemble of the members the rungs kept: what halving selects
       o.finished_eval = evaluate_members(preds, o.finished, run.cfg.loss.type, in.y, req.combine);
-    }
   }
   return o;
 }

@@ -44,4 +44,12 @@ std::vector<int> halving_counts(const std::vector<int>& rungs, const std::vector
   return counts;
 }
 
+std::vector<int> halving_kept(const std::vector<int>& rung, const std::vector<int>& diverged_epoch) {
+  std::vector<int> kept;
+  for (std::size_t s = 0; s < rung.size(); ++s)
+    if (rung[s] == 0 && (s >= diverged_epoch.size() || diverged_epoch[s] < 0)) kept.push_back(static_cast<int>(s));
+  if (kept.size() == rung.size()) kept.clear();
+  return kept;
+}
+
 }  // namespace tn

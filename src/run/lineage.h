@@ -28,4 +28,8 @@ std::vector<LineageStep> pbt_lineage(const SearchRecord& r, int member, int epoc
 std::vector<int> halving_counts(const std::vector<int>& rungs, const std::vector<int>& rung,
                                 const std::vector<int>& diverged_epoch);
 
+// The members halving kept to the end (rung 0) that did not diverge (`diverged_epoch` may be
+// empty); empty when the rungs stopped none, as then the whole swarm's ensemble is theirs.
+std::vector<int> halving_kept(const std::vector<int>& rung, const std::vector<int>& diverged_epoch);
+
 }  // namespace tn

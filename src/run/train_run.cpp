@@ -15,6 +15,7 @@
 #include "model/build.h"
 #include "run/eval_record.h"
 #include "run/fingerprint.h"
+#include "run/lineage.h"
 #include "run/swarm_file.h"
 #include "run/world/world.h"
 
@@ -88,9 +89,7 @@ FinalEval evaluate_final(const Config& cfg, const PreparedData& data, const Trai
   f.record = make_eval_record(f.eval, f.split->name, f.split->name + " split of " + data.origin,
                               Combine::MeanProb, cfg.swarm.first_member, t.pred_n);
   f.predictions = make_predictions(t.pred_split, f.preds, f.split->y, is_classification(cfg.loss.type));
-  for (std::size_t s = 0; s < t.search_rung.size(); ++s)
-    if (t.search_rung[s] == 0 && t.diverged_epoch[s] < 0) f.kept.push_back(static_cast<int>(s));
-  if (f.kept.size() == t.search_rung.size()) f.kept.clear();  // the rungs stopped none: the table's ensemble
+  f.kept = halving_kept(t.search_rung, t.diverged_epoch);
   if (!f.kept.empty()) f.kept_eval = evaluate_members(f.preds, f.kept, cfg.loss.type, f.split->y, Combine::MeanProb);
   return f;
 }

@@ -631,14 +631,19 @@ TrainOutput copy_until(TrainOutput& out, int done) {
   return t;
 }
 
+// The [S, epochs] history of a ranking metric (ranking_metrics()).
+const std::vector<float>& metric_history(const TrainOutput& out, const std::string& metric) {
+  return metric == "val_loss"       ? out.val_loss
+         : metric == "val_accuracy" ? out.val_acc
+         : metric == "train_loss"   ? out.train_loss
+                                    : out.train_acc;
+}
+
 // After epoch e (0-based, the last one run): early stopping for every member still training
 // (train/early_stop.h); returns how many stopped.
 int early_stop_epoch(const Config& cfg, TrainOutput& out, Loop& loop, int e) {
   const EarlyStoppingConfig& es = cfg.train.early_stopping;
-  const std::vector<float>& metric = es.metric == "val_loss"       ? out.val_loss
-                                     : es.metric == "val_accuracy" ? out.val_acc
-                                     : es.metric == "train_loss"   ? out.train_loss
-                                                                   : out.train_acc;
+  const std::vector<float>& metric = metric_history(out, es.metric);
   int stopped = 0;
   for (int s = 0; s < cfg.swarm.size; ++s) {
     if (out.stopped_epoch[s] > 0) continue;
@@ -659,10 +664,7 @@ int early_stop_epoch(const Config& cfg, TrainOutput& out, Loop& loop, int e) {
 
 // The metric search ranks members by, at epoch e (0-based), for every member.
 std::vector<double> epoch_metric(const TrainOutput& out, const std::string& metric, int S, int e) {
-  const std::vector<float>& h = metric == "val_loss"       ? out.val_loss
-                                : metric == "val_accuracy" ? out.val_acc
-                                : metric == "train_loss"   ? out.train_loss
-                                                           : out.train_acc;
+  const std::vector<float>& h = metric_history(out, metric);
   if (h.empty()) throw std::logic_error("search: no " + metric + " history (the config check lets none through)");
   std::vector<double> v(static_cast<std::size_t>(S));
   for (int s = 0; s < S; ++s) v[s] = h[static_cast<std::size_t>(s) * out.epochs + e];
@@ -708,8 +710,8 @@ int search_step(const Config& cfg, TrainOutput& out, Loop& loop, int done) {
   out.search_epochs.push_back(done);
   const int round = static_cast<int>(out.search_epochs.size());
   if (sc.type == SearchConfig::Type::Halving) {
-    std::vector<char> training(static_cast<std::size_t>(S));
-    for (int s = 0; s < S; ++s) training[s] = out.stopped_epoch[s] < 0 && out.diverged_epoch[s] < 0;
+    std::vector<char> training(static_cast<std::size_t>(S), 0);
+    for (int s : training_members(out, S)) training[s] = 1;
     const std::vector<int> cut = halving_cut(value, training, sc.maximize(), sc.keep);
     for (int s : cut) {
       out.stopped_epoch[s] = done;
@@ -875,11 +877,7 @@ TrainOutput train_pass(const Config& cfg, const PreparedData& data, const Member
     return t;
   };
   // Members still training: not stopped early, not diverged.
-  const auto active = [&] {
-    int n = 0;
-    for (int s = 0; s < S; ++s) n += out.diverged_epoch[s] < 0 && (out.stopped_epoch.empty() || out.stopped_epoch[s] < 0);
-    return n;
-  };
+  const auto active = [&] { return static_cast<int>(training_members(out, S).size()); };
   const auto start = std::chrono::steady_clock::now();
   auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); };
   // Chunks of epochs sized to take about 50 ms, so progress stays live while threads

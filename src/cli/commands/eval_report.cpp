@@ -119,11 +119,7 @@ std::string hparams_table(const Evaluation& e, const HparamReport& hp, int first
       values += fmt::format("  {}={:.4g}", hp.keys[k], hp.values[k][hp.best[m]]);
     t += fmt::format("  {:<16}#{:<6}{:>10}{}\n", e.names[m], first + hp.best[m], num(e.members[hp.best[m]].values[m]), values);
   }
-  // The headline metrics: accuracy and log loss, or RMSE and R².
-  std::vector<std::size_t> shown;
-  for (const char* name : {"accuracy", "log_loss", "rmse", "r2"})
-    for (std::size_t m = 0; m < e.names.size(); ++m)
-      if (e.names[m] == name) shown.push_back(m);
+  const std::vector<std::size_t> shown = headline_metrics(e.names);
   for (std::size_t k = 0; k < hp.keys.size(); ++k) {
     t += fmt::format("by {}:\n  {:>12}{:>9}", hp.keys[k], "value", "members");
     for (std::size_t m : shown) t += fmt::format("{:>24}", e.names[m] + " mean ± std");
@@ -174,9 +170,7 @@ std::string search_table(const SearchView& v, int first) {
     if (v.finished && !v.finished->empty()) {
       const Evaluation& f = *v.finished_eval;
       t += fmt::format("\n  the {} members trained to the end alone: ensemble", v.finished->size());
-      for (std::size_t m = 0; m < f.names.size(); ++m)
-        if (f.names[m] == "accuracy" || f.names[m] == "log_loss" || f.names[m] == "rmse" || f.names[m] == "r2")
-          t += fmt::format(" {} {}", f.names[m], num(f.ensemble.values[m]));
+      for (std::size_t m : headline_metrics(f.names)) t += fmt::format(" {} {}", f.names[m], num(f.ensemble.values[m]));
       t += fmt::format(" (the table's ensemble averages all {} members)", v.members);
     }
     if (v.best >= 0 && v.best < static_cast<int>(s.rung.size()))
@@ -202,6 +196,14 @@ std::string search_table(const SearchView& v, int first) {
 bool shows(const SearchView* sv) { return sv && sv->record && sv->record->present(); }
 
 }  // namespace
+
+std::vector<std::size_t> headline_metrics(const std::vector<std::string>& names) {
+  std::vector<std::size_t> shown;
+  for (const char* name : {"accuracy", "log_loss", "rmse", "r2"})
+    for (std::size_t m = 0; m < names.size(); ++m)
+      if (names[m] == name) shown.push_back(m);
+  return shown;
+}
 
 // What every JSON evaluation record starts with.
 static json record_header(const EvalRecord& r, const std::string& run_path, const std::vector<std::string>& class_names) {

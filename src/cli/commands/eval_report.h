@@ -10,6 +10,9 @@
 
 namespace tn {
 
+// The headline metrics among `names`, by index: accuracy and log loss, or RMSE and R².
+std::vector<std::size_t> headline_metrics(const std::vector<std::string>& names);
+
 // A run's search (/search) for the reports: PBT's lineage of member `best` (local index, the
 // best by rank_members), halving's rungs. Not shown when record is null or has no type.
 struct SearchView {

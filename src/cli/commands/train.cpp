@@ -190,9 +190,7 @@ void log_kept_ensemble(const FinalEval& f) {
   if (f.kept.empty()) return;
   const Evaluation& e = f.kept_eval;
   std::string text;
-  for (std::size_t m = 0; m < e.names.size(); ++m)
-    if (e.names[m] == "accuracy" || e.names[m] == "log_loss" || e.names[m] == "rmse" || e.names[m] == "r2")
-      text += fmt::format(" {} {:.4g}", e.names[m], e.ensemble.values[m]);
+  for (std::size_t m : headline_metrics(e.names)) text += fmt::format(" {} {:.4g}", e.names[m], e.ensemble.values[m]);
   spdlog::info("halving: the ensemble of the {} members trained to the end:{}", f.kept.size(), text);
 }
 
@@ -463,17 +461,11 @@ int run_train(const TrainOptions& opt) {
   bool job = w.size > 1;
   if (const int code = with_user_errors([&] {
         check_trial_options(opt);
+        if (!job) job = resumes_job(opt);
         return kExitOk;
       });
       code != kExitOk)
     return code;
-  if (!job) {
-    const int code = with_user_errors([&] {
-      job = resumes_job(opt);
-      return kExitOk;
-    });
-    if (code != kExitOk) return code;
-  }
   const int code = job ? train_on_ranks(opt, w) : train_one(opt, std::nullopt);
   // Trials that diverged are results too (status "diverged"); an interrupted run has none yet.
   if (opt.trials_out && w.rank == 0 && (code == kExitOk || code == kExitDiverged)) return write_trial_results(opt, code);
