@@ -77,9 +77,11 @@ TEST_CASE("export: onnxruntime reproduces predict and the stored predictions for
       {"spirals-small", {"swarm.size=4", "train.epochs=1"}},
       {"spirals-halving", {"swarm.size=8", "optimizer.lr.num=2", "train.epochs=5", "search.rungs=[2, 3]"}},
       {"spirals-pbt", {"swarm.size=8", "train.epochs=5", "search.every_epochs=2"}},
+      {"spirals-widths", {}},  // not exported: members of different architectures (test_architectures.cpp)
       {"stocks-lstm", {"swarm.size=5", "data.source.series=5", "train.epochs=1"}}};
   std::vector<std::string> runs;
   for (const auto& [name, path] : tn::test::shipped_configs(reduced)) {
+    if (name == "spirals-widths") continue;
     runs.push_back(train_config(name, reduced.at(name)).string());
   }
   // What the shipped configs leave out: GRU, stacked recurrent layers, every activation, bce.

@@ -33,6 +33,7 @@ TEST_CASE("h5py reads every dataset of the run file of every shipped config and 
       {"spirals-small", {"swarm.size=4", "train.epochs=2"}},
       {"spirals-halving", {"train.epochs=5", "search.rungs=[2, 3]"}},
       {"spirals-pbt", {"train.epochs=5", "search.every_epochs=2"}},
+      {"spirals-widths", {"swarm.size=21", "train.epochs=2"}},
       {"stocks-lstm", {"swarm.size=20", "data.source.series=20", "train.epochs=1"}}};
   std::vector<std::string> files;
   for (const auto& [name, path] : tn::test::shipped_configs(reduced)) {

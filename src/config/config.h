@@ -289,11 +289,16 @@ struct MemberValues {
   int num = 0;            // linspace, logspace: how many values
   std::vector<double> values;  // values: every value as given (empty for linspace, logspace)
   long long stride = 1;
+  // Text-valued keys (model.hidden, model.layers.<i>.activation and .type): `values` are the
+  // indices 0, 1, ... into `labels`, the values as written ("relu", "[64, 64]").
+  std::vector<std::string> labels;
   long long count() const { return form == Form::Values ? static_cast<long long>(values.size()) : num; }
   // Value i (0 <= i < count()). Linspace and logspace ends are exact; the values in between are
   // rounded to 6 significant digits, as printed, so the run file's config reproduces them.
   double value(long long i) const;
   double at(long long member) const { return value((member / stride) % count()); }
+  // Member's value as text: its label, or the number as printed (%.6g).
+  std::string text(long long member) const;
 };
 
 // Keys that may be given per member: optimizer.lr, optimizer.weight_decay, optimizer.l1, optimizer.momentum,
@@ -320,6 +325,23 @@ struct Config {
 
   std::string source_file;  // the YAML file this was read from ("" when built in code)
 };
+
+// Per-member architectures: keys model.hidden and model.layers.<i>.units|activation|type.
+bool is_architecture_key(const std::string& key);
+// Whether members differ in architecture (any architecture key has per-member values).
+bool per_member_architecture(const Config& c);
+// Index of the first dense layer (after the recurrent ones); the dense layers before the last
+// are the hidden ones that model.hidden replaces.
+int hidden_dense_begin(const ModelConfig& m);
+// model.hidden's text for a list of units: "[64, 64]", "[]"; and back (std::invalid_argument).
+std::string hidden_label(const std::vector<int>& units);
+std::vector<int> hidden_units(const std::string& label);
+// Member k's model: model.layers with the member's architecture values applied, every per-
+// member architecture key resolved (k is the global member index).
+ModelConfig member_model(const Config& c, long long member);
+// A model's architecture in one line, e.g. "dense 64 relu, dense 64 relu, dense 3": the
+// name members are grouped by in reports.
+std::string architecture_text(const ModelConfig& m);
 
 // Member k's optimizer settings and initial-weight scale: the configured values with the
 // member's per-member values applied (k is the global member index).

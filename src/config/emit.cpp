@@ -1,5 +1,7 @@
 // The resolved configuration as YAML (to_yaml), and the YAML names of the config enums.
 
+#include <algorithm>
+
 #include "config/yaml_util.h"
 
 namespace tn {
@@ -112,9 +114,27 @@ void kv_member(YAML::Emitter& e, const char* key, double v, const Config& c, con
   e << YAML::EndMap;
 }
 
+// A per-member architecture key with text values: {values: [relu, tanh]}, or model.hidden's
+// {values: [[16], [64, 64]]}.
+void kv_labels(YAML::Emitter& e, const char* key, const MemberValues& mv) {
+  e << YAML::Key << key << YAML::Value << YAML::Flow << YAML::BeginMap;
+  e << YAML::Key << "values" << YAML::Value << YAML::Flow << YAML::BeginSeq;
+  for (const std::string& label : mv.labels) {
+    if (mv.key != "model.hidden") {
+      e << label;
+      continue;
+    }
+    e << YAML::Flow << YAML::BeginSeq;
+    for (int u : hidden_units(label)) e << u;
+    e << YAML::EndSeq;
+  }
+  e << YAML::EndSeq << YAML::EndMap;
+}
+
 void emit_model(YAML::Emitter& e, const ModelConfig& m, const Config& c) {
   begin(e, "model");
   kv_member(e, "init_scale", m.init_scale, c, "model.init_scale");
+  if (const MemberValues* h = find_member_values(c, "model.hidden")) kv_labels(e, "hidden", *h);
   if (m.init_from.enabled()) {
     e << YAML::Key << "init_from" << YAML::Value << YAML::Flow << YAML::BeginMap;
     kv(e, "path", m.init_from.path);
@@ -128,17 +148,27 @@ void emit_model(YAML::Emitter& e, const ModelConfig& m, const Config& c) {
     e << YAML::EndMap;
   }
   e << YAML::Key << "layers" << YAML::Value << YAML::BeginSeq;
-  for (const LayerConfig& l : m.layers) {
+  for (std::size_t i = 0; i < m.layers.size(); ++i) {
+    const LayerConfig& l = m.layers[i];
+    const std::string prefix = "model.layers." + std::to_string(i) + ".";
     e << YAML::Flow << YAML::BeginMap;
-    kv(e, "type", l.type);
-    kv(e, "units", l.units);
+    if (const MemberValues* t = find_member_values(c, prefix + "type")) kv_labels(e, "type", *t);
+    else kv(e, "type", l.type);
+    if (const MemberValues* u = find_member_values(c, prefix + "units")) kv_member(e, "units", u->values.front(), c, u->key);
+    else kv(e, "units", l.units);
     if (l.type == "dense") {
-      kv(e, "activation", to_string(l.activation));
-      if (l.activation == Activation::LeakyRelu) kv(e, "leaky_slope", l.leaky_slope);
+      if (const MemberValues* a = find_member_values(c, prefix + "activation")) kv_labels(e, "activation", *a);
+      else kv(e, "activation", to_string(l.activation));
+      const MemberValues* a = find_member_values(c, prefix + "activation");
+      if (l.activation == Activation::LeakyRelu ||
+          (a && std::count(a->labels.begin(), a->labels.end(), "leaky_relu")))
+        kv(e, "leaky_slope", l.leaky_slope);
       if (l.dropout > 0) kv(e, "dropout", l.dropout);  // written only when used
     } else {
       kv(e, "return_sequences", l.return_sequences);
-      if (l.type == "lstm") kv(e, "forget_bias", l.forget_bias);
+      const MemberValues* t = find_member_values(c, prefix + "type");
+      if (l.type == "lstm" || (t && std::count(t->labels.begin(), t->labels.end(), "lstm")))
+        kv(e, "forget_bias", l.forget_bias);
     }
     kv(e, "init", cfg::to_string(l.init));
     e << YAML::EndMap;

@@ -1,6 +1,7 @@
 // Reads a run configuration: YAML text -> overrides -> schema validation -> Config.
 // The data section (source, split) is in load_data.cpp; to_yaml in emit.cpp.
 #include <algorithm>
+#include <functional>
 #include <cctype>
 #include <cerrno>
 #include <climits>
@@ -59,27 +60,85 @@ void read_group_swarm(const Field& root, SwarmConfig& s) {
   s.size_from_groups = true;
 }
 
-LayerConfig read_layer(const Field& f) {
+// A per-member architecture key given as {values: [...]}: checks each value with `value`
+// (which returns its text) and records the key with its values as labels (MemberValues::labels).
+// Returns the first value's text.
+std::string read_member_labels(const Field& f, const std::string& key, Config& c,
+                               const std::function<std::string(const Field&)>& value) {
+  f.check_keys({"values"});
+  const Field v = f.required("values");
+  if (!v.node().IsSequence()) v.fail_type("a list with one value per member group, e.g. [16, 64]");
+  MemberValues mv;
+  mv.key = key;
+  for (const Field& item : v.items()) {
+    mv.values.push_back(static_cast<double>(mv.labels.size()));
+    mv.labels.push_back(value(item));
+  }
+  if (mv.labels.empty()) v.fail("must list at least one value");
+  c.member_values.push_back(mv);
+  return mv.labels.front();
+}
+
+// units: a number, or per member {values: [16, 64, ...]} (integers, recorded as numbers).
+int read_units(const Field& f, const std::string& key, Config& c) {
+  if (!f.is_map()) return static_cast<int>(f.integer(1, kIntMax));
+  f.check_keys({"values"});
+  const Field v = f.required("values");
+  if (!v.node().IsSequence()) v.fail_type("a list of unit counts, e.g. [16, 64, 256]");
+  MemberValues mv;
+  mv.key = key;
+  for (const Field& item : v.items()) mv.values.push_back(static_cast<double>(item.integer(1, kIntMax)));
+  if (mv.values.empty()) v.fail("must list at least one value");
+  c.member_values.push_back(mv);
+  return static_cast<int>(mv.values.front());
+}
+
+LayerConfig read_layer(const Field& f, int index, Config& c) {
   if (!f.is_map()) f.fail_type("a map like {type: dense, units: 16}");
   LayerConfig l;
+  const std::string prefix = "model.layers." + std::to_string(index) + ".";
   static const std::vector<std::string> types = {"dense", "lstm", "gru"};
-  if (Field t = f["type"]; t.present()) l.type = types[t.choose(types)];
+  bool lstm_among = false;  // forget_bias applies when any member's layer is an lstm
+  if (Field t = f["type"]; t.is_map()) {
+    static const std::vector<std::string> recurrent = {"lstm", "gru"};
+    l.type = read_member_labels(t, prefix + "type", c, [&](const Field& item) {
+      const std::string name = recurrent[item.choose(recurrent)];
+      lstm_among = lstm_among || name == "lstm";
+      return name;
+    });
+  } else if (t.present()) {
+    l.type = types[t.choose(types)];
+  }
+  lstm_among = lstm_among || l.type == "lstm";
   using Init = LayerConfig::Init;
   if (l.type != "dense") {
     // Recurrent cells have fixed gate activations (sigmoid and tanh).
-    f.check_keys({"type", "units", "return_sequences", {"forget_bias", {"lstm"}}, "init"}, "type", l.type);
-    l.units = static_cast<int>(f.required("units").integer(1, kIntMax));
+    f.check_keys({"type", "units", "return_sequences", {"forget_bias", {"lstm"}}, "init"}, "type",
+                 lstm_among ? "lstm" : l.type);
+    l.units = read_units(f.required("units"), prefix + "units", c);
     f.get("return_sequences", l.return_sequences);
     f.get("forget_bias", l.forget_bias);
     f.get("init", l.init, {Init::Auto, Init::Glorot});
     return l;
   }
-  f.get("activation", l.activation,
-        {Activation::Relu, Activation::LeakyRelu, Activation::Tanh, Activation::Sigmoid,
-         Activation::Gelu, Activation::Identity});
+  static const std::vector<Activation> activations = {Activation::Relu, Activation::LeakyRelu, Activation::Tanh,
+                                                      Activation::Sigmoid, Activation::Gelu, Activation::Identity};
+  std::vector<std::string> names;
+  for (Activation x : activations) names.emplace_back(to_string(x));
+  bool leaky_among = false;
+  if (Field a = f["activation"]; a.is_map()) {
+    const std::string first = read_member_labels(a, prefix + "activation", c, [&](const Field& item) {
+      const std::string name = names[item.choose(names)];
+      leaky_among = leaky_among || name == "leaky_relu";
+      return name;
+    });
+    l.activation = activations[static_cast<std::size_t>(std::find(names.begin(), names.end(), first) - names.begin())];
+  } else if (a.present()) {
+    l.activation = activations[a.choose(names)];
+  }
   f.check_keys({"type", "units", "activation", {"leaky_slope", {"leaky_relu"}}, "init", "dropout"},
-               "activation", to_string(l.activation));
-  l.units = static_cast<int>(f.required("units").integer(1, kIntMax));
+               "activation", leaky_among ? "leaky_relu" : to_string(l.activation));
+  l.units = read_units(f.required("units"), prefix + "units", c);
   f.get("leaky_slope", l.leaky_slope, Range::at_least(0));
   f.get("init", l.init, {Init::Auto, Init::He, Init::Glorot});
   f.get("dropout", l.dropout, Range::between(0, 1, false, true));
@@ -128,13 +187,45 @@ void read_init_from(const Field& f, InitFromConfig& w, const std::vector<std::st
   for (const Field& m : members.items()) w.members.push_back(static_cast<int>(m.integer(0, kIntMax)));
 }
 
+// model.hidden: {values: [[16], [64, 64], []]}: per member, the units of the hidden dense
+// layers (those before the output layer), each taking the settings of model.layers' first
+// hidden dense layer (member_model in config/member_values.cpp).
+void read_hidden(const Field& model, Config& c) {
+  const Field f = model["hidden"];
+  if (!f.present()) return;
+  const std::vector<LayerConfig>& layers = c.model.layers;
+  const int first = hidden_dense_begin(c.model);
+  const int n = static_cast<int>(layers.size()) - 1 - first;
+  if (n < 1)
+    f.fail("replaces the hidden dense layers (those before the output layer), each taking the activation, init and "
+           "dropout of the first of them; give model.layers one, e.g. [{units: 16, activation: relu}, {units: 3}]");
+  if (!f.is_map()) f.fail_type("{values: [[16], [64, 64], ...]}: per member, the units of each hidden dense layer");
+  // Their activation may vary per member (the first one's, which every hidden layer takes).
+  for (int i = first; i < first + n; ++i) {
+    const std::string key = "model.layers." + std::to_string(i) + ".units";
+    if (find_member_values(c, key))
+      f.fail("model.hidden gives the hidden layers' units per member, so " + key +
+             " cannot vary per member too; write every combination in model.hidden");
+    if (i > first && find_member_values(c, "model.layers." + std::to_string(i) + ".activation"))
+      f.fail("model.hidden's layers take the first hidden layer's activation, so model.layers." + std::to_string(i) +
+             ".activation cannot vary per member; vary model.layers." + std::to_string(first) + ".activation");
+  }
+  read_member_labels(f, "model.hidden", c, [&](const Field& item) {
+    if (!item.node().IsSequence()) item.fail_type("a list of unit counts, one per hidden layer, e.g. [64, 64] (or [] for none)");
+    std::vector<int> units;
+    for (const Field& u : item.items()) units.push_back(static_cast<int>(u.integer(1, kIntMax)));
+    return hidden_label(units);
+  });
+}
+
 void read_model(const Field& f, Config& c, const std::vector<std::string>& dirs) {
-  f.check_keys({"layers", "init_scale", "init_from"});
+  f.check_keys({"layers", "hidden", "init_scale", "init_from"});
   ModelConfig& m = c.model;
   const std::vector<Field> layers = f.required("layers").items();
   if (layers.empty()) f["layers"].fail("must contain at least one layer");
-  for (const Field& layer : layers) m.layers.push_back(read_layer(layer));
+  for (std::size_t i = 0; i < layers.size(); ++i) m.layers.push_back(read_layer(layers[i], static_cast<int>(i), c));
   check_layer_order(layers, m.layers);
+  read_hidden(f, c);
   cfg::read_member_value(f["init_scale"], "model.init_scale", m.init_scale, Range::above(0), c);
   read_init_from(f["init_from"], m.init_from, dirs);
 }
@@ -281,6 +372,36 @@ void read_device(const Field& f, Config& c) {
   c.device = f.choice({DeviceKind::Auto, DeviceKind::Cpu, DeviceKind::Cuda});
 }
 
+// Per-member architectures (train/architectures.h): not on the output layer, whose units the
+// data fix, and not with what needs every member's state in one array or one member numbering.
+void check_architecture_keys(const Field& root, const Config& c) {
+  const std::string out = "model.layers." + std::to_string(c.model.layers.size() - 1) + ".";
+  const Field model = root["model"];
+  for (const char* k : {"units", "activation"})
+    if (find_member_values(c, out + k))
+      model["layers"].items().back()[k].fail(std::string("the output layer's ") + k +
+                                             " cannot vary per member (the data and the loss fix them); vary the "
+                                             "hidden layers' (model.hidden, or model.layers.<i>." + k + ")");
+  const char* what = "members of different architectures (per-member model keys)";
+  if (c.search.enabled())
+    root["search"].fail(std::string("search ranks and copies members within one architecture's arrays, but this swarm has ") +
+                        what + "; give every member one architecture, or remove `search`");
+  if (c.model.init_from.enabled())
+    model["init_from"].fail(std::string("a warm start needs the source run's architecture for every member, but this swarm has ") +
+                            what + "; remove model.init_from or the per-member model keys");
+  if (c.data.per_member == PerMember::GroupBy)
+    root["data"]["per_member"].fail(std::string("group_by trains one member per group, which does not combine yet with ") +
+                                    what + "; give every member one architecture");
+  for (std::size_t i = 0; i < c.model.layers.size(); ++i)
+    if (c.model.layers[i].dropout > 0)
+      model["layers"].items()[i]["dropout"].fail(std::string("dropout masks follow the member numbering of one swarm and do "
+                                                             "not combine yet with ") + what +
+                                                 "; remove dropout or the per-member model keys");
+  if (c.train.checkpoint.every_epochs > 0)
+    root["train"]["checkpoint"]["every_epochs"].fail(std::string("checkpoints are not written yet for ") + what +
+                                                     "; remove train.checkpoint.every_epochs");
+}
+
 // Checks that involve more than one section.
 void check_consistency(const Field& root, const Config& c) {
   const LayerConfig& last = c.model.layers.back();
@@ -311,6 +432,7 @@ void check_consistency(const Field& root, const Config& c) {
   if (w.enabled() && (c.model.init_scale != 1.0 || find_member_values(c, "model.init_scale")))
     root["model"]["init_scale"].fail("scales random initial weights, but model.init_from starts every member from a "
                                      "trained run's parameters; remove one of the two");
+  if (per_member_architecture(c)) check_architecture_keys(root, c);
   if (last.dropout > 0)
     root["model"]["layers"].items().back()["dropout"].fail(
         "dropout on the output layer would drop outputs; put it on the hidden layers before it");

@@ -43,6 +43,93 @@ double MemberValues::value(long long i) const {
   return rounded;
 }
 
+std::string MemberValues::text(long long member) const {
+  const double v = at(member);
+  if (!labels.empty()) return labels[static_cast<std::size_t>(v)];
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.6g", v);
+  return buf;
+}
+
+bool is_architecture_key(const std::string& key) {
+  return key == "model.hidden" || key.rfind("model.layers.", 0) == 0;
+}
+
+bool per_member_architecture(const Config& c) {
+  return std::any_of(c.member_values.begin(), c.member_values.end(),
+                     [](const MemberValues& v) { return is_architecture_key(v.key); });
+}
+
+int hidden_dense_begin(const ModelConfig& m) {
+  int i = 0;
+  while (i < static_cast<int>(m.layers.size()) && m.layers[static_cast<std::size_t>(i)].type != "dense") ++i;
+  return i;
+}
+
+std::string hidden_label(const std::vector<int>& units) {
+  std::string s = "[";
+  for (std::size_t i = 0; i < units.size(); ++i) s += (i ? ", " : "") + std::to_string(units[i]);
+  return s + "]";
+}
+
+std::vector<int> hidden_units(const std::string& label) {
+  if (label.size() < 2 || label.front() != '[' || label.back() != ']')
+    throw std::invalid_argument("not a list of units: '" + label + "'");
+  std::vector<int> units;
+  std::size_t at = 1;
+  while (at < label.size() - 1) {
+    const std::size_t end = std::min(label.find(',', at), label.size() - 1);
+    units.push_back(std::stoi(label.substr(at, end - at)));
+    at = end + 1;
+  }
+  return units;
+}
+
+ModelConfig member_model(const Config& c, long long member) {
+  ModelConfig m = c.model;
+  const std::string hidden_key = "model.hidden";
+  for (const MemberValues& v : c.member_values) {
+    if (!is_architecture_key(v.key) || v.key == hidden_key) continue;
+    // model.layers.<i>.<field>
+    const std::string rest = v.key.substr(std::string("model.layers.").size());
+    const std::size_t dot = rest.find('.');
+    LayerConfig& l = m.layers.at(static_cast<std::size_t>(std::stoi(rest.substr(0, dot))));
+    const std::string field = rest.substr(dot + 1);
+    if (field == "units") {
+      l.units = static_cast<int>(v.at(member));
+    } else if (field == "type") {
+      l.type = v.text(member);
+    } else if (field == "activation") {
+      const std::string name = v.text(member);
+      for (Activation a : {Activation::Relu, Activation::LeakyRelu, Activation::Tanh, Activation::Sigmoid,
+                           Activation::Gelu, Activation::Identity})
+        if (name == to_string(a)) l.activation = a;
+    }
+  }
+  if (const MemberValues* h = find_member_values(c, hidden_key)) {
+    const int first = hidden_dense_begin(m);
+    const LayerConfig tmpl = m.layers[static_cast<std::size_t>(first)];
+    const LayerConfig out = m.layers.back();
+    m.layers.resize(static_cast<std::size_t>(first));
+    for (int u : hidden_units(h->text(member))) {
+      m.layers.push_back(tmpl);
+      m.layers.back().units = u;
+    }
+    m.layers.push_back(out);
+  }
+  return m;
+}
+
+std::string architecture_text(const ModelConfig& m) {
+  std::string s;
+  for (std::size_t i = 0; i < m.layers.size(); ++i) {
+    const LayerConfig& l = m.layers[i];
+    s += (i ? ", " : "") + l.type + " " + std::to_string(l.units);
+    if (l.type == "dense" && i + 1 < m.layers.size()) s += std::string(" ") + to_string(l.activation);
+  }
+  return s;
+}
+
 double* optimizer_field(OptimizerConfig& o, const std::string& key) {
   if (key == "optimizer.lr") return &o.lr;
   if (key == "optimizer.weight_decay") return &o.weight_decay;

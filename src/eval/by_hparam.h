@@ -14,20 +14,27 @@ bool higher_is_better(const std::string& name);
 
 struct HparamGroup {
   double value = 0;
+  std::string text;                // a text-valued key's value ("relu", "[64, 64]"), else ""
   int members = 0;                 // members with this value and finite metrics
   std::vector<double> mean, std;   // per metric, over those members (population std)
 };
 
 struct HparamReport {
   std::vector<std::string> keys;                   // e.g. "optimizer.lr"
-  std::vector<std::vector<double>> values;         // [key][S] each member's value
+  std::vector<std::vector<double>> values;         // [key][S] each member's value (text keys: empty)
+  std::vector<std::vector<std::string>> texts;     // [key][S] a text key's values, else empty
   std::vector<int> best;                           // per metric: local member index, -1 if none
-  std::vector<std::vector<HparamGroup>> by_value;  // [key] groups in increasing value
+  std::vector<std::vector<HparamGroup>> by_value;  // [key] groups in increasing value (text: first seen first)
+  // Member k's value of key `k` as text ("0.01", "relu").
+  std::string value_text(std::size_t key, std::size_t member) const;
 };
 
 // hparams: (key, [S] values) as stored in /members/hparams. Members whose metrics are not
 // finite (excluded, diverged) are left out of the best and of the group statistics.
+// `text`: text-valued keys (per-member architectures: model.hidden, activations, and the
+// whole "architecture"), grouped by value in the order members first have them.
 HparamReport hparam_report(const Evaluation& e,
-                           const std::vector<std::pair<std::string, std::vector<double>>>& hparams);
+                           const std::vector<std::pair<std::string, std::vector<double>>>& hparams,
+                           const std::vector<std::pair<std::string, std::vector<std::string>>>& text = {});
 
 }  // namespace tn

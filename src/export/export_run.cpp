@@ -79,6 +79,10 @@ std::vector<NpyArray> npz_arrays(const StoredSwarm& run, const std::vector<int>&
 
 ExportedModel build_export(const std::string& run_path, ExportFormat format, const MemberChoice& choice) {
   const StoredSwarm run = load_swarm_model(run_path);
+  if (!run.architectures.empty())
+    throw UsageError("export: '" + run_path + "' holds members of " + std::to_string(run.architectures.size()) +
+                     " architectures, which export does not write yet; read them with h5py (/architectures, "
+                     "docs/run-file.md) or predict with turbanet predict");
   const std::vector<int> members = choose_members(run, choice);
   ExportedModel m;
   m.ensemble = !choice.member;

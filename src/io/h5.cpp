@@ -486,6 +486,12 @@ std::vector<double> read_double_rows(hid_t file, const std::string& name, std::u
   return read_vector<double>(file, name, H5T_FLOAT, "floating-point", H5T_NATIVE_DOUBLE, &rows);
 }
 
+bool is_string_dataset(hid_t file, const std::string& name) {
+  Handle dset = open_dataset(file, name);
+  Handle type = own(H5Dget_type(dset.get()), H5Tclose, "getting the type of " + name);
+  return H5Tget_class(type.get()) == H5T_STRING;
+}
+
 std::vector<std::string> read_strings(hid_t file, const std::string& name) {
   Handle dset = open_dataset(file, name);
   Handle type = own(H5Dget_type(dset.get()), H5Tclose, "getting the type of " + name);

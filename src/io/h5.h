@@ -91,6 +91,7 @@ void set_double_attr(hid_t obj, const std::string& obj_name, const char* attr, d
 // --- reading ---
 // Whether every component of absolute `name` exists (H5Lexists needs each step checked).
 bool exists(hid_t file, const std::string& name);
+bool is_string_dataset(hid_t file, const std::string& name);  // an existing dataset of strings
 Handle open_group(hid_t file, const std::string& name);
 // Reads a float dataset (converted to float32) and its shape.
 void read_floats(hid_t file, const std::string& name, std::vector<std::uint64_t>& shape,

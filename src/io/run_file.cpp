@@ -155,9 +155,15 @@ struct Validator {
     scores(e.baseline_original, S, M, g + "/original/baseline_members");
   }
   void run(const RunFile& r) const {
-    if (r.params.empty()) fail("the run has no parameters (/params/layer_0)");
+    if (r.params.empty() && r.architectures.empty()) fail("the run has no parameters (/params/layer_0)");
     layers(r.params, "/params");
     layers(r.init_params, "/init_params");
+    for (std::size_t a = 0; a < r.architectures.size(); ++a) {
+      const std::string g = "/architectures/arch_" + std::to_string(a);
+      if (r.architectures[a].params.empty()) fail(g + " has no parameters");
+      layers(r.architectures[a].params, g + "/params");
+      layers(r.architectures[a].init_params, g + "/init_params");
+    }
     layers(r.state.params, "/train_state/params");
     layers(r.state.opt1, "/train_state/opt1");
     layers(r.state.opt2, "/train_state/opt2");
@@ -279,10 +285,12 @@ void write_members(hid_t file, const MemberData& m) {
     h5::write_ints(file, "/members/set_rows", m.set_rows);
   }
   if (!m.group_names.empty()) h5::write_strings(file, "/members/group_names", m.group_names);
-  if (!m.hparams.empty()) {
+  if (!m.hparams.empty() || !m.hparam_text.empty()) {
     h5::create_group(file, "/members/hparams").close("group /members/hparams");
     for (const auto& [key, values] : m.hparams) h5::write_doubles(file, "/members/hparams/" + key, values);
+    for (const auto& [key, values] : m.hparam_text) h5::write_strings(file, "/members/hparams/" + key, values);
   }
+  if (!m.architecture.empty()) h5::write_ints(file, "/members/architecture", m.architecture);
 }
 
 void write_splits(hid_t file, const std::vector<DataSplit>& splits) {
@@ -335,6 +343,16 @@ void write_objects(hid_t file, const RunFile& run) {
   write_meta(file, run.meta);
   write_layers(file, "/params", run.params);
   write_layers(file, "/init_params", run.init_params);
+  for (std::size_t a = 0; a < run.architectures.size(); ++a) {
+    const ArchitectureParams& arch = run.architectures[a];
+    const std::string g = "/architectures/arch_" + std::to_string(a);
+    h5::Handle group = h5::create_group(file, g);
+    h5::set_string_attr(group.get(), g, "architecture", arch.name);
+    group.close("group " + g);
+    h5::write_ints(file, g + "/members", arch.members);
+    write_layers(file, g + "/params", arch.params);
+    write_layers(file, g + "/init_params", arch.init_params);
+  }
   write_if_present(file, "/history/train_loss", run.train_loss);
   write_if_present(file, "/history/val_loss", run.val_loss);
   write_if_present(file, "/history/train_accuracy", run.train_accuracy);
@@ -381,10 +399,14 @@ class Reader {
     RunFile run;
     run.config_yaml = h5::read_string_dataset(file_, require("/config"));
     read_meta(run.meta);
-    // A dense first layer has W, a recurrent one Wx (read_layers checks the rest).
-    if (!h5::exists(file_, "/params/layer_0/Wx")) require("/params/layer_0/W");
-    run.params = read_layers("/params");
-    if (h5::exists(file_, "/init_params")) run.init_params = read_layers("/init_params");
+    if (h5::exists(file_, "/architectures")) {
+      run.architectures = read_architectures();
+    } else {
+      // A dense first layer has W, a recurrent one Wx (read_layers checks the rest).
+      if (!h5::exists(file_, "/params/layer_0/Wx")) require("/params/layer_0/W");
+      run.params = read_layers("/params");
+      if (h5::exists(file_, "/init_params")) run.init_params = read_layers("/init_params");
+    }
     read_optional("/history/train_loss", run.train_loss);
     read_optional("/history/val_loss", run.val_loss);
     read_optional("/history/train_accuracy", run.train_accuracy);
@@ -527,6 +549,24 @@ class Reader {
   }
 
   // layer_0, layer_1, ... until the next one is missing.
+  // /architectures/arch_0, arch_1, ... in that order (every one up to the first missing).
+  std::vector<ArchitectureParams> read_architectures() const {
+    std::vector<ArchitectureParams> r;
+    const std::size_t n = h5::list_group(file_, "/architectures").size();
+    for (std::size_t a = 0; a < n; ++a) {
+      const std::string g = require("/architectures/arch_" + std::to_string(a));
+      ArchitectureParams arch;
+      h5::Handle group = h5::open_group(file_, g);
+      arch.name = h5::get_string_attr(group.get(), g, "architecture");
+      arch.members = h5::read_ints(file_, require(g + "/members"));
+      if (!h5::exists(file_, g + "/params/layer_0/Wx")) require(g + "/params/layer_0/W");
+      arch.params = read_layers(g + "/params");
+      if (h5::exists(file_, g + "/init_params")) arch.init_params = read_layers(g + "/init_params");
+      r.push_back(std::move(arch));
+    }
+    return r;
+  }
+
   std::vector<LayerParams> read_layers(const std::string& root) const {
     std::vector<LayerParams> layers;
     for (std::size_t i = 0; h5::exists(file_, layer_name(root, i)); ++i) {
@@ -607,8 +647,12 @@ class Reader {
     }
     if (h5::exists(file_, "/members/group_names")) m.group_names = h5::read_strings(file_, "/members/group_names");
     if (h5::exists(file_, "/members/hparams"))  // in name order; the run layer orders them by key
-      for (const std::string& key : h5::list_group(file_, "/members/hparams"))
-        m.hparams.emplace_back(key, h5::read_doubles(file_, "/members/hparams/" + key));
+      for (const std::string& key : h5::list_group(file_, "/members/hparams")) {
+        const std::string name = "/members/hparams/" + key;
+        if (h5::is_string_dataset(file_, name)) m.hparam_text.emplace_back(key, h5::read_strings(file_, name));
+        else m.hparams.emplace_back(key, h5::read_doubles(file_, name));
+      }
+    if (h5::exists(file_, "/members/architecture")) m.architecture = h5::read_ints(file_, "/members/architecture");
   }
 
   void read_encoding(EncodingRecord& e) const {

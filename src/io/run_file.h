@@ -122,6 +122,11 @@ struct MemberData {
   std::string group_by;                  // group_by: the column
   // Per-member hyperparameters (/members/hparams/<key>, [S] float64 each), e.g. "optimizer.lr".
   std::vector<std::pair<std::string, std::vector<double>>> hparams;
+  // Text-valued ones (/members/hparams/<key>, [S] strings), e.g. "model.hidden": "[64, 64]",
+  // "model.layers.0.activation": "relu".
+  std::vector<std::pair<std::string, std::vector<std::string>>> hparam_text;
+  // Per-member architectures: /members/architecture [S], each member's a in /architectures/arch_<a>.
+  std::vector<int> architecture;
   // Warm starts (model.init_from): /members@init_from, the source run file's absolute path, and
   // /members/init_from [S], the source member (its global index there) each member started from.
   std::string init_from_path;
@@ -211,11 +216,21 @@ struct SearchRecord {
   bool present() const { return !type.empty(); }
 };
 
+// Members of several architectures (per-member model.hidden, model.layers.<i>.units, ...):
+// /architectures/arch_<a>/, one per architecture, instead of /params and /init_params.
+struct ArchitectureParams {
+  std::string name;                      // @architecture, e.g. "dense 64 relu, dense 3"
+  std::vector<int> members;              // members [S_a]: global indices, increasing
+  std::vector<LayerParams> params;       // params/layer_<i>/... [S_a, ...]
+  std::vector<LayerParams> init_params;  // init_params/layer_<i>/...
+};
+
 struct RunFile {
   std::string config_yaml;  // the resolved configuration
   RunMeta meta;
-  std::vector<LayerParams> params;       // /params/layer_<i>/{W,b}
+  std::vector<LayerParams> params;       // /params/layer_<i>/{W,b}; empty with `architectures`
   std::vector<LayerParams> init_params;  // /init_params/layer_<i>/{W,b}
+  std::vector<ArchitectureParams> architectures;  // /architectures/arch_<a>/..., or empty
   Array train_loss;                      // /history/train_loss [S, epochs]
   Array val_loss;                        // /history/val_loss [S, epochs], empty if no val split
   Array train_accuracy;                  // /history/train_accuracy [S, epochs], classification

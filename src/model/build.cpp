@@ -67,14 +67,14 @@ bool uses_he(const DenseLayer& l) {
 // Uniform(−limit, limit) or normal(0, std) draws of tensor `id` for every member; counter
 // (id << 40 | i) keeps each value a pure function of (seed, member, tensor, index).
 void fill_weights(std::vector<float>& p, const ParamLayout& layout, int tensor, std::uint64_t id, bool normal,
-                  float scale, std::uint64_t seed, int first_member, const std::vector<float>& member_scale) {
+                  float scale, std::uint64_t seed, const std::vector<int>& members, const std::vector<float>& member_scale) {
   const std::int64_t n = layout.size[tensor];
   // Members in parallel on every core (each value is a pure function of its counter, so the
   // split does not matter): a 2->256->256->2 swarm of 128 draws 8.5M values, ~0.3 s on one
   // core. The team size is named because OpenBLAS's OpenMP build sets the default to 1.
 #pragma omp parallel for schedule(static) num_threads(omp_get_num_procs()) if (n * layout.S >= (1 << 16))
   for (int s = 0; s < layout.S; ++s) {
-    const auto member = static_cast<std::uint32_t>(first_member + s);
+    const auto member = static_cast<std::uint32_t>(members[static_cast<std::size_t>(s)]);
     float* w = p.data() + layout.at(tensor, s);
     const float k = member_scale.empty() ? 1.0f : member_scale[s];
     for (std::int64_t i = 0; i < n; ++i) {
@@ -89,12 +89,19 @@ void fill_weights(std::vector<float>& p, const ParamLayout& layout, int tensor, 
 
 std::vector<float> init_params(const ModelShape& shape, const ParamLayout& layout,
                                std::uint64_t seed, int first_member, const std::vector<float>& member_scale) {
+  std::vector<int> members(static_cast<std::size_t>(layout.S));
+  for (int s = 0; s < layout.S; ++s) members[static_cast<std::size_t>(s)] = first_member + s;
+  return init_params(shape, layout, seed, members, member_scale);
+}
+
+std::vector<float> init_params(const ModelShape& shape, const ParamLayout& layout, std::uint64_t seed,
+                               const std::vector<int>& members, const std::vector<float>& member_scale) {
   std::vector<float> p(layout.total, 0.0f);
   for (int li = 0; li < static_cast<int>(shape.layers.size()); ++li) {
     const DenseLayer& l = shape.layers[li];
     const bool he = uses_he(l);
     const float scale = he ? std::sqrt(2.0f / l.in) : std::sqrt(6.0f / (l.in + l.out));
-    fill_weights(p, layout, shape.dense_tensor(li), static_cast<std::uint64_t>(li), he, scale, seed, first_member,
+    fill_weights(p, layout, shape.dense_tensor(li), static_cast<std::uint64_t>(li), he, scale, seed, members,
                  member_scale);
   }
   // Recurrent tensors draw from ids above any dense layer's (1 << 20 | tensor index).
@@ -102,8 +109,8 @@ std::vector<float> init_params(const ModelShape& shape, const ParamLayout& layou
     const RecurrentLayer& l = shape.recurrent[r];
     const int t0 = shape.recurrent_tensor(r);
     const std::uint64_t id = std::uint64_t{1} << 20;
-    fill_weights(p, layout, t0, id | t0, false, std::sqrt(6.0f / (l.in + l.units)), seed, first_member, member_scale);
-    fill_weights(p, layout, t0 + 1, id | (t0 + 1), false, std::sqrt(3.0f / l.units), seed, first_member, member_scale);
+    fill_weights(p, layout, t0, id | t0, false, std::sqrt(6.0f / (l.in + l.units)), seed, members, member_scale);
+    fill_weights(p, layout, t0 + 1, id | (t0 + 1), false, std::sqrt(3.0f / l.units), seed, members, member_scale);
     if (l.cell == CellType::Lstm && l.forget_bias != 0.0f)
       for (int s = 0; s < layout.S; ++s)
         std::fill_n(p.data() + layout.at(t0 + 2, s) + l.units, l.units, l.forget_bias);

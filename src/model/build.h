@@ -28,5 +28,9 @@ ModelShape make_model_shape(const Config& cfg, const PreparedData& data);
 // `scale` (empty: all 1) multiplies member s's weights (model.init_scale, per member).
 std::vector<float> init_params(const ModelShape& shape, const ParamLayout& layout,
                                std::uint64_t seed, int first_member, const std::vector<float>& scale = {});
+// The same for the members `members` (global indices, one per layout member), in any order:
+// a sub-swarm of members that share an architecture (train/architectures.h).
+std::vector<float> init_params(const ModelShape& shape, const ParamLayout& layout, std::uint64_t seed,
+                               const std::vector<int>& members, const std::vector<float>& scale = {});
 
 }  // namespace tn

@@ -45,7 +45,7 @@ EvalOutcome evaluate_stored(const EvalRequest& req) {
   if (!o.record.excluded.empty())
     spdlog::warn("members {} have non-finite predictions (diverged): left out of the ensemble and "
                  "the member mean", fmt::join(o.record.excluded, ", "));
-  o.hparams = hparam_report(o.eval, run.file.members.hparams);
+  o.hparams = hparam_report(o.eval, run.file.members.hparams, architecture_hparams(run));
   o.predictions = make_predictions(in.split, preds, in.y, run.classification);
   const SearchRecord& search = run.file.search;
   if (search.type == "halving" && static_cast<int>(search.rung.size()) == run.S) {

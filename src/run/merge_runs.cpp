@@ -40,6 +40,8 @@ std::vector<Part> read_parts(const std::vector<std::string>& paths) {
   std::vector<Part> parts;
   for (const std::string& p : paths) {
     parts.push_back({p, read_run_file(p)});
+    if (!parts.back().file.architectures.empty())
+      throw UsageError("merge: " + p + " holds members of several architectures, which merge does not join yet");
     const RunMeta& m = parts.back().file.meta;
     if (m.shard_count == 0)
       throw UsageError("merge: " + in_quotes(p) + " is not a shard (no /meta@shard_count): it holds a whole swarm of " +

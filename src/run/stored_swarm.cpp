@@ -152,15 +152,27 @@ StoredSwarm load(const std::string& path, bool own_data) {
   FileModel m = model_from_run_file(r.file, r.cfg, path);
   r.shape = std::move(m.shape);
   r.params = std::move(m.params);
-  // A diverged member keeps in the file the parameters it was frozen with, for inspection;
-  // every command leaves it out of the ensemble as if they were not finite.
-  const ParamLayout layout(r.shape, r.S);
-  for (int s = 0; s < r.S && s < static_cast<int>(r.file.diverged_epoch.size()); ++s)
-    if (r.file.diverged_epoch[s] > 0)
-      for (int t = 0; t < r.shape.tensors(); ++t)
-        std::fill_n(r.params.begin() + layout.at(t, s), layout.size[t], std::numeric_limits<float>::quiet_NaN());
   r.classification = m.classification;
   r.K = m.K;
+  for (FileArchitecture& a : m.architectures) r.architectures.push_back({a.name, a.members, a.shape, std::move(a.params)});
+  // A diverged member keeps in the file the parameters it was frozen with, for inspection;
+  // every command leaves it out of the ensemble as if they were not finite.
+  const auto leave_out = [&](const ModelShape& shape, std::vector<float>& params, const std::vector<int>& members) {
+    const ParamLayout layout(shape, static_cast<int>(members.size()));
+    for (std::size_t i = 0; i < members.size(); ++i) {
+      const int s = members[i];
+      if (s < static_cast<int>(r.file.diverged_epoch.size()) && r.file.diverged_epoch[static_cast<std::size_t>(s)] > 0)
+        for (int t = 0; t < shape.tensors(); ++t)
+          std::fill_n(params.begin() + layout.at(t, static_cast<int>(i)), layout.size[t],
+                      std::numeric_limits<float>::quiet_NaN());
+    }
+  };
+  if (r.architectures.empty()) {
+    std::vector<int> all(static_cast<std::size_t>(r.S));
+    for (int s = 0; s < r.S; ++s) all[static_cast<std::size_t>(s)] = s;
+    leave_out(r.shape, r.params, all);
+  }
+  for (StoredArchitecture& a : r.architectures) leave_out(a.shape, a.params, a.members);
   check_sizes(r);
   // The file lists per-member hyperparameters by name; reports order them as the config does.
   auto& hp = r.file.members.hparams;
@@ -301,11 +313,39 @@ Inputs new_data(const StoredSwarm& run, const std::string& file, bool labeled, c
   return in;
 }
 
+std::vector<std::pair<std::string, std::vector<std::string>>> architecture_hparams(const StoredSwarm& run) {
+  std::vector<std::pair<std::string, std::vector<std::string>>> r = run.file.members.hparam_text;
+  int keys = static_cast<int>(r.size());
+  for (const auto& [key, values] : run.file.members.hparams) keys += is_architecture_key(key);
+  if (run.architectures.empty() || keys < 2) return r;
+  std::vector<std::string> names(static_cast<std::size_t>(run.S));
+  for (const StoredArchitecture& a : run.architectures)
+    for (int s : a.members) names[static_cast<std::size_t>(s)] = a.name;
+  r.emplace_back("architecture", names);
+  return r;
+}
+
 SwarmPredictions run_swarm(const StoredSwarm& run, const Inputs& in, int threads) {
   std::string note;
   const std::unique_ptr<Backend> be = make_backend({DeviceKind::Auto, threads}, &note);
   if (!note.empty()) spdlog::debug("{}", note);
-  return predict_swarm(*be, run.shape, run.cfg.loss.type, run.params, run.S, in.X, in.n, in.batch);
+  if (run.architectures.empty())
+    return predict_swarm(*be, run.shape, run.cfg.loss.type, run.params, run.S, in.X, in.n, in.batch);
+  // Each architecture's members as a swarm of their own, their outputs put at their places.
+  SwarmPredictions all{run.S, in.n, run.shape.outputs(), {}, {}};
+  const std::size_t per = static_cast<std::size_t>(in.n) * all.O;
+  all.outputs.assign(static_cast<std::size_t>(run.S) * per, 0.0f);
+  all.logits.assign(all.outputs.size(), 0.0f);
+  for (const StoredArchitecture& a : run.architectures) {
+    const SwarmPredictions p = predict_swarm(*be, a.shape, run.cfg.loss.type, a.params,
+                                             static_cast<int>(a.members.size()), in.X, in.n, in.batch);
+    for (std::size_t i = 0; i < a.members.size(); ++i) {
+      const auto at = static_cast<std::ptrdiff_t>(static_cast<std::size_t>(a.members[i]) * per);
+      std::copy_n(p.outputs.begin() + static_cast<std::ptrdiff_t>(i * per), per, all.outputs.begin() + at);
+      if (!p.logits.empty()) std::copy_n(p.logits.begin() + static_cast<std::ptrdiff_t>(i * per), per, all.logits.begin() + at);
+    }
+  }
+  return all;
 }
 
 void check_combine(const StoredSwarm& run, Combine how) {

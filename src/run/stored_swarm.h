@@ -18,18 +18,32 @@
 
 namespace tn {
 
+// Members of one architecture in a swarm of several (RunFile::architectures).
+struct StoredArchitecture {
+  std::string name;          // e.g. "dense 64 relu, dense 3"
+  std::vector<int> members;  // local member indices (0 .. S-1)
+  ModelShape shape;
+  std::vector<float> params;  // ParamLayout(shape, members.size()) order
+};
+
 struct StoredSwarm {
   std::string path;
   RunFile file;
   Config cfg;
-  ModelShape shape;
-  std::vector<float> params;  // ParamLayout(shape, S) order
+  ModelShape shape;           // with `architectures`: the first one's (inputs and outputs are every one's)
+  std::vector<float> params;  // ParamLayout(shape, S) order; empty with `architectures`
+  std::vector<StoredArchitecture> architectures;  // members of several architectures, else empty
   int S = 0, first_member = 0;
   bool classification = false;
   int K = 0;                             // classes (2 for bce); 0 for regression
   std::vector<std::string> class_names;  // stored, else "0".."K-1"
   FeatureEncoding encoding;              // /data/encoding, applied to new CSV data (may be empty)
 };
+
+// Text-valued per-member values for reports (eval/by_hparam.h): /members/hparams' text keys
+// (model.hidden, activations, recurrent types) and, when members differ in more than one
+// architecture key, "architecture": each member's whole architecture.
+std::vector<std::pair<std::string, std::vector<std::string>>> architecture_hparams(const StoredSwarm& run);
 
 // Reads the run file and its /config and checks that the parameters fit the model. With
 // `own_data` false the config's data source is replaced (so a training CSV that has moved

@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <ctime>
+#include <algorithm>
 #include <filesystem>
 
 #include "data/arrays.h"
@@ -42,6 +43,12 @@ MemberData member_data(const Config& cfg, const MemberSets& sets) {
     for (int s = 0; s < cfg.swarm.size; ++s) m.init_from.push_back(w.source_member(cfg.swarm.first_member + s));
   }
   for (const MemberValues& v : cfg.member_values) {
+    if (!v.labels.empty()) {
+      std::vector<std::string> per(cfg.swarm.size);
+      for (int s = 0; s < cfg.swarm.size; ++s) per[s] = v.text(cfg.swarm.first_member + s);
+      m.hparam_text.emplace_back(v.key, per);
+      continue;
+    }
     std::vector<double> per(cfg.swarm.size);
     for (int s = 0; s < cfg.swarm.size; ++s) per[s] = v.at(cfg.swarm.first_member + s);
     m.hparams.emplace_back(v.key, per);
@@ -164,27 +171,71 @@ Config run_file_config(const RunFile& file, const std::string& path, const std::
   return parse_config(file.config_yaml, path + ":/config", overrides, dirs);
 }
 
-FileModel model_from_run_file(const RunFile& file, const Config& cfg, const std::string& path) {
-  const int S = file.meta.swarm_size;
-  if (file.params.empty() || file.params.front().tensors.empty())
-    throw RunFileError("run file '" + path + "' has no /params/layer_0");
-  const Array& W0 = file.params.front().tensors.front().second;
+namespace {
+
+// The model of `members` members with parameters `layers` (under `root`), from the config's
+// model `model` and the first layer's input width.
+FileModel layers_model(const std::vector<LayerParams>& layers, const std::string& root, const RunFile& file,
+                       const Config& cfg, const ModelConfig& model, int S, const std::string& path) {
+  if (layers.empty() || layers.front().tensors.empty())
+    throw RunFileError("run file '" + path + "' has no " + root + "/layer_0");
+  const Array& W0 = layers.front().tensors.front().second;
   if (W0.shape.size() != 3 || W0.shape[0] != static_cast<std::uint64_t>(S))
-    throw RunFileError("run file '" + path + "': /params/layer_0/" + file.params.front().tensors.front().first + " has shape " + shape_text(W0.shape) +
+    throw RunFileError("run file '" + path + "': " + root + "/layer_0/" + layers.front().tensors.front().first + " has shape " + shape_text(W0.shape) +
                        ", expected [" + std::to_string(S) + ", inputs, units] (swarm_size " +
                        std::to_string(S) + ")");
   const LossType loss = cfg.loss.type;
-  const int units = cfg.model.layers.back().units;
+  const int units = model.layers.back().units;
   FileModel m;
   m.classification = is_classification(loss);
   m.K = num_classes(loss, units);
   // A recurrent first layer's Wx is [S, step features, gates·H]; a dense one's W [S, inputs, units].
   const int seq = file.data.seq_len, in0 = static_cast<int>(W0.shape[1]);
-  const bool recurrent = cfg.model.layers.front().type != "dense";
-  m.shape = make_model_shape(cfg.model, cfg.loss, recurrent ? seq * in0 : in0, m.K, units, seq,
+  const bool recurrent = model.layers.front().type != "dense";
+  m.shape = make_model_shape(model, cfg.loss, recurrent ? seq * in0 : in0, m.K, units, seq,
                              recurrent ? in0 : file.data.step_features);
-  m.params = params_from_layers(file.params, m.shape, S, path);
+  m.params = params_from_layers(layers, m.shape, S, path);
   return m;
+}
+
+}  // namespace
+
+FileModel model_from_run_file(const RunFile& file, const Config& cfg, const std::string& path) {
+  if (file.architectures.empty())
+    return layers_model(file.params, "/params", file, cfg, cfg.model, file.meta.swarm_size, path);
+  // Members of several architectures: each group's model is its members' (member_model).
+  FileModel all;
+  const int first = file.meta.first_member, S = file.meta.swarm_size;
+  std::vector<char> seen(static_cast<std::size_t>(S), 0);
+  for (std::size_t a = 0; a < file.architectures.size(); ++a) {
+    const ArchitectureParams& arch = file.architectures[a];
+    const std::string root = "/architectures/arch_" + std::to_string(a);
+    FileArchitecture fa;
+    fa.name = arch.name;
+    for (int k : arch.members) {
+      if (k < first || k >= first + S || seen[static_cast<std::size_t>(k - first)]++)
+        throw RunFileError("run file '" + path + "': " + root + "/members lists member " + std::to_string(k) +
+                           ", which is not a member of this file or is listed twice");
+      fa.members.push_back(k - first);
+    }
+    if (fa.members.empty()) throw RunFileError("run file '" + path + "': " + root + "/members is empty");
+    const ModelConfig model = member_model(cfg, arch.members.front());
+    if (architecture_text(model) != arch.name)
+      throw RunFileError("run file '" + path + "': " + root + " holds '" + arch.name + "', but /config gives member " +
+                         std::to_string(arch.members.front()) + " the architecture '" + architecture_text(model) + "'");
+    FileModel m = layers_model(arch.params, root + "/params", file, cfg, model, static_cast<int>(fa.members.size()), path);
+    fa.shape = m.shape;
+    fa.params = std::move(m.params);
+    if (a == 0) {
+      all.shape = m.shape;
+      all.classification = m.classification;
+      all.K = m.K;
+    }
+    all.architectures.push_back(std::move(fa));
+  }
+  if (std::count(seen.begin(), seen.end(), 0))
+    throw RunFileError("run file '" + path + "': /architectures leaves out some of its " + std::to_string(S) + " members");
+  return all;
 }
 
 RunFile make_run_file(const Config& cfg, const PreparedData& data, const MemberSets& sets, const TrainOutput& t,
@@ -203,8 +254,21 @@ RunFile make_trained_file(const Config& cfg, const PreparedData& data, const Mem
   r.meta = {TURBANET_VERSION, cfg.name, be.name(), t.kernel, be.workers(), cfg.swarm.size,
             cfg.swarm.first_member, t.epochs, t.steps_per_epoch * t.epochs, wall, t.train_seconds,
             utc_now(), t.interrupted};
-  r.params = params_to_layers(t.shape, t.layout, t.params);
-  r.init_params = params_to_layers(t.shape, t.layout, t.init_params);
+  if (t.architectures.empty()) {
+    r.params = params_to_layers(t.shape, t.layout, t.params);
+    r.init_params = params_to_layers(t.shape, t.layout, t.init_params);
+  }
+  std::vector<int> architecture(t.architectures.empty() ? 0 : S);
+  for (std::size_t a = 0; a < t.architectures.size(); ++a) {
+    const ArchitectureOutput& arch = t.architectures[a];
+    ArchitectureParams p{arch.name, {}, params_to_layers(arch.shape, arch.layout, arch.params),
+                         params_to_layers(arch.shape, arch.layout, arch.init_params)};
+    for (int s : arch.members) {
+      p.members.push_back(cfg.swarm.first_member + s);
+      architecture[static_cast<std::size_t>(s)] = static_cast<int>(a);
+    }
+    r.architectures.push_back(std::move(p));
+  }
   auto hist = [&](const std::vector<float>& h) { return h.empty() ? Array{} : make_array({S, E}, h); };
   r.train_loss = hist(t.train_loss);
   r.val_loss = hist(t.val_loss);
@@ -224,6 +288,7 @@ RunFile make_trained_file(const Config& cfg, const PreparedData& data, const Mem
     sr.values = t.search_values;
   }
   r.members = member_data(cfg, sets);
+  r.members.architecture = architecture;
   r.splits = data_splits(data);
   if (!data.mean.empty()) {  // per feature, or per step feature for sequence data
     const std::uint64_t F = data.seq_len > 0 ? data.step_features : data.features, G = data.mean.size() / F;

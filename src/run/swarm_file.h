@@ -50,9 +50,16 @@ Config run_file_config(const RunFile& file, const std::string& path, const std::
 
 // The model a read run file holds: its shape, rebuilt from the stored config and the first
 // layer's input width, and the parameters in ParamLayout order.
-struct FileModel {
+struct FileArchitecture {
+  std::string name;
+  std::vector<int> members;  // local indices
   ModelShape shape;
   std::vector<float> params;
+};
+struct FileModel {
+  ModelShape shape;  // with `architectures`: the first one's
+  std::vector<float> params;  // empty with `architectures`
+  std::vector<FileArchitecture> architectures;  // members of several architectures (RunFile::architectures)
   bool classification = false;
   int K = 0;  // classes (2 for bce); 0 for regression
 };

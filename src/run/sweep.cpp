@@ -10,6 +10,7 @@
 #include "data/member_sets.h"
 #include "data/prepare.h"
 #include "model/build.h"
+#include "train/architectures.h"
 #include "run/shard.h"
 #include "run/world/world.h"
 #include "train/trainer.h"
@@ -55,15 +56,28 @@ class Sweep {
     p.mode = mode;
     p.S = cfg.swarm.size;
     const MemberSets sets = make_member_sets(cfg, data);
-    const ModelShape shape = make_model_shape(cfg, data);
-    std::vector<std::uint32_t> samples;
-    std::vector<OptimizerConfig> opt;
-    for (int s = 0; s < p.S; ++s) {
-      samples.push_back(sets.size(s));
-      opt.push_back(member_optimizer(cfg, s));
-    }
     const int batch = std::min<int>(cfg.train.batch_size, static_cast<int>(sets.max_size()));
-    p.work = training_work(shape, opt, samples, batch, cfg.train.epochs, data.val.n);
+    // Each architecture's members with their model (one group when members share one).
+    std::vector<ArchitectureGroup> groups;
+    if (per_member_architecture(cfg)) {
+      groups = architecture_groups(cfg);
+    } else {
+      groups.push_back({"", cfg.model, {}});
+      for (int s = 0; s < p.S; ++s) groups.back().members.push_back(s);
+    }
+    for (const ArchitectureGroup& g : groups) {
+      Config one = cfg;
+      one.model = g.model;
+      std::vector<std::uint32_t> samples;
+      std::vector<OptimizerConfig> opt;
+      for (int s : g.members) {
+        samples.push_back(sets.size(s));
+        opt.push_back(member_optimizer(cfg, cfg.swarm.first_member + s));
+      }
+      const TrainingWork w = training_work(make_model_shape(one, data), opt, samples, batch, cfg.train.epochs, data.val.n);
+      p.work.flops += w.flops;
+      p.work.member_samples += w.member_samples;
+    }
     reset_peak_rss();
     // Under mpirun, rank r trains its block of the members (as train does, run/shard.h); a
     // point's time is the slowest rank's, every repeat started together. Ranks beyond the

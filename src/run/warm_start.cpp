@@ -25,6 +25,9 @@ std::string quoted(const std::vector<std::string>& names) {
 // Every tensor of `shape`, in order, with its name and dimensions, and nothing else.
 void check_tensors(const RunFile& f, const ModelShape& shape, const std::string& where) {
   const std::string fix = "; a warm start needs the same layers (types and units) and inputs as the source run";
+  if (!f.architectures.empty())
+    throw ConfigError(where + ": '" + f.meta.name + "' has members of " + std::to_string(f.architectures.size()) +
+                      " architectures; a warm start takes a run whose members share one");
   if (static_cast<int>(f.params.size()) != shape.num_layers())
     throw ConfigError(where + ": '" + f.meta.name + "' has " + std::to_string(f.params.size()) +
                       " layers, this model " + std::to_string(shape.num_layers()) + fix);

@@ -17,6 +17,7 @@
 #include "model/step_kernel.h"
 #include "train/early_stop.h"
 #include "train/search.h"
+#include "train/architectures.h"
 #include "train/survivors.h"
 #include "train/loss_weights.h"
 #include "train/predict.h"
@@ -1199,6 +1200,7 @@ void check_generated_data_memory(const Config& cfg) {
 
 ChunkPlan plan_training(const Config& cfg, const PreparedData& data, const MemberSets& sets, const Backend& be,
                         bool with_run_file) {
+  if (per_member_architecture(cfg)) return plan_architectures(cfg, data, sets, be, with_run_file);
   const int S = cfg.swarm.size;
   const std::uint64_t budget = be.memory_budget();
   if (budget == 0) {
@@ -1228,6 +1230,7 @@ ChunkPlan plan_training(const Config& cfg, const PreparedData& data, const Membe
 
 TrainOutput train_swarm_in_chunks(const Config& cfg, const PreparedData& data, const MemberSets& sets, Backend& be,
                                   const ProgressFn& progress, int chunk, const TrainControl& control) {
+  if (per_member_architecture(cfg)) return train_architectures(cfg, data, sets, be, progress, control);
   const int S = cfg.swarm.size;
   if (chunk <= 0 || chunk >= S) return train_pass(cfg, data, sets, be, progress, control);
   if (cfg.search.enabled())

@@ -57,6 +57,16 @@ struct PartialEpoch {
   bool present() const { return !next_step.empty(); }
 };
 
+// A swarm whose members differ in architecture (train/architectures.h) trains one sub-swarm
+// per architecture; each one's model and parameters (the fields of TrainOutput of that name).
+struct ArchitectureOutput {
+  std::string name;          // architecture_text of its model, e.g. "dense 64 relu, dense 3"
+  std::vector<int> members;  // local member indices (0 .. S-1), increasing
+  ModelShape shape;
+  ParamLayout layout;        // for members.size() members
+  std::vector<float> init_params, params, opt1, opt2, best_params;
+};
+
 // What training produced, and everything it needs to continue (a checkpoint's contents).
 struct TrainOutput {
   ModelShape shape;
@@ -93,6 +103,11 @@ struct TrainOutput {
   std::vector<float> pred_own;   // [N, outputs] that member's output on the sample
   double train_seconds = 0;
   std::string kernel;                                           // backend and block layout
+  // Members of several architectures: one entry per architecture, and then `layout`, the
+  // parameter and optimizer arrays above are empty (`shape` is the first one's: its outputs
+  // are every architecture's). Histories, divergence, stops and predictions are the whole
+  // swarm's as always.
+  std::vector<ArchitectureOutput> architectures;
 };
 
 // Rows per training batch (train.batch_size, at most the largest member set) and the steps of

@@ -97,14 +97,16 @@ json hparams_json(const HparamReport& hp, const EvalRecord& r) {
   for (std::size_t m = 0; m < r.metrics.size() && m < hp.best.size(); ++m) {
     if (hp.best[m] < 0) continue;
     json b = {{"member", r.member[hp.best[m]]}};
-    for (std::size_t k = 0; k < hp.keys.size(); ++k) b[hp.keys[k]] = hp.values[k][hp.best[m]];
+    for (std::size_t k = 0; k < hp.keys.size(); ++k)
+      b[hp.keys[k]] = hp.texts[k].empty() ? json(hp.values[k][hp.best[m]]) : json(hp.texts[k][hp.best[m]]);
     best[r.metrics[m]] = b;
   }
   json by_value = json::object();
   for (std::size_t k = 0; k < hp.keys.size(); ++k) {
     json groups = json::array();
     for (const HparamGroup& g : hp.by_value[k])
-      groups.push_back({{"value", g.value}, {"members", g.members}, {"mean", metrics(g.mean)}, {"std", metrics(g.std)}});
+      groups.push_back({{"value", hp.texts[k].empty() ? json(g.value) : json(g.text)}, {"members", g.members},
+                        {"mean", metrics(g.mean)}, {"std", metrics(g.std)}});
     by_value[hp.keys[k]] = groups;
   }
   return {{"keys", hp.keys}, {"best", best}, {"by_value", by_value}};
@@ -116,16 +118,20 @@ std::string hparams_table(const Evaluation& e, const HparamReport& hp, int first
     if (hp.best[m] < 0) continue;
     std::string values;
     for (std::size_t k = 0; k < hp.keys.size(); ++k)
-      values += fmt::format("  {}={:.4g}", hp.keys[k], hp.values[k][hp.best[m]]);
+      values += fmt::format("  {}={}", hp.keys[k], hp.value_text(k, static_cast<std::size_t>(hp.best[m])));
     t += fmt::format("  {:<16}#{:<6}{:>10}{}\n", e.names[m], first + hp.best[m], num(e.members[hp.best[m]].values[m]), values);
   }
   const std::vector<std::size_t> shown = headline_metrics(e.names);
   for (std::size_t k = 0; k < hp.keys.size(); ++k) {
-    t += fmt::format("by {}:\n  {:>12}{:>9}", hp.keys[k], "value", "members");
+    // Text values (architectures) may be long: the column is as wide as the longest.
+    std::size_t width = 12;
+    for (const HparamGroup& g : hp.by_value[k]) width = std::max(width, g.text.size());
+    t += fmt::format("by {}:\n  {:>{}}{:>9}", hp.keys[k], "value", width, "members");
     for (std::size_t m : shown) t += fmt::format("{:>24}", e.names[m] + " mean ± std");
     t += "\n";
     for (const HparamGroup& g : hp.by_value[k]) {
-      t += fmt::format("  {:>12.4g}{:>9}", g.value, g.members);
+      t += hp.texts[k].empty() ? fmt::format("  {:>{}.4g}{:>9}", g.value, width, g.members)
+                               : fmt::format("  {:>{}}{:>9}", g.text, width, g.members);
       for (std::size_t m : shown) t += fmt::format("{:>24}", num(g.mean[m]) + " ± " + num(g.std[m]));
       t += "\n";
     }

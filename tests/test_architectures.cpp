@@ -1,0 +1,232 @@
+// Per-member architectures: the config keys (model.hidden, model.layers.<i>.units, .activation,
+// .type) with their errors and YAML round trip; member k of a mixed swarm is bitwise member k
+// trained alone with its architecture written as plain numbers (1 and 2 threads, bootstrap
+// sets, a grid with the learning rate, an LSTM/GRU swarm); the run file stores one group per
+// architecture that eval and predict read back to the training's predictions.
+#include <doctest/doctest.h>
+
+#include <cstring>
+#include <filesystem>
+
+#include "backend/cpu/cpu_backend.h"
+#include "cli/commands/commands.h"
+#include "config_test_util.h"
+#include "data/member_sets.h"
+#include "data/prepare.h"
+#include "eval_test_util.h"
+#include "io/run_file.h"
+#include "run/stored_swarm.h"
+#include "train/architectures.h"
+#include "train/trainer.h"
+
+using namespace tn;
+using tn::test::error_of;
+
+namespace {
+
+const std::string kMixed =
+    "name: mixed\nseed: 5\nswarm: {size: 12}\n"
+    "model:\n  hidden: {values: [[6], [10, 4], []]}\n  layers:\n"
+    "    - {units: 8, activation: {values: [tanh, relu]}}\n    - {units: 2}\n"
+    "loss: cross_entropy\noptimizer: {type: adam, lr: {values: [0.02, 0.005]}}\n"
+    "data:\n  source: {type: spirals, n: 120}\n  split: {train: 0.6, val: 0.2, test: 0.2}\n"
+    "  per_member: bootstrap\ntrain: {epochs: 6, batch_size: 16}\ngrid: [model.hidden, optimizer.lr]\n";
+
+const std::string kWidths =
+    "name: widths\nseed: 5\nswarm: {size: 6}\n"
+    "model:\n  layers:\n    - {units: {values: [3, 7, 12]}, activation: tanh}\n    - {units: 5, activation: relu}\n"
+    "    - {units: 2}\nloss: cross_entropy\noptimizer: {type: sgd, lr: 0.1, momentum: 0.9}\n"
+    "data:\n  source: {type: spirals, n: 100}\n  split: {train: 0.7, val: 0.0, test: 0.3}\n"
+    "  per_member: {subsample: {fraction: 0.7}}\ntrain: {epochs: 5, batch_size: 8}\n";
+
+struct Run {
+  Config cfg;
+  PreparedData data;
+  TrainOutput out;
+};
+
+Run train(const std::string& yaml, int threads) {
+  Run r{parse_config(yaml, "test"), {}, {}};
+  r.data = prepare_data(load_dataset(r.cfg.data, is_classification(r.cfg.loss.type)), r.cfg.data);
+  CpuBackend be(threads);
+  r.out = train_swarm(r.cfg, r.data, make_member_sets(r.cfg, r.data), be, nullptr);
+  return r;
+}
+
+bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
+  return a.size() == b.size() && (a.empty() || std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0);
+}
+
+// Member s (local) of a [S, per] array.
+std::vector<float> row(const std::vector<float>& v, int S, int s) {
+  const std::size_t per = v.size() / static_cast<std::size_t>(S);
+  return {v.begin() + static_cast<std::ptrdiff_t>(s * per), v.begin() + static_cast<std::ptrdiff_t>((s + 1) * per)};
+}
+
+// Member k of the swarm trained alone: swarm {size: 1, first_member: k}, its model written
+// out (member_model) and its per-member values as plain numbers.
+Run alone(const Config& whole, int k) {
+  Config one = whole;
+  one.swarm.size = 1;
+  one.swarm.first_member = k;
+  one.model = member_model(whole, k);
+  one.grid.clear();
+  one.member_values.clear();
+  one.optimizer = member_optimizer(whole, k);
+  std::string yaml = to_yaml(one);
+  Run r{parse_config(yaml, "alone"), {}, {}};
+  REQUIRE_FALSE(per_member_architecture(r.cfg));
+  r.data = prepare_data(load_dataset(r.cfg.data, is_classification(r.cfg.loss.type)), r.cfg.data);
+  CpuBackend be(1);
+  r.out = train_swarm(r.cfg, r.data, make_member_sets(r.cfg, r.data), be, nullptr);
+  return r;
+}
+
+// Member k's parameters in the mixed swarm's result, tensor by tensor.
+std::vector<float> mixed_params(const TrainOutput& t, int k, bool init = false) {
+  for (const ArchitectureOutput& a : t.architectures)
+    for (std::size_t i = 0; i < a.members.size(); ++i)
+      if (a.members[i] == k) {
+        std::vector<float> r;
+        for (std::size_t j = 0; j < a.layout.size.size(); ++j) {
+          const float* base = (init ? a.init_params : a.params).data() + a.layout.at(static_cast<int>(j), static_cast<int>(i));
+          r.insert(r.end(), base, base + a.layout.size[j]);
+        }
+        return r;
+      }
+  return {};
+}
+
+}  // namespace
+
+TEST_CASE("architectures config: model.hidden, per-layer units, activation and type, and the YAML round trip") {
+  const Config c = parse_config(kMixed, "test");
+  REQUIRE(per_member_architecture(c));
+  // member k: hidden (k / 2) % 3 (grid, first key slowest), activation k % 2 (not in the grid).
+  CHECK(architecture_text(member_model(c, 0)) == "dense 6 tanh, dense 2");
+  CHECK(architecture_text(member_model(c, 1)) == "dense 6 relu, dense 2");
+  CHECK(architecture_text(member_model(c, 2)) == "dense 10 tanh, dense 4 tanh, dense 2");
+  CHECK(architecture_text(member_model(c, 5)) == "dense 2");
+  CHECK(member_optimizer(c, 3).lr == 0.005);
+  const std::vector<ArchitectureGroup> groups = architecture_groups(c);
+  REQUIRE(groups.size() == 5);  // no hidden layer: the activation does not matter
+  CHECK(groups[4].members == std::vector<int>{4, 5, 10, 11});
+  CHECK(groups[0].members == std::vector<int>{0, 6});
+  const Config back = parse_config(to_yaml(c), "again");
+  CHECK(config_differences(c, back).empty());
+  for (int k = 0; k < 12; ++k) CHECK(architecture_text(member_model(back, k)) == architecture_text(member_model(c, k)));
+  const Config w = parse_config(kWidths, "test");
+  CHECK(architecture_text(member_model(w, 2)) == "dense 12 tanh, dense 5 relu, dense 2");
+  CHECK(config_differences(w, parse_config(to_yaml(w), "again")).empty());
+  const Config rec = tn::test::parse(
+      "model:\n  layers:\n    - {type: {values: [lstm, gru]}, units: {values: [4, 6]}}\n    - {units: 1}\n"
+      "loss: mse\nswarm: {size: 4}\ndata:\n  source: {type: random_walk, series: 1, length: 60}\n"
+      "  per_member: shared\n  sequence: {window: 5, target: close}\n");
+  CHECK(architecture_text(member_model(rec, 1)) == "gru 6, dense 1");
+  CHECK(config_differences(rec, parse_config(to_yaml(rec), "again")).empty());
+}
+
+TEST_CASE("architectures config: errors say what, where and how to fix it") {
+  const std::string base = "data:\n  source: spirals\nswarm: {size: 4}\n";
+  CHECK_HAS(error_of("model:\n  layers:\n    - {units: 8}\n    - {units: {values: [2, 3]}}\n" + base),
+            "output layer's units cannot vary per member");
+  CHECK_HAS(error_of("model:\n  hidden: {values: [[4]]}\n  layers:\n    - {units: 2}\n" + base),
+            "give model.layers one");
+  CHECK_HAS(error_of("model:\n  hidden: {values: [[4], 8]}\n  layers:\n    - {units: 8}\n    - {units: 2}\n" + base),
+            "a list of unit counts");
+  CHECK_HAS(error_of("model:\n  hidden: {values: [[4], [0]]}\n  layers:\n    - {units: 8}\n    - {units: 2}\n" + base),
+            "model.hidden");
+  CHECK_HAS(error_of("model:\n  hidden: {values: [[4]]}\n  layers:\n    - {units: {values: [3, 5]}}\n    - {units: 2}\n" + base),
+            "cannot vary per member too");
+  CHECK_HAS(error_of("model:\n  layers:\n    - {units: 8, activation: {values: [relu, tahn]}}\n    - {units: 2}\n" + base),
+            "tanh");
+  CHECK_HAS(error_of("model:\n  layers:\n    - {units: {values: [2.5]}}\n    - {units: 2}\n" + base), "units");
+  CHECK_HAS(error_of("model:\n  layers:\n    - {units: {values: [4, 8]}, dropout: 0.2}\n    - {units: 2}\n" + base),
+            "dropout");
+  CHECK_HAS(error_of("model:\n  layers:\n    - {units: {values: [4, 8]}}\n    - {units: 2}\n" + base +
+                     "train: {epochs: 6}\nsearch: {type: halving, rungs: [2]}\n"),
+            "remove `search`");
+  CHECK_HAS(error_of("model:\n  layers:\n    - {units: {values: [4, 8, 16]}}\n    - {units: 2}\n" + base),
+            "do not divide the swarm");
+}
+
+TEST_CASE("architectures: member k of a mixed swarm is bitwise member k trained alone, on 1 and 2 threads") {
+  for (const std::string* yaml : {&kMixed, &kWidths}) {
+    const Run one = train(*yaml, 1), two = train(*yaml, 2);
+    const int S = one.cfg.swarm.size;
+    REQUIRE(one.out.architectures.size() == (yaml == &kMixed ? 5u : 3u));
+    CHECK(same_bits(one.out.train_loss, two.out.train_loss));
+    CHECK(same_bits(one.out.pred_members, two.out.pred_members));
+    for (int k = 0; k < S; ++k) {
+      CAPTURE(k);
+      CHECK(same_bits(mixed_params(one.out, k), mixed_params(two.out, k)));
+      const Run a = alone(one.cfg, k);
+      CHECK(same_bits(mixed_params(one.out, k, true), a.out.init_params));
+      CHECK(same_bits(mixed_params(one.out, k), a.out.params));
+      CHECK(same_bits(row(one.out.train_loss, S, k), a.out.train_loss));
+      CHECK(same_bits(row(one.out.val_loss, S, k), a.out.val_loss));
+      CHECK(same_bits(row(one.out.pred_members, S, k), a.out.pred_members));
+    }
+  }
+}
+
+TEST_CASE("architectures: recurrent layers of both types and widths in one swarm equal each alone") {
+  const std::string yaml =
+      "name: rec\nseed: 3\nswarm: {size: 4}\nmodel:\n  layers:\n"
+      "    - {type: {values: [lstm, gru]}, units: {values: [3, 3, 5, 5]}}\n    - {units: 1}\n"
+      "loss: mse\noptimizer: {type: adam, lr: 0.01}\n"
+      "data:\n  source: {type: random_walk, series: 1, length: 120}\n  per_member: bootstrap\n"
+      "  split: {train: 0.6, val: 0.2, test: 0.2}\n  normalize: standard\n"
+      "  sequence: {window: 6, target: close}\ntrain: {epochs: 3, batch_size: 16}\n";
+  const Run r = train(yaml, 2);
+  REQUIRE(r.out.architectures.size() == 4);
+  for (int k = 0; k < 4; ++k) {
+    CAPTURE(k);
+    const Run a = alone(r.cfg, k);
+    CHECK(same_bits(mixed_params(r.out, k), a.out.params));
+    CHECK(same_bits(row(r.out.pred_members, 4, k), a.out.pred_members));
+  }
+}
+
+TEST_CASE("architectures: the run file has one group per architecture, and eval and predict read it back") {
+  using namespace evaltest;
+  const fs::path run = train_run("architectures", kMixed);
+  const RunFile f = read_run_file(run.string());
+  REQUIRE(f.architectures.size() == 5);
+  CHECK(f.params.empty());
+  CHECK(f.architectures[0].name == "dense 6 tanh, dense 2");
+  CHECK(f.architectures[0].members == std::vector<int>{0, 6});
+  CHECK(f.architectures[0].params[0]["W"].shape == std::vector<std::uint64_t>{2, 2, 6});
+  CHECK(f.members.architecture == std::vector<int>{0, 1, 2, 3, 4, 4, 0, 1, 2, 3, 4, 4});
+  bool hidden = false;
+  for (const auto& [key, values] : f.members.hparam_text)
+    if (key == "model.hidden") hidden = values[2] == "[10, 4]";
+  CHECK(hidden);
+  // Every member's predictions from the stored parameters are the training's, bitwise.
+  const StoredSwarm s = load_swarm(run.string(), true);
+  REQUIRE(s.architectures.size() == 5);
+  const Inputs in = own_split(s, std::string("test"));
+  const SwarmPredictions p = run_swarm(s, in, 2);
+  CHECK(same_bits(p.outputs, f.find_predictions("test")->members.data));
+  // eval groups by each architecture key and by the whole architecture.
+  tn::EvalOptions o;
+  o.run_path = run.string();
+  o.json = true;
+  o.combine = "mean_logit";
+  const std::string out = capture(STDOUT_FILENO, [&] { CHECK(tn::run_eval(o) == tn::kExitOk); });
+  CHECK_HAS(out, "\"model.hidden\"");
+  CHECK_HAS(out, "\"architecture\"");
+  CHECK_HAS(out, "dense 10 relu, dense 4 relu, dense 2");
+}
+
+TEST_CASE("architectures: export refuses a mixed swarm and says so, writing nothing") {
+  using namespace evaltest;
+  const fs::path run = train_run("architectures-refusals", kMixed);
+  tn::ExportOptions e;
+  e.run_path = run.string();
+  e.out = scratch("architectures.onnx").string();
+  auto [rc, err] = exit_and_stderr([&] { return tn::run_export(e); });
+  CHECK(rc == tn::kExitUsage);
+  CHECK_HAS(err, "architectures");
+  CHECK_FALSE(fs::exists(e.out));
+}
