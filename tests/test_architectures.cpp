@@ -5,6 +5,7 @@
 // architecture that eval and predict read back to the training's predictions.
 #include <doctest/doctest.h>
 
+#include <atomic>
 #include <cstring>
 #include <filesystem>
 
@@ -18,9 +19,11 @@
 #include "run/stored_swarm.h"
 #include "train/architectures.h"
 #include "train/trainer.h"
+#include "run/train_run.h"
 
 using namespace tn;
 using tn::test::error_of;
+namespace fs = std::filesystem;
 
 namespace {
 
@@ -229,4 +232,81 @@ TEST_CASE("architectures: export refuses a mixed swarm and says so, writing noth
   CHECK(rc == tn::kExitUsage);
   CHECK_HAS(err, "architectures");
   CHECK_FALSE(fs::exists(e.out));
+}
+
+namespace {
+
+// Trains `yaml` into `out` with TrainingRun; stop_at_poll > 0 stops it at that poll of the
+// stop callback (polled between epochs and steps by every group), `resume` continues a file.
+TrainResult train_file(const std::string& yaml, const fs::path& out, int threads, int stop_at_poll = 0,
+                       const std::string& resume = "") {
+  const Config cfg = parse_config(yaml, "test", {{"output.path", "'" + out.string() + "'"}});
+  TrainingRun run(cfg, threads, true, std::chrono::steady_clock::now(), resume);
+  std::atomic<int> polls{0};
+  TrainCallbacks cb;
+  if (stop_at_poll > 0) cb.stop = [&] { return ++polls >= stop_at_poll; };
+  return run.run(cb);
+}
+
+bool same_arrays(const Array& a, const Array& b) { return a.shape == b.shape && same_bits(a.data, b.data); }
+
+void check_same_run(const RunFile& a, const RunFile& b) {
+  REQUIRE(a.architectures.size() == b.architectures.size());
+  for (std::size_t i = 0; i < a.architectures.size(); ++i) {
+    CAPTURE(i);
+    CHECK(a.architectures[i].members == b.architectures[i].members);
+    for (std::size_t l = 0; l < a.architectures[i].params.size(); ++l)
+      for (const std::string t : {"W", "b"})
+        CHECK(same_arrays(a.architectures[i].params[l][t], b.architectures[i].params[l][t]));
+  }
+  CHECK(same_arrays(a.train_loss, b.train_loss));
+  CHECK(same_arrays(a.val_loss, b.val_loss));
+  CHECK(same_arrays(a.find_predictions("test")->members, b.find_predictions("test")->members));
+  CHECK(a.stopped_epoch == b.stopped_epoch);
+}
+
+}  // namespace
+
+// kMixed with another `train:` line.
+std::string mixed_with(const std::string& train) {
+  const std::string line = "train: {epochs: 6, batch_size: 16}\n";
+  return std::string(kMixed).replace(kMixed.find(line), line.size(), train + "\n");
+}
+
+TEST_CASE("architectures: an interrupted mixed run resumes bitwise, each architecture from its own epoch and step") {
+  using namespace evaltest;
+  const std::string yaml =
+      mixed_with("train: {epochs: 6, batch_size: 16, early_stopping: {metric: val_loss, patience: 2}}");
+  const fs::path whole = scratch("arch-whole.h5"), cut = scratch("arch-cut.h5"), resumed = scratch("arch-resumed.h5");
+  REQUIRE_FALSE(train_file(yaml, whole, 2).out.interrupted);
+  const RunFile ref = read_run_file(whole.string());
+  for (const int poll : {1, 7, 40}) {
+    CAPTURE(poll);
+    for (const int threads : {1, 2}) {
+      CAPTURE(threads);
+      const TrainResult r = train_file(yaml, cut, threads, poll);
+      REQUIRE(r.out.interrupted);
+      const RunFile f = read_run_file(cut.string());
+      REQUIRE(f.state.architectures.size() == f.architectures.size());
+      CHECK(f.meta.interrupted);
+      const TrainResult again = train_file(yaml, resumed, 3 - threads, 0, cut.string());
+      CHECK_FALSE(again.out.interrupted);
+      check_same_run(read_run_file(resumed.string()), ref);
+    }
+  }
+}
+
+TEST_CASE("architectures: periodic checkpoints hold every architecture's state, and resume from them") {
+  using namespace evaltest;
+  const fs::path ck = scratch("arch-every.ckpt.h5"), whole = scratch("arch-every.h5"), again = scratch("arch-every-2.h5");
+  const std::string yaml = mixed_with("train: {epochs: 6, batch_size: 16, checkpoint: {every_epochs: 4, path: '" +
+                                      ck.string() + "'}}");
+  fs::remove(ck);
+  const TrainResult r = train_file(yaml, whole, 2);
+  CHECK(r.checkpoint == ck.string());
+  const RunFile f = read_run_file(ck.string());
+  REQUIRE(f.state.architectures.size() == 5);
+  for (const TrainState& st : f.state.architectures) CHECK(st.epoch == 6);
+  train_file(yaml, again, 1, 0, ck.string());
+  check_same_run(read_run_file(again.string()), read_run_file(whole.string()));
 }

@@ -397,9 +397,6 @@ void check_architecture_keys(const Field& root, const Config& c) {
       model["layers"].items()[i]["dropout"].fail(std::string("dropout masks follow the member numbering of one swarm and do "
                                                              "not combine yet with ") + what +
                                                  "; remove dropout or the per-member model keys");
-  if (c.train.checkpoint.every_epochs > 0)
-    root["train"]["checkpoint"]["every_epochs"].fail(std::string("checkpoints are not written yet for ") + what +
-                                                     "; remove train.checkpoint.every_epochs");
 }
 
 // Checks that involve more than one section.

@@ -168,6 +168,18 @@ struct Validator {
     layers(r.state.opt1, "/train_state/opt1");
     layers(r.state.opt2, "/train_state/opt2");
     layers(r.state.best_params, "/train_state/best_params");
+    for (std::size_t a = 0; a < r.state.architectures.size(); ++a) {
+      const TrainState& st = r.state.architectures[a];
+      const std::string g = "/train_state/arch_" + std::to_string(a);
+      if (st.opt1.empty() || st.opt2.empty()) fail(g + " has no optimizer state");
+      layers(st.params, g + "/params");
+      layers(st.opt1, g + "/opt1");
+      layers(st.opt2, g + "/opt2");
+      layers(st.best_params, g + "/best_params");
+    }
+    if (!r.state.architectures.empty() && r.state.architectures.size() != r.architectures.size())
+      fail("/train_state has " + std::to_string(r.state.architectures.size()) + " architectures' states for " +
+           std::to_string(r.architectures.size()) + " architectures");
     array(r.train_loss, "/history/train_loss", false);
     array(r.val_loss, "/history/val_loss", false);
     array(r.train_accuracy, "/history/train_accuracy", false);
@@ -303,13 +315,16 @@ void write_splits(hid_t file, const std::vector<DataSplit>& splits) {
   }
 }
 
-void write_state(hid_t file, const TrainState& t) {
-  const std::string g = "/train_state";
+void write_state(hid_t file, const TrainState& t, const std::string& g = "/train_state") {
   h5::Handle group = h5::create_group(file, g);
   h5::set_int_attr(group.get(), g, "epoch", t.epoch, H5T_STD_I32LE);
-  h5::set_string_attr(group.get(), g, "data_fingerprint", t.data_fingerprint);
-  h5::set_string_attr(group.get(), g, "kernel_target", t.kernel_target);
+  if (g == "/train_state") {
+    h5::set_string_attr(group.get(), g, "data_fingerprint", t.data_fingerprint);
+    h5::set_string_attr(group.get(), g, "kernel_target", t.kernel_target);
+  }
   group.close("group " + g);
+  for (std::size_t a = 0; a < t.architectures.size(); ++a)
+    write_state(file, t.architectures[a], g + "/arch_" + std::to_string(a));
   write_layers(file, g + "/params", t.params);
   write_layers(file, g + "/opt1", t.opt1);
   write_layers(file, g + "/opt2", t.opt2);
@@ -416,7 +431,7 @@ class Reader {
     }
     if (h5::exists(file_, "/members/stopped_epoch")) run.stopped_epoch = h5::read_ints(file_, "/members/stopped_epoch");
     if (h5::exists(file_, "/members/best_epoch")) run.best_epoch = h5::read_ints(file_, "/members/best_epoch");
-    if (h5::exists(file_, "/train_state")) read_state(run.state);
+    if (h5::exists(file_, "/train_state")) read_state(run.state, "/train_state", run.architectures.size());
     if (h5::exists(file_, "/search")) read_search(run.search);
     read_optional("/data/normalization/mean", run.normalization.mean);
     read_optional("/data/normalization/std", run.normalization.std);
@@ -588,17 +603,27 @@ class Reader {
     return layers;
   }
 
-  void read_state(TrainState& t) const {
-    const std::string g = "/train_state";
+  void read_state(TrainState& t, const std::string& g = "/train_state", std::size_t architectures = 0) const {
+    const bool root = g == "/train_state";
     {
       h5::Handle group = h5::open_group(file_, g);
       for (const char* a : {"epoch", "data_fingerprint", "kernel_target"})
-        if (!h5::has_attr(group.get(), g, a)) missing(g + " attribute '" + a + "'");
+        if ((root || a == std::string("epoch")) && !h5::has_attr(group.get(), g, a)) missing(g + " attribute '" + a + "'");
       const std::int64_t e = h5::get_int_attr(group.get(), g, "epoch");
       if (e < 0 || e > std::numeric_limits<int>::max()) damaged(g + "@epoch is " + std::to_string(e));
       t.epoch = static_cast<int>(e);
-      t.data_fingerprint = h5::get_string_attr(group.get(), g, "data_fingerprint");
-      t.kernel_target = h5::get_string_attr(group.get(), g, "kernel_target");
+      if (root) {
+        t.data_fingerprint = h5::get_string_attr(group.get(), g, "data_fingerprint");
+        t.kernel_target = h5::get_string_attr(group.get(), g, "kernel_target");
+      }
+    }
+    if (root && architectures > 0) {  // one state per architecture, the per-member arrays here
+      for (std::size_t a = 0; a < architectures; ++a) {
+        t.architectures.emplace_back();
+        read_state(t.architectures.back(), require(g + "/arch_" + std::to_string(a)));
+      }
+      if (h5::exists(file_, g + "/best_value")) t.best_value = h5::read_doubles(file_, g + "/best_value");
+      return;
     }
     require(g + "/opt1/layer_0");
     t.params = read_layers(g + "/params");

@@ -202,7 +202,12 @@ struct TrainState {
   // else empty: each member's next step, its loss and correct sums so far [S].
   std::vector<int> next_step;
   std::vector<double> partial_loss, partial_correct;
-  bool present() const { return !opt1.empty(); }
+  // Members of several architectures: /train_state/arch_<a>/, one state per architecture of
+  // /architectures (its @epoch, params, opt1, opt2, best_params, partial_epoch; members in
+  // that architecture's order), and the fields above that hold parameters are empty. Each
+  // architecture trains on its own, so their epochs may differ (an interrupted run).
+  std::vector<TrainState> architectures;
+  bool present() const { return !opt1.empty() || !architectures.empty(); }
 };
 
 // /search: what a search inside the swarm (config `search`) did; absent (type "") without one.

@@ -5,6 +5,7 @@
 
 #include "model/build.h"
 #include "run/swarm_file.h"
+#include "train/architectures.h"
 
 namespace tn {
 namespace {
@@ -55,6 +56,72 @@ void read_search_state(const SearchRecord& r, const Config& cfg, TrainOutput& t,
   }
 }
 
+// An epoch interrupted between steps (next_step and the sums, one per member of `members`
+// members), checked against the epoch's `spe` steps.
+PartialEpoch read_partial(const TrainState& st, int members, long spe, const std::string& where, const std::string& path) {
+  PartialEpoch p;
+  if (st.next_step.empty()) return p;
+  const bool shaped = static_cast<int>(st.next_step.size()) == members && static_cast<int>(st.partial_loss.size()) == members &&
+                      (st.partial_correct.empty() || static_cast<int>(st.partial_correct.size()) == members);
+  if (!shaped)
+    throw RunFileError("checkpoint '" + path + "': " + where + "/partial_epoch does not have one entry per member");
+  for (int k : st.next_step)
+    if (k < 0 || k > spe)
+      throw RunFileError("checkpoint '" + path + "': " + where + "/partial_epoch/next_step holds " + std::to_string(k) +
+                         ", outside the epoch's " + std::to_string(spe) + " steps");
+  p.next_step = st.next_step;
+  p.loss_sum = st.partial_loss;
+  p.correct_sum = st.partial_correct;
+  return p;
+}
+
+// Members of several architectures: each architecture's state (parameters, optimizer state,
+// its own epochs and interrupted epoch), checked against the architectures `cfg` gives.
+void read_architecture_states(const RunFile& f, const Config& cfg, const PreparedData& data, const MemberSets& sets,
+                              TrainOutput& t, const std::string& path) {
+  const std::vector<ArchitectureGroup> groups = architecture_groups(cfg);
+  if (f.architectures.size() != groups.size() || f.state.architectures.size() != groups.size())
+    throw RunFileError("checkpoint '" + path + "' holds " + std::to_string(f.state.architectures.size()) +
+                       " architectures' states, but its /config gives " + std::to_string(groups.size()));
+  const long spe = epoch_steps(cfg, sets);
+  for (std::size_t a = 0; a < groups.size(); ++a) {
+    const ArchitectureGroup& g = groups[a];
+    const ArchitectureParams& fa = f.architectures[a];
+    const TrainState& st = f.state.architectures[a];
+    const std::string where = "/train_state/arch_" + std::to_string(a);
+    std::vector<int> members;
+    for (int s : g.members) members.push_back(cfg.swarm.first_member + s);
+    if (fa.name != g.name || fa.members != members)
+      throw RunFileError("checkpoint '" + path + "': /architectures/arch_" + std::to_string(a) + " holds '" + fa.name +
+                         "', not the members of '" + g.name + "' that its /config gives");
+    if (st.epoch > t.epochs)
+      throw RunFileError("checkpoint '" + path + "': " + where + "@epoch is past /train_state@epoch");
+    const int M = static_cast<int>(g.members.size());
+    ArchitectureOutput o;
+    o.name = g.name;
+    o.members = g.members;
+    o.shape = make_model_shape(architecture_config(cfg, g), data);
+    o.layout = ParamLayout(o.shape, M);
+    o.params = params_from_layers(st.params.empty() ? fa.params : st.params, o.shape, M, path);
+    if (!fa.init_params.empty()) o.init_params = params_from_layers(fa.init_params, o.shape, M, path);
+    o.opt1 = params_from_layers(st.opt1, o.shape, M, path);
+    o.opt2 = params_from_layers(st.opt2, o.shape, M, path);
+    if (!st.best_params.empty()) o.best_params = params_from_layers(st.best_params, o.shape, M, path);
+    if (cfg.train.early_stopping.enabled() && cfg.train.early_stopping.restore_best && o.best_params.empty() &&
+        st.epoch > 0)  // an architecture that had not started has no best epoch yet
+      throw RunFileError("checkpoint '" + path + "' has no " + where + "/best_params, which restore_best needs");
+    o.epochs = st.epoch;
+    o.partial = read_partial(st, M, spe, where, path);
+    if (o.partial.present() && cfg.train.epochs <= o.epochs)
+      throw ConfigError("--resume: '" + path + "' was interrupted during epoch " + std::to_string(o.epochs + 1) +
+                        " of architecture " + g.name + "; set train.epochs to at least " + std::to_string(o.epochs + 1) +
+                        " to finish it");
+    if (a == 0) t.shape = o.shape;
+    t.steps_per_epoch = spe;
+    t.architectures.push_back(std::move(o));
+  }
+}
+
 }  // namespace
 
 const std::vector<std::string>& resumable_keys() {
@@ -77,9 +144,22 @@ RunFile make_checkpoint(const Config& cfg, const PreparedData& data, const Membe
   RunFile r = make_trained_file(cfg, data, sets, t, be, wall);
   TrainState& st = r.state;
   st.epoch = t.epochs;
-  st.opt1 = params_to_layers(t.shape, t.layout, t.opt1);
-  st.opt2 = params_to_layers(t.shape, t.layout, t.opt2);
-  if (!t.best_params.empty()) st.best_params = params_to_layers(t.shape, t.layout, t.best_params);
+  if (t.architectures.empty()) {
+    st.opt1 = params_to_layers(t.shape, t.layout, t.opt1);
+    st.opt2 = params_to_layers(t.shape, t.layout, t.opt2);
+    if (!t.best_params.empty()) st.best_params = params_to_layers(t.shape, t.layout, t.best_params);
+  }
+  for (const ArchitectureOutput& a : t.architectures) {  // each at its own epoch
+    TrainState as;
+    as.epoch = a.epochs;
+    as.opt1 = params_to_layers(a.shape, a.layout, a.opt1);
+    as.opt2 = params_to_layers(a.shape, a.layout, a.opt2);
+    if (!a.best_params.empty()) as.best_params = params_to_layers(a.shape, a.layout, a.best_params);
+    as.next_step = a.partial.next_step;
+    as.partial_loss = a.partial.loss_sum;
+    as.partial_correct = a.partial.correct_sum;
+    st.architectures.push_back(std::move(as));
+  }
   st.best_value = t.best_value;
   st.data_fingerprint = fingerprint;
   st.kernel_target = kernel_target(be);
@@ -125,14 +205,18 @@ ResumePoint read_resume_point(const std::string& path, const Config& cfg, const 
     throw RunFileError("checkpoint '" + path + "': /meta@swarm_size or @first_member does not match its /config");
   ResumePoint r;
   TrainOutput& t = r.state;
-  t.shape = make_model_shape(cfg, data);
-  t.layout = ParamLayout(t.shape, S);
   t.epochs = E;
-  t.params = params_from_layers(f.state.params.empty() ? f.params : f.state.params, t.shape, S, path);
-  if (!f.init_params.empty()) t.init_params = params_from_layers(f.init_params, t.shape, S, path);
-  t.opt1 = params_from_layers(f.state.opt1, t.shape, S, path);
-  t.opt2 = params_from_layers(f.state.opt2, t.shape, S, path);
-  if (!f.state.best_params.empty()) t.best_params = params_from_layers(f.state.best_params, t.shape, S, path);
+  if (per_member_architecture(cfg)) {
+    read_architecture_states(f, cfg, data, sets, t, path);
+  } else {
+    t.shape = make_model_shape(cfg, data);
+    t.layout = ParamLayout(t.shape, S);
+    t.params = params_from_layers(f.state.params.empty() ? f.params : f.state.params, t.shape, S, path);
+    if (!f.init_params.empty()) t.init_params = params_from_layers(f.init_params, t.shape, S, path);
+    t.opt1 = params_from_layers(f.state.opt1, t.shape, S, path);
+    t.opt2 = params_from_layers(f.state.opt2, t.shape, S, path);
+    if (!f.state.best_params.empty()) t.best_params = params_from_layers(f.state.best_params, t.shape, S, path);
+  }
   t.train_loss = file_history(f.train_loss, S, E, "/history/train_loss", path);
   t.val_loss = file_history(f.val_loss, S, E, "/history/val_loss", path);
   t.train_acc = file_history(f.train_accuracy, S, E, "/history/train_accuracy", path);
@@ -145,27 +229,16 @@ ResumePoint read_resume_point(const std::string& path, const Config& cfg, const 
     if (static_cast<int>(f.state.best_value.size()) != S)
       throw RunFileError("checkpoint '" + path + "': /train_state/best_value does not have one entry per member");
     t.best_value = f.state.best_value;
-    if (cfg.train.early_stopping.restore_best && t.best_params.empty())
+    if (cfg.train.early_stopping.restore_best && t.best_params.empty() && t.architectures.empty())
       throw RunFileError("checkpoint '" + path + "' has no /train_state/best_params, which restore_best needs");
   }
   if (cfg.search.enabled()) read_search_state(f.search, cfg, t, path);
   if (!f.state.next_step.empty()) {
     // Interrupted between steps of epoch E + 1: continue it from each member's step.
-    const long spe = epoch_steps(cfg, sets);
-    const bool shaped = static_cast<int>(f.state.next_step.size()) == S && static_cast<int>(f.state.partial_loss.size()) == S &&
-                        (f.state.partial_correct.empty() || static_cast<int>(f.state.partial_correct.size()) == S);
-    if (!shaped)
-      throw RunFileError("checkpoint '" + path + "': /train_state/partial_epoch does not have one entry per member");
-    for (int k : f.state.next_step)
-      if (k < 0 || k > spe)
-        throw RunFileError("checkpoint '" + path + "': /train_state/partial_epoch/next_step holds " + std::to_string(k) +
-                           ", outside the epoch's " + std::to_string(spe) + " steps");
+    t.partial = read_partial(f.state, S, epoch_steps(cfg, sets), "/train_state", path);
     if (cfg.train.epochs <= E)
       throw ConfigError("--resume: '" + path + "' was interrupted during epoch " + std::to_string(E + 1) +
                         "; set train.epochs to at least " + std::to_string(E + 1) + " to finish it");
-    t.partial.next_step = f.state.next_step;
-    t.partial.loss_sum = f.state.partial_loss;
-    t.partial.correct_sum = f.state.partial_correct;
   }
   r.kernel_target = f.state.kernel_target;
   return r;

@@ -106,10 +106,9 @@ TrainingRun::TrainingRun(Config cfg, int threads, bool force, std::chrono::stead
   if (cfg_.search.enabled() && shard_.enabled())
     throw ConfigError("search." + std::string(to_string(cfg_.search.type)) + " ranks every member against the others, "
                       "so the whole swarm trains in one process: leave out --shard and mpirun, or remove `search`");
-  if (per_member_architecture(cfg_) && (shard_.enabled() || !resume.empty()))
-    throw ConfigError(std::string(shard_.enabled() ? "--shard and mpirun" : "--resume") +
-                      ": not supported yet for members of different architectures (per-member model keys); "
-                      "train the whole swarm in one process");
+  if (per_member_architecture(cfg_) && shard_.enabled())
+    throw ConfigError("--shard and mpirun: not supported yet for members of different architectures (per-member "
+                      "model keys); train the whole swarm in one process");
   const std::string whole_output = cfg_.output.path, whole_checkpoint = cfg_.train.checkpoint.path;
   set_shard_paths(cfg_, shard_);
   // A resumed run replaces the run file of the run it continues.
@@ -178,7 +177,11 @@ TrainResult TrainingRun::run(const TrainCallbacks& report) {
       }
       if (!t.interrupted) return;
       interrupted = std::move(ck.state);
-      if (cfg_.train.early_stopping.enabled() && cfg_.train.early_stopping.restore_best) interrupted.params = ck.params;
+      if (cfg_.train.early_stopping.enabled() && cfg_.train.early_stopping.restore_best) {
+        interrupted.params = ck.params;
+        for (std::size_t a = 0; a < interrupted.architectures.size(); ++a)
+          interrupted.architectures[a].params = ck.architectures[a].params;
+      }
     };
   }
   r.out = train_swarm_in_chunks(cfg_, data_, sets_, *be_, report.progress, plan_.chunk, control);

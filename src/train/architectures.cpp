@@ -15,6 +15,8 @@
 
 #include "data/member_sets.h"
 #include "model/build.h"
+#include "train/member_rows.h"
+#include "train/early_stop.h"
 
 namespace tn {
 namespace {
@@ -28,65 +30,81 @@ void put_rows(std::vector<float>& whole, int E, const std::vector<float>& part, 
       whole[static_cast<std::size_t>(members[i]) * E + e] = part[i * static_cast<std::size_t>(part_epochs) + e];
 }
 
-template <class T>
-void put(std::vector<T>& whole, const std::vector<T>& part, const std::vector<int>& members) {
-  for (std::size_t i = 0; i < members.size() && i < part.size(); ++i) whole[static_cast<std::size_t>(members[i])] = part[i];
-}
-
-// The whole swarm's result from its groups' (parts[g] is group g's sub-swarm).
-TrainOutput merge_groups(const Config& cfg, const std::vector<ArchitectureGroup>& groups, std::vector<TrainOutput>& parts) {
+// The whole swarm's result, or state, from its groups' (parts[g] is group g's sub-swarm, its
+// histories [M, parts[g].epochs]): histories [S, the most epochs] (NaN past a group's), per-member
+// arrays, predictions, and one TrainOutput::architectures entry per group.
+TrainOutput merge_groups(const Config& cfg, const std::vector<ArchitectureGroup>& groups,
+                         const std::vector<TrainOutput>& parts) {
   TrainOutput out;
   const int S = cfg.swarm.size;
   int E = 0;
   for (const TrainOutput& p : parts) E = std::max(E, p.epochs);
   out.epochs = E;
   out.shape = parts.front().shape;
-  out.steps_per_epoch = parts.front().steps_per_epoch;
+  for (const TrainOutput& p : parts) out.steps_per_epoch = std::max(out.steps_per_epoch, p.steps_per_epoch);
   const float nan = std::numeric_limits<float>::quiet_NaN();
   const auto history = [&](std::vector<float> TrainOutput::*h) {
-    if (std::all_of(parts.begin(), parts.end(), [&](const TrainOutput& p) { return (p.*h).empty(); })) return;
+    if (std::all_of(parts.begin(), parts.end(), [&](const TrainOutput& p) { return (p.*h).empty(); }) &&
+        !(h == &TrainOutput::train_loss))
+      return;
     out.*h = std::vector<float>(static_cast<std::size_t>(S) * E, nan);
     for (std::size_t g = 0; g < groups.size(); ++g) put_rows(out.*h, E, parts[g].*h, parts[g].epochs, groups[g].members);
   };
   for (auto h : {&TrainOutput::train_loss, &TrainOutput::val_loss, &TrainOutput::train_acc, &TrainOutput::val_acc})
     history(h);
   out.diverged_epoch.assign(static_cast<std::size_t>(S), -1);
-  const bool stops = !parts.front().stopped_epoch.empty();
-  if (stops) {
-    out.stopped_epoch.assign(static_cast<std::size_t>(S), -1);
+  const bool stops = std::any_of(parts.begin(), parts.end(), [](const TrainOutput& p) { return !p.stopped_epoch.empty(); });
+  const bool best = std::any_of(parts.begin(), parts.end(), [](const TrainOutput& p) { return !p.best_value.empty(); });
+  if (stops) out.stopped_epoch.assign(static_cast<std::size_t>(S), -1);
+  if (best) {
     out.best_epoch.assign(static_cast<std::size_t>(S), 0);
     out.best_value.assign(static_cast<std::size_t>(S), 0.0);
   }
   out.pred_split = parts.front().pred_split;
   out.pred_n = parts.front().pred_n;
   const std::size_t per = static_cast<std::size_t>(out.pred_n) * out.shape.outputs();
-  out.pred_members.assign(static_cast<std::size_t>(S) * per, 0.0f);
+  if (per > 0) out.pred_members.assign(static_cast<std::size_t>(S) * per, 0.0f);
   for (std::size_t g = 0; g < groups.size(); ++g) {
-    TrainOutput& p = parts[g];
+    const TrainOutput& p = parts[g];
     const std::vector<int>& m = groups[g].members;
     put(out.diverged_epoch, p.diverged_epoch, m);
-    if (stops) {
-      put(out.stopped_epoch, p.stopped_epoch, m);
-      put(out.best_epoch, p.best_epoch, m);
-      put(out.best_value, p.best_value, m);
-    }
+    put(out.stopped_epoch, p.stopped_epoch, m);
+    put(out.best_epoch, p.best_epoch, m);
+    put(out.best_value, p.best_value, m);
     for (std::size_t i = 0; i < m.size() && !p.pred_members.empty(); ++i)
       std::copy_n(p.pred_members.begin() + static_cast<std::ptrdiff_t>(i * per), per,
                   out.pred_members.begin() + static_cast<std::ptrdiff_t>(m[i] * per));
     out.interrupted = out.interrupted || p.interrupted;
-    ArchitectureOutput a;
-    a.name = groups[g].name;
-    a.members = m;
-    a.shape = p.shape;
-    a.layout = p.layout;
-    a.init_params = std::move(p.init_params);
-    a.params = std::move(p.params);
-    a.opt1 = std::move(p.opt1);
-    a.opt2 = std::move(p.opt2);
-    a.best_params = std::move(p.best_params);
-    out.architectures.push_back(std::move(a));
+    out.architectures.push_back({groups[g].name, m, p.shape, p.layout, p.init_params, p.params, p.opt1, p.opt2,
+                                 p.best_params, p.epochs, p.partial});
   }
   return out;
+}
+
+// Group g's part of the whole swarm's state `whole` (merge_groups' form): what its sub-swarm
+// resumes from.
+TrainOutput group_state(const TrainOutput& whole, std::size_t g) {
+  const ArchitectureOutput& a = whole.architectures[g];
+  TrainOutput t;
+  t.shape = a.shape;
+  t.layout = a.layout;
+  t.init_params = a.init_params;
+  t.params = a.params;
+  t.opt1 = a.opt1;
+  t.opt2 = a.opt2;
+  t.best_params = a.best_params;
+  t.epochs = a.epochs;
+  t.steps_per_epoch = whole.steps_per_epoch;
+  t.train_loss = gather_rows(whole.train_loss, whole.epochs, a.members, a.epochs);
+  t.val_loss = gather_rows(whole.val_loss, whole.epochs, a.members, a.epochs);
+  t.train_acc = gather_rows(whole.train_acc, whole.epochs, a.members, a.epochs);
+  t.val_acc = gather_rows(whole.val_acc, whole.epochs, a.members, a.epochs);
+  t.diverged_epoch = pick(whole.diverged_epoch, a.members);
+  t.stopped_epoch = pick(whole.stopped_epoch, a.members);
+  t.best_epoch = pick(whole.best_epoch, a.members);
+  t.best_value = pick(whole.best_value, a.members);
+  t.partial = a.partial;
+  return t;
 }
 
 // Rough cost of training a group: members × parameters per member (the steps are the same
@@ -137,9 +155,11 @@ MemberSets group_sets(const Config& cfg, const PreparedData& data, const MemberS
 ChunkPlan plan_architectures(const Config& cfg, const PreparedData& data, const MemberSets& sets, const Backend& be,
                              bool with_run_file) {
   std::string note;
+  int chunks = 1;  // the most any group is split into
   for (const ArchitectureGroup& g : architecture_groups(cfg)) {
     try {
       const ChunkPlan p = plan_training(architecture_config(cfg, g), data, group_sets(cfg, data, sets, g), be, with_run_file);
+      chunks = std::max(chunks, p.chunks);
       if (!p.note.empty()) note += (note.empty() ? "" : "; ") + g.name + ": " + p.note;
     } catch (const ConfigError& e) {
       throw ConfigError("the members of architecture " + g.name + ": " + e.what());
@@ -147,57 +167,103 @@ ChunkPlan plan_architectures(const Config& cfg, const PreparedData& data, const 
       throw BackendError("the members of architecture " + g.name + ": " + e.what());
     }
   }
-  return ChunkPlan{cfg.swarm.size, 1, 0, note};
+  return ChunkPlan{cfg.swarm.size, chunks, 0, note};
 }
 
 TrainOutput train_architectures(const Config& cfg, const PreparedData& data, const MemberSets& sets, Backend& be,
                                 const ProgressFn& progress, const TrainControl& control) {
   (void)progress;  // groups train at different times: each reports when it is done instead
-  if (control.resume || control.checkpoint_every > 0 || control.init)
-    throw std::logic_error("train_architectures: resuming, checkpoints and warm starts are not supported");
+  if (control.init) throw std::logic_error("train_architectures: warm starts are not supported");
   const auto t0 = std::chrono::steady_clock::now();
   const std::vector<ArchitectureGroup> groups = architecture_groups(cfg);
   const int G = static_cast<int>(groups.size());
+  if (control.resume && control.resume->architectures.size() != groups.size())
+    throw std::logic_error("train_architectures: the state to resume from has other architectures");
   std::vector<Config> cfgs;
+  std::vector<ModelShape> shapes;
   std::vector<double> cost;
   for (const ArchitectureGroup& g : groups) {
     cfgs.push_back(architecture_config(cfg, g));
-    cost.push_back(group_cost(make_model_shape(cfgs.back(), data), g.members.size()));
+    shapes.push_back(make_model_shape(cfgs.back(), data));
+    cost.push_back(group_cost(shapes.back(), g.members.size()));
   }
   std::vector<int> order(static_cast<std::size_t>(G));
   for (int g = 0; g < G; ++g) order[static_cast<std::size_t>(g)] = g;
   std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return cost[a] > cost[b]; });
 
+  // Member k's initial parameters are those of global member k (a sub-swarm numbers its
+  // members from 0).
+  const auto initial = [&](int g, int first, const ParamLayout& layout) {
+    const ArchitectureGroup& group = groups[static_cast<std::size_t>(g)];
+    std::vector<int> members;
+    std::vector<float> scales;
+    for (int i = first; i < first + layout.S; ++i) {
+      members.push_back(cfg.swarm.first_member + group.members[static_cast<std::size_t>(i)]);
+      scales.push_back(static_cast<float>(member_init_scale(cfg, members.back())));
+    }
+    return init_params(shapes[static_cast<std::size_t>(g)], layout, cfg.seed, members, scales);
+  };
+  // Checkpoints hold every group's latest state, each at its own epoch: a group not started
+  // yet is at epoch 0 (its initial parameters, zero optimizer state).
+  const bool keep_states = static_cast<bool>(control.checkpoint);
+  std::vector<TrainOutput> latest(static_cast<std::size_t>(G));
+  for (int g = 0; g < G && keep_states; ++g) {
+    TrainOutput& t = latest[static_cast<std::size_t>(g)];
+    if (control.resume) {
+      t = group_state(*control.resume, static_cast<std::size_t>(g));
+      continue;
+    }
+    const int M = static_cast<int>(groups[static_cast<std::size_t>(g)].members.size());
+    t.shape = shapes[static_cast<std::size_t>(g)];
+    t.layout = ParamLayout(t.shape, M);
+    t.init_params = initial(g, 0, t.layout);
+    t.params = t.init_params;
+    t.opt1.assign(static_cast<std::size_t>(t.layout.total), 0.0f);
+    t.opt2 = t.opt1;
+    t.diverged_epoch.assign(static_cast<std::size_t>(M), -1);
+    if (const EarlyStoppingConfig& es = cfg.train.early_stopping; es.enabled()) {
+      t.stopped_epoch.assign(static_cast<std::size_t>(M), -1);
+      t.best_epoch.assign(static_cast<std::size_t>(M), 0);
+      t.best_value.assign(static_cast<std::size_t>(M), early_stop_initial_best(es));
+    }
+  }
+
   std::vector<TrainOutput> parts(static_cast<std::size_t>(G));
   std::vector<std::string> kernels(static_cast<std::size_t>(G));
-  std::mutex log_mutex;
+  std::mutex state_mutex;
   int done = 0;
   const auto train_group = [&](int g, Backend& gbe) {
     const ArchitectureGroup& group = groups[static_cast<std::size_t>(g)];
     const Config& sub = cfgs[static_cast<std::size_t>(g)];
     const auto start = std::chrono::steady_clock::now();
     const MemberSets sub_sets = group_sets(cfg, data, sets, group);
-    std::vector<int> global;
-    std::vector<float> scales;
-    for (int s : group.members) {
-      global.push_back(cfg.swarm.first_member + s);
-      scales.push_back(static_cast<float>(member_init_scale(cfg, global.back())));
-    }
     TrainControl c;
-    // Member k's initial parameters are those of global member k (train_pass numbers them
-    // from 0); called once per chunk with the chunk's first (local) member.
-    c.init = [&](int first, const ParamLayout& layout, std::vector<float>& p) {
-      const std::vector<int> members(global.begin() + first, global.begin() + first + layout.S);
-      const std::vector<float> k(scales.begin() + first, scales.begin() + first + layout.S);
-      p = init_params(make_model_shape(sub, data), layout, cfg.seed, members, k);
-    };
+    TrainOutput from;
+    if (control.resume) {
+      from = group_state(*control.resume, static_cast<std::size_t>(g));
+      c.resume = &from;
+    } else {
+      c.init = [&](int first, const ParamLayout& layout, std::vector<float>& p) { p = initial(g, first, layout); };
+    }
     const ChunkPlan plan = plan_training(sub, data, sub_sets, gbe);
-    if (plan.chunks <= 1) c.stop = control.stop;  // chunks train one after another, unstoppable
-    parts[static_cast<std::size_t>(g)] = train_swarm_in_chunks(sub, data, sub_sets, gbe, {}, plan.chunk, c);
+    if (plan.chunks <= 1) {  // chunks train one after another, without checkpoints or stops
+      c.stop = control.stop;
+      if (keep_states) {
+        // Its state at the end too (every group's is in the last checkpoint).
+        c.checkpoint_every = control.checkpoint_every > 0 ? control.checkpoint_every : cfg.train.epochs;
+        c.checkpoint = [&, g](const TrainOutput& t) {
+          std::lock_guard<std::mutex> lock(state_mutex);
+          latest[static_cast<std::size_t>(g)] = t;
+          if (control.checkpoint_every > 0 && !t.interrupted) control.checkpoint(merge_groups(cfg, groups, latest));
+        };
+      }
+    }
+    TrainOutput part = train_swarm_in_chunks(sub, data, sub_sets, gbe, {}, plan.chunk, c);
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    std::lock_guard<std::mutex> lock(log_mutex);
+    std::lock_guard<std::mutex> lock(state_mutex);
     ++done;
-    kernels[static_cast<std::size_t>(g)] = parts[static_cast<std::size_t>(g)].kernel;
+    kernels[static_cast<std::size_t>(g)] = part.kernel;
+    parts[static_cast<std::size_t>(g)] = std::move(part);
     spdlog::info("architecture {}/{} done ({}): {} members in {:.2f} s", done, G, group.name, group.members.size(),
                  seconds);
   };
@@ -233,6 +299,12 @@ TrainOutput train_architectures(const Config& cfg, const PreparedData& data, con
     for (int g : order) train_group(g, be);
   }
   TrainOutput out = merge_groups(cfg, groups, parts);
+  if (keep_states && (out.interrupted || control.checkpoint_every > 0)) {
+    // The state of every group where it stopped: the checkpoint an interrupted run resumes from.
+    TrainOutput st = merge_groups(cfg, groups, latest);
+    st.interrupted = out.interrupted;
+    control.checkpoint(st);
+  }
   out.train_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   out.kernel = std::to_string(G) + " architectures, " +
                (pool ? "trained " + std::to_string(W) + " at a time, one per thread"

@@ -26,8 +26,8 @@ std::vector<ArchitectureGroup> architecture_groups(const Config& cfg);
 Config architecture_config(const Config& cfg, const ArchitectureGroup& g);
 
 // Plans every group's memory on its own (plan_training; ConfigError or BackendError naming
-// the architecture when one does not fit) and returns the whole swarm as one chunk: the groups
-// are chunked when they train.
+// the architecture when one does not fit). The plan is the whole swarm with `chunks` the most
+// any group is split into (more than 1: no checkpoints); each group is chunked when it trains.
 ChunkPlan plan_architectures(const Config& cfg, const PreparedData& data, const MemberSets& sets, const Backend& be,
                              bool with_run_file);
 
@@ -36,8 +36,11 @@ ChunkPlan plan_architectures(const Config& cfg, const PreparedData& data, const 
 // TrainOutput::architectures entry per group. On the CPU with at least as many groups as
 // threads, each thread trains whole groups, the most costly first, so no group waits for
 // another's synchronization; otherwise the groups train one after another on all workers.
-// Each group's memory is planned on its own (chunks on a device). `control` may stop training
-// (every group stops where it is); checkpoints, resuming and warm starts are refused before.
+// Each group's memory is planned on its own (chunks on a device). With `control`: stopping
+// stops every group where it is; checkpoints hold every group's latest state, each at its own
+// epoch (TrainOutput::architectures[a].epochs), written whenever a group reaches a multiple of
+// checkpoint_every and once more at the end or interruption; a resume state of that form
+// continues every group from its own epoch. Warm starts are refused before (config).
 TrainOutput train_architectures(const Config& cfg, const PreparedData& data, const MemberSets& sets, Backend& be,
                                 const ProgressFn& progress, const TrainControl& control);
 

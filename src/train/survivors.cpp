@@ -1,6 +1,8 @@
 // Successive halving's survivors packed into a swarm of their own (train/survivors.h).
 #include "train/survivors.h"
 
+#include "train/member_rows.h"
+
 #include <algorithm>
 #include <limits>
 
@@ -26,30 +28,6 @@ void scatter_params(std::vector<float>& a, const ParamLayout& to, const std::vec
     for (std::size_t i = 0; i < members.size(); ++i)
       std::copy_n(part.begin() + from.at(static_cast<int>(t), static_cast<int>(i)), to.size[t],
                   a.begin() + to.at(static_cast<int>(t), members[i]));
-}
-
-// Rows `members` of a [S, cols] history, columns [0, keep).
-std::vector<float> gather_rows(const std::vector<float>& h, int cols, const std::vector<int>& members, int keep) {
-  if (h.empty()) return {};
-  std::vector<float> r;
-  for (int s : members) {
-    const auto row = h.begin() + static_cast<std::ptrdiff_t>(s) * cols;
-    r.insert(r.end(), row, row + keep);
-  }
-  return r;
-}
-
-template <class T>
-std::vector<T> pick(const std::vector<T>& v, const std::vector<int>& members) {
-  std::vector<T> r;
-  if (v.empty()) return r;
-  for (int s : members) r.push_back(v[static_cast<std::size_t>(s)]);
-  return r;
-}
-
-template <class T>
-void put(std::vector<T>& v, const std::vector<T>& part, const std::vector<int>& members) {
-  for (std::size_t i = 0; i < members.size() && i < part.size(); ++i) v[static_cast<std::size_t>(members[i])] = part[i];
 }
 
 }  // namespace

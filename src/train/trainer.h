@@ -65,6 +65,11 @@ struct ArchitectureOutput {
   ModelShape shape;
   ParamLayout layout;        // for members.size() members
   std::vector<float> init_params, params, opt1, opt2, best_params;
+  // Each architecture trains on its own: the epochs it trained (at most TrainOutput::epochs,
+  // fewer when interrupted or when its members all stopped early) and where an epoch it was
+  // interrupted in stands (local members).
+  int epochs = 0;
+  PartialEpoch partial;
 };
 
 // What training produced, and everything it needs to continue (a checkpoint's contents).

@@ -287,9 +287,6 @@ int train_one(const TrainOptions& opt, std::optional<Shard> ranks_shard) {
     const int sig = StopSignals::requested();
     if (ranks_shard)  // one shard of an MPI job: rank 0 prints the job's resume command
       spdlog::warn("wrote {} (marked interrupted){}", cfg.output.path, r.checkpoint.empty() ? "" : " and " + r.checkpoint);
-    else if (!r.out.architectures.empty())
-      spdlog::warn("members of different architectures cannot be resumed yet: {} holds what each architecture "
-                   "trained before the interruption (its histories end there); train again to finish", cfg.output.path);
     else if (!r.checkpoint.empty())
       spdlog::warn("wrote checkpoint {}; continue with:\n  {}", r.checkpoint, resume_command(opt, r.checkpoint));
     else
