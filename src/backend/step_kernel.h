@@ -35,6 +35,7 @@ struct StepBatch {
   const int* rows = nullptr;            // [S] valid rows per member (null: all B), as for loss_backward
   std::uint64_t seed = 0;               // the run's seed (dropout masks)
   const std::uint32_t* epoch = nullptr; // device [1]: the epoch, for dropout masks (null: no dropout)
+  const std::uint32_t* members = nullptr;  // device [S] or null: as DropoutKey::members
 };
 
 // The optimizer half of a step: the arguments Backend::optimizer_update takes for every

@@ -37,6 +37,10 @@ enum class DevicePrecision { Fp32, Tf32 };
 struct SwarmConfig {
   int size = 1;
   int first_member = 0;  // this run trains members [first_member, first_member + size)
+  // Not from YAML: the global index of each member when they are not consecutive (the
+  // sub-swarm of one architecture, train/architectures.h), which dropout masks follow;
+  // empty: member s is first_member + s.
+  std::vector<int> members;
   // group_by on a csv without swarm.size: one member per group, `size` set when the data are
   // read (resolve_group_swarm in data/member_sets.h); a given size must equal the groups.
   bool size_from_groups = false;

@@ -392,11 +392,6 @@ void check_architecture_keys(const Field& root, const Config& c) {
   if (c.data.per_member == PerMember::GroupBy)
     root["data"]["per_member"].fail(std::string("group_by trains one member per group, which does not combine yet with ") +
                                     what + "; give every member one architecture");
-  for (std::size_t i = 0; i < c.model.layers.size(); ++i)
-    if (c.model.layers[i].dropout > 0)
-      model["layers"].items()[i]["dropout"].fail(std::string("dropout masks follow the member numbering of one swarm and do "
-                                                             "not combine yet with ") + what +
-                                                 "; remove dropout or the per-member model keys");
 }
 
 // Checks that involve more than one section.

@@ -17,10 +17,18 @@ struct DropoutKey {
   float rate = 0.0f;                     // probability of dropping an element, in [0, 1)
   std::uint64_t seed = 0;                // the run's seed
   std::uint32_t member0 = 0;             // global index of the block's first member
+  // Device [S] or null: the global index of block member s when members are not consecutive
+  // (a sub-swarm of one architecture); null: member0 + s.
+  const std::uint32_t* members = nullptr;
   const std::uint32_t* epoch = nullptr;  // device [1]: the epoch
   std::uint32_t pos0 = 0;                // epoch position of the batch's first row
   std::uint32_t layer = 0;               // dense layer index in model.layers
 };
+
+// The global index of block member s.
+TN_HD std::uint32_t dropout_member(const DropoutKey& key, std::uint32_t s) {
+  return key.members ? key.members[s] : key.member0 + s;
+}
 
 // The words every mask of one row draws from: Philox of (seed, member, Purpose::Dropout,
 // epoch << 32 | position).

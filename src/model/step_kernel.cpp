@@ -27,6 +27,7 @@ class OpsStepKernel final : public StepKernel {
     DropoutKey dk;
     dk.seed = b.seed;
     dk.member0 = b.member0;
+    dk.members = b.members;
     dk.epoch = b.epoch;
     dk.pos0 = b.pos0;
     const DropoutKey* drop = b.epoch ? &dk : nullptr;

@@ -134,6 +134,8 @@ Config architecture_config(const Config& cfg, const ArchitectureGroup& g) {
   sub.model = g.model;
   sub.swarm.size = static_cast<int>(g.members.size());
   sub.swarm.first_member = 0;
+  sub.swarm.members.clear();
+  for (int s : g.members) sub.swarm.members.push_back(cfg.swarm.first_member + s);
   sub.grid.clear();
   sub.member_values.clear();
   for (const MemberValues& mv : cfg.member_values) {

@@ -156,6 +156,11 @@ class Loop {
       be_.to_device(vtable_, vgroups_.table.data(), vgroups_.table.size() * sizeof(std::uint32_t));
       be_.to_device(vrows_, vgroups_.rows.data(), vgroups_.rows.size() * sizeof(int));
     }
+    if (!cfg.swarm.members.empty()) {  // members not consecutive: dropout masks follow their global index
+      const std::vector<std::uint32_t> global(cfg.swarm.members.begin(), cfg.swarm.members.end());
+      members_ = be_.alloc<std::uint32_t>(global.size());
+      be_.to_device(members_, global.data(), global.size() * sizeof(std::uint32_t));
+    }
     sampler_.mode = sets.mode;
     sampler_.seed = cfg.seed;
     sampler_.n = static_cast<std::uint32_t>(data.train.n);
@@ -169,6 +174,7 @@ class Loop {
     if (vtable_) be_.release(vtable_);
     if (vrows_) be_.release(vrows_);
     if (init_sums_) be_.release(init_sums_);
+    if (members_) be_.release(members_);
     be_.release(hist_);
   }
 
@@ -408,7 +414,8 @@ class Loop {
       const int B = std::min(bcap_, n_ - pos0);
       const int* rows = sets_.equal_sizes() && !resuming ? nullptr : wk.rows + step * Sb;
       const StepBatch batch{&shape_, &loss_, &sampler, member0, Sb, static_cast<std::uint32_t>(pos0), B,
-                            train_.X, train_.Y, T_, &p, &g, wk.loss, wk.correct, rows, cfg_.seed, wk.epoch};
+                            train_.X, train_.Y, T_, &p, &g, wk.loss, wk.correct, rows, cfg_.seed, wk.epoch,
+                            members_ ? members_ + b0 : nullptr};
       kernel_->step(batch, StepUpdate{cfg_.optimizer.type, &s1, &s2, wk.h + step * Sb, clip, frozen_.p + b0}, w);
     }
     if (k1 == steps && val_.n > 0) {
@@ -514,6 +521,7 @@ class Loop {
   GroupRows vgroups_;                // group_by: each member's own validation rows
   std::uint32_t* vtable_ = nullptr;  // device copy of vgroups_.table (null: validate on the whole split)
   int* vrows_ = nullptr;             // device copy of vgroups_.rows
+  std::uint32_t* members_ = nullptr;  // device [S]: cfg.swarm.members (dropout masks), or null
   BatchSampler sampler_;
 };
 
@@ -1247,6 +1255,8 @@ TrainOutput train_swarm_in_chunks(const Config& cfg, const PreparedData& data, c
     Config part_cfg = cfg;
     part_cfg.swarm.first_member = cfg.swarm.first_member + m0;
     part_cfg.swarm.size = m1 - m0;
+    if (!cfg.swarm.members.empty())
+      part_cfg.swarm.members.assign(cfg.swarm.members.begin() + m0, cfg.swarm.members.begin() + m1);
     TrainOutput part = train_pass(part_cfg, data, slice_member_sets(sets, m0, m1), be,
                                   [&](const EpochStats& st) {
                                     if (!progress) return;

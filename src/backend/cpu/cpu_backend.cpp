@@ -194,7 +194,7 @@ void CpuBackend::dropout(int S, int rows, int cols, const float* X, std::int64_t
   const std::uint32_t epoch = *key.epoch;
   for (int s = 0; s < S; ++s)
     for (int r = 0; r < rows; ++r) {
-      const Philox4x32 row = dropout_row_key(key.seed, key.member0 + s, epoch, key.pos0 + r);
+      const Philox4x32 row = dropout_row_key(key.seed, dropout_member(key, static_cast<std::uint32_t>(s)), epoch, key.pos0 + r);
       const float* x = X + s * sX + static_cast<std::int64_t>(r) * cols;
       float* y = Y + s * sY + static_cast<std::int64_t>(r) * cols;
       for (int j0 = 0; j0 < cols; j0 += 4) {

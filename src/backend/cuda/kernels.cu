@@ -52,7 +52,7 @@ struct Dropout {  // item = (member, row, group of 4 columns): one Philox call e
     const i64 per = static_cast<i64>(rows) * groups;
     const i64 s = i / per;
     const int r = static_cast<int>((i % per) / groups), j0 = static_cast<int>(i % groups) * 4;
-    const Philox4x32 row = dropout_row_key(key.seed, key.member0 + static_cast<std::uint32_t>(s), *key.epoch,
+    const Philox4x32 row = dropout_row_key(key.seed, dropout_member(key, static_cast<std::uint32_t>(s)), *key.epoch,
                                            key.pos0 + static_cast<std::uint32_t>(r));
     const Philox4x32 w = dropout_unit_words(row, key.layer, j0 / 4);
     const i64 xo = s * sX + static_cast<i64>(r) * cols, yo = s * sY + static_cast<i64>(r) * cols;

@@ -192,11 +192,18 @@ struct WeightGradOp {
   }
 };
 
-// Where a chunk's dropout masks come from: lane l is member member0 + l, chunk row b is at
-// epoch position pos0 + b. Null: no dropout (not a training step).
+// Where a chunk's dropout masks come from: lane l is member member0 + l (or members[l] for
+// the lanes < count, when given), chunk row b is at epoch position pos0 + b. Null: no
+// dropout (not a training step).
 struct LaneDropout {
   std::uint64_t seed;
   std::uint32_t member0, epoch, pos0;
+  const std::uint32_t* members;
+  int count;
+  std::uint32_t member(int lane) const {
+    if (!members) return member0 + static_cast<std::uint32_t>(lane);
+    return lane < count ? members[lane] : 0u;  // lanes past the block's members: masks not used
+  }
 };
 
 // The dropout factors of layer li for `rows` rows of every lane (math/dropout.h, the same
@@ -204,7 +211,7 @@ struct LaneDropout {
 void dropout_factors(const DenseLayer& l, std::uint32_t li, const LaneDropout& d, int rows, float* M) {
   for (int b = 0; b < rows; ++b)
     for (int lane = 0; lane < L; ++lane) {
-      const Philox4x32 row = dropout_row_key(d.seed, d.member0 + static_cast<std::uint32_t>(lane), d.epoch, d.pos0 + b);
+      const Philox4x32 row = dropout_row_key(d.seed, d.member(lane), d.epoch, d.pos0 + b);
       for (int j0 = 0; j0 < l.out; j0 += 4) {
         const Philox4x32 w = dropout_unit_words(row, li, j0 / 4);
         for (int q = 0; q < 4 && j0 + q < l.out; ++q)
@@ -289,7 +296,7 @@ void generic_group(const StepBatch& fb, const LaneLayout& lay, float* ws, int g0
     const int rows = std::min(lay.R, fb.B - r0);
     gather_rows(fb, lay, ws, g0, nm, r0, rows);
     const LaneDropout drop{fb.seed, fb.member0 + static_cast<std::uint32_t>(g0), dropped ? *fb.epoch : 0u,
-                           fb.pos0 + static_cast<std::uint32_t>(r0)};
+                           fb.pos0 + static_cast<std::uint32_t>(r0), fb.members ? fb.members + g0 : nullptr, nm};
     forward(s, lay, ws, rows, dropped ? &drop : nullptr);
     loss_rows(fb, ll, rows, r0, ws + lay.A.back(), ws + lay.Y, ws + lay.dOut);
     backward(s, lay, ws, rows, dropped);
