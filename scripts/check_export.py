@@ -106,6 +106,31 @@ def check_torch(npz, x, want, what):
 
 def check_npz(npz, f, members):
     z = np.load(npz)
+    if "architectures" in f and len(members) > 1:  # one group per architecture, as in the run file
+        for a, g in f["architectures"].items():
+            key = f"architectures/{a}"
+            i = 0
+            while f"params/layer_{i}" in g:
+                for name, ds in g[f"params/layer_{i}"].items():
+                    if not np.array_equal(z[f"{key}/params/layer_{i}/{name}"], ds[()]):
+                        failures.append(f"{npz}: {key}/params/layer_{i}/{name} differs from the run file")
+                i += 1
+            assert list(z[f"{key}/members/member"]) == list(g["members"][()])
+        print(f"ok   {os.path.basename(npz)}: {len(f['architectures'])} architectures equal to the run file's")
+        return
+    if "architectures" in f:  # one member: its architecture's row
+        k = members[0]
+        for a, g in f["architectures"].items():
+            rows = list(g["members"][()])
+            if k in rows:
+                i = 0
+                while f"params/layer_{i}" in g:
+                    for name, ds in g[f"params/layer_{i}"].items():
+                        if not np.array_equal(z[f"params/layer_{i}/{name}"], ds[()][rows.index(k)]):
+                            failures.append(f"{npz}: params/layer_{i}/{name} differs from the run file's {a}")
+                    i += 1
+        print(f"ok   {os.path.basename(npz)}: member {k} equal to the run file's")
+        return
     i = 0
     while f"params/layer_{i}" in f:
         for name, ds in f[f"params/layer_{i}"].items():
@@ -152,6 +177,7 @@ def check_vectors(turbanet, path, f, d, tag):
     npz = export(turbanet, path, os.path.join(d, f"{tag}.npz"))
     check_npz(npz, f, list(range(len(members))))
     npz_one = export(turbanet, path, os.path.join(d, f"{tag}-m{k}.npz"), "--member", str(k))
+    check_npz(npz_one, f, [k])
     check_torch(npz_one, x, m["output"], f"{tag} member {k}: to_torch.py vs onnxruntime")
 
 

@@ -1,8 +1,9 @@
 // Per-member architectures: the config keys (model.hidden, model.layers.<i>.units, .activation,
 // .type) with their errors and YAML round trip; member k of a mixed swarm is bitwise member k
 // trained alone with its architecture written as plain numbers (1 and 2 threads, bootstrap
-// sets, a grid with the learning rate, an LSTM/GRU swarm); the run file stores one group per
-// architecture that eval and predict read back to the training's predictions.
+// sets, a grid with the learning rate, an LSTM/GRU swarm, dropout); the run file stores one group
+// per architecture that eval and predict read back to the training's predictions; interrupted
+// and checkpointed runs resume bitwise. Export is checked with onnxruntime in test_export.cpp.
 #include <doctest/doctest.h>
 
 #include <atomic>
@@ -220,18 +221,6 @@ TEST_CASE("architectures: the run file has one group per architecture, and eval 
   CHECK_HAS(out, "\"model.hidden\"");
   CHECK_HAS(out, "\"architecture\"");
   CHECK_HAS(out, "dense 10 relu, dense 4 relu, dense 2");
-}
-
-TEST_CASE("architectures: export refuses a mixed swarm and says so, writing nothing") {
-  using namespace evaltest;
-  const fs::path run = train_run("architectures-refusals", kMixed);
-  tn::ExportOptions e;
-  e.run_path = run.string();
-  e.out = scratch("architectures.onnx").string();
-  auto [rc, err] = exit_and_stderr([&] { return tn::run_export(e); });
-  CHECK(rc == tn::kExitUsage);
-  CHECK_HAS(err, "architectures");
-  CHECK_FALSE(fs::exists(e.out));
 }
 
 namespace {

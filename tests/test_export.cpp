@@ -77,16 +77,22 @@ TEST_CASE("export: onnxruntime reproduces predict and the stored predictions for
       {"spirals-small", {"swarm.size=4", "train.epochs=1"}},
       {"spirals-halving", {"swarm.size=8", "optimizer.lr.num=2", "train.epochs=5", "search.rungs=[2, 3]"}},
       {"spirals-pbt", {"swarm.size=8", "train.epochs=5", "search.every_epochs=2"}},
-      {"spirals-widths", {}},  // not exported: members of different architectures (test_architectures.cpp)
+      {"spirals-widths", {"swarm.size=21", "train.epochs=1"}},
       {"stocks-lstm", {"swarm.size=5", "data.source.series=5", "train.epochs=1"}}};
   std::vector<std::string> runs;
   for (const auto& [name, path] : tn::test::shipped_configs(reduced)) {
-    if (name == "spirals-widths") continue;
     runs.push_back(train_config(name, reduced.at(name)).string());
   }
   // What the shipped configs leave out: GRU, stacked recurrent layers, every activation, bce.
   runs.push_back(train_config("stocks-lstm", {"swarm.size=4", "data.source.series=4", "train.epochs=1",
                                               "model.layers.0.type=gru"}, "stocks-gru")
+                     .string());
+  // Members of different architectures: LSTM and GRU of two widths in one swarm.
+  runs.push_back(train_config("stocks-lstm", {"swarm.size=4", "data.source.series=1", "data.source.length=200",
+                                              "data.per_member=bootstrap", "data.normalize_per_member=false",
+                                              "train.epochs=1", "model.layers.0.type={values: [lstm, gru]}",
+                                              "model.layers.0.units={values: [3, 3, 5, 5]}"},
+                              "stocks-mixed")
                      .string());
   runs.push_back(train_config("stocks-lstm", {"swarm.size=4", "data.source.series=4", "train.epochs=1",
                                               "model.layers=[{type: lstm, units: 6}, {type: gru, units: 5}, "

@@ -192,7 +192,7 @@ void read_init_from(const Field& f, InitFromConfig& w, const std::vector<std::st
 // hidden dense layer (member_model in config/member_values.cpp).
 void read_hidden(const Field& model, Config& c) {
   const Field f = model["hidden"];
-  if (!f.present()) return;
+  if (!f.present() || f.node().IsNull()) return;  // `--set model.hidden=null` takes it away
   const std::vector<LayerConfig>& layers = c.model.layers;
   const int first = hidden_dense_begin(c.model);
   const int n = static_cast<int>(layers.size()) - 1 - first;

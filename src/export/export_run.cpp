@@ -49,15 +49,48 @@ ExportFormat parse_export_format(const std::string& name) {
   throw UsageError("--format: unknown format '" + name + "'; allowed: onnx, npz");
 }
 
-std::vector<NpyArray> npz_arrays(const StoredSwarm& run, const std::vector<int>& members, bool one_member) {
-  std::vector<NpyArray> out;
+namespace {
+
+// The parameters of `members` (local) of a swarm of one architecture, under `root`.
+void add_params(std::vector<NpyArray>& out, const StoredSwarm& run, const std::vector<int>& members, bool one_member,
+                const std::string& root) {
   const ModelShape& shape = run.shape;
   for (int t = 0; t < shape.tensors(); ++t) {
     std::vector<U> dims;
     if (!one_member) dims.push_back(members.size());
     for (std::int64_t d : shape.tensor_dims(t)) dims.push_back(static_cast<U>(d));
-    out.push_back({"params/layer_" + std::to_string(shape.layer_of(t)) + "/" + shape.tensor_name(t), dims,
+    out.push_back({root + "params/layer_" + std::to_string(shape.layer_of(t)) + "/" + shape.tensor_name(t), dims,
                    stacked_tensor(run, t, members)});
+  }
+}
+
+}  // namespace
+
+std::vector<NpyArray> npz_arrays(const StoredSwarm& run, const std::vector<int>& members, bool one_member) {
+  std::vector<NpyArray> out;
+  const ModelShape& shape = run.shape;
+  if (!run.architectures.empty() && one_member) {  // the member's architecture alone, as any one member
+    const auto [a, j] = architecture_of(run, members.front());
+    StoredSwarm view = architecture_view(run, a);
+    view.first_member = run.first_member + members.front() - j;  // so that local j is the member
+    return npz_arrays(view, {j}, true);
+  }
+  if (run.architectures.empty()) add_params(out, run, members, one_member, "");
+  // Members of several architectures: architectures/arch_<a>/ with each one's members, model and parameters.
+  for (std::size_t a = 0; a < run.architectures.size(); ++a) {
+    std::vector<int> local;
+    std::vector<std::int32_t> global;
+    for (int s : members)
+      if (architecture_of(run, s).first == a) {
+        local.push_back(architecture_of(run, s).second);
+        global.push_back(run.first_member + s);
+      }
+    if (local.empty()) continue;
+    const StoredSwarm view = architecture_view(run, a);
+    const std::string root = "architectures/arch_" + std::to_string(a) + "/";
+    add_params(out, view, local, false, root);
+    out.push_back({root + "members/member", {global.size()}, global});
+    out.push_back({root + "model", {}, std::vector<std::string>{model_json(view)}});
   }
   std::vector<std::int32_t> global;
   for (int s : members) global.push_back(run.first_member + s);
@@ -73,16 +106,12 @@ std::vector<NpyArray> npz_arrays(const StoredSwarm& run, const std::vector<int>&
   if (!info.feature_names.empty()) out.push_back({"data/feature_names", {info.feature_names.size()}, info.feature_names});
   if (run.classification) out.push_back({"data/class_names", {run.class_names.size()}, run.class_names});
   out.push_back({"config", {}, std::vector<std::string>{run.file.config_yaml}});
-  out.push_back({"model", {}, std::vector<std::string>{model_json(run)}});
+  if (run.architectures.empty()) out.push_back({"model", {}, std::vector<std::string>{model_json(run)}});
   return out;
 }
 
 ExportedModel build_export(const std::string& run_path, ExportFormat format, const MemberChoice& choice) {
   const StoredSwarm run = load_swarm_model(run_path);
-  if (!run.architectures.empty())
-    throw UsageError("export: '" + run_path + "' holds members of " + std::to_string(run.architectures.size()) +
-                     " architectures, which export does not write yet; read them with h5py (/architectures, "
-                     "docs/run-file.md) or predict with turbanet predict");
   const std::vector<int> members = choose_members(run, choice);
   ExportedModel m;
   m.ensemble = !choice.member;

@@ -23,12 +23,16 @@ std::vector<int> choose_members(const StoredSwarm& run, const MemberChoice& choi
     throw UsageError("run file '" + run.path + "' has one member per group (data.per_member group_by), and an "
                      "ensemble across groups means nothing; export one member with --member K (" +
                      std::to_string(run.first_member) + ".." + std::to_string(last) + ")");
-  const ParamLayout layout(run.shape, run.S);
   std::vector<int> members;
   for (int s = 0; s < run.S; ++s) {
+    const auto [a, j] = architecture_of(run, s);
+    const StoredSwarm* own = &run;
+    StoredSwarm view;
+    if (!run.architectures.empty()) own = &(view = architecture_view(run, a));
+    const ParamLayout layout(own->shape, own->S);
     bool finite = true;
-    for (int t = 0; t < run.shape.tensors() && finite; ++t) {
-      const float* p = run.params.data() + layout.at(t, s);
+    for (int t = 0; t < own->shape.tensors() && finite; ++t) {
+      const float* p = own->params.data() + layout.at(t, j);
       finite = std::all_of(p, p + layout.size[t], [](float v) { return std::isfinite(v); });
     }
     if (finite) members.push_back(s);
@@ -38,6 +42,35 @@ std::vector<int> choose_members(const StoredSwarm& run, const MemberChoice& choi
     throw UsageError("every member of run file '" + run.path + "' has non-finite parameters (diverged); "
                      "there is nothing to export");
   return members;
+}
+
+StoredSwarm architecture_view(const StoredSwarm& run, std::size_t a) {
+  const StoredArchitecture& arch = run.architectures.at(a);
+  StoredSwarm v;
+  v.path = run.path;
+  v.file.config_yaml = run.file.config_yaml;
+  v.file.data = run.file.data;
+  v.file.normalization = run.file.normalization;
+  v.cfg = run.cfg;
+  v.cfg.model = member_model(run.cfg, run.first_member + arch.members.front());
+  v.shape = arch.shape;
+  v.params = arch.params;
+  v.S = static_cast<int>(arch.members.size());
+  v.first_member = run.first_member;
+  v.classification = run.classification;
+  v.K = run.K;
+  v.class_names = run.class_names;
+  v.encoding = run.encoding;
+  return v;
+}
+
+std::pair<std::size_t, int> architecture_of(const StoredSwarm& run, int s) {
+  for (std::size_t a = 0; a < run.architectures.size(); ++a) {
+    const std::vector<int>& m = run.architectures[a].members;
+    const auto it = std::find(m.begin(), m.end(), s);
+    if (it != m.end()) return {a, static_cast<int>(it - m.begin())};
+  }
+  return {0, s};
 }
 
 std::vector<float> member_tensor(const StoredSwarm& run, int t, int s) { return stacked_tensor(run, t, {s}); }

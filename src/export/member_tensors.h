@@ -3,6 +3,7 @@
 #pragma once
 #include <cstdint>
 #include <optional>
+#include <utility>
 #include <string>
 #include <vector>
 
@@ -21,6 +22,13 @@ struct MemberChoice {
 // knows only its own group), else every member whose parameters are all finite (a diverged
 // member is left out, with a warning, as predict leaves out non-finite predictions).
 std::vector<int> choose_members(const StoredSwarm& run, const MemberChoice& choice);
+
+// Members of several architectures (StoredSwarm::architectures): architecture a's members as a
+// stored swarm of their own (its shape and parameters, S its members, local index j being
+// run member architectures[a].members[j]), for the functions here and in onnx_model.h.
+StoredSwarm architecture_view(const StoredSwarm& run, std::size_t a);
+// The architecture of local member s and its index there.
+std::pair<std::size_t, int> architecture_of(const StoredSwarm& run, int s);
 
 // Tensor t (ParamLayout order) of local member s: size(t) floats, row-major.
 std::vector<float> member_tensor(const StoredSwarm& run, int t, int s);

@@ -4,6 +4,8 @@
 // weights transposed: W [1, G·H, in], R [1, G·H, H], B [1, 2·G·H] (input then recurrent bias).
 #include "export/onnx_model.h"
 
+#include <algorithm>
+
 #include "export/member_tensors.h"
 #include "export/onnx_graph.h"
 
@@ -155,6 +157,12 @@ void describe(Graph& g, const StoredSwarm& run, const std::vector<int>& members)
 }  // namespace
 
 std::string onnx_member_model(const StoredSwarm& run, int s) {
+  if (!run.architectures.empty()) {  // the member's architecture alone, numbered so that j is member s
+    const auto [a, j] = architecture_of(run, s);
+    StoredSwarm view = architecture_view(run, a);
+    view.first_member = run.first_member + s - j;
+    return onnx_member_model(view, j);
+  }
   Graph g(member_name(run) + "_member_" + std::to_string(run.first_member + s), kOpset);
   describe(g, run, {s});
   std::string x = normalized_input(g, run, s);
@@ -185,12 +193,12 @@ std::string onnx_member_model(const StoredSwarm& run, int s) {
   return g.serialize();
 }
 
-std::string onnx_ensemble_model(const StoredSwarm& run, const std::vector<int>& members) {
-  const I64 S = static_cast<I64>(members.size()), O = run.shape.outputs();
-  Graph g(member_name(run) + "_ensemble", kOpset);
-  describe(g, run, members);
-  g.doc("turbanet ensemble of members " + member_list(run, members) + " (mean of the member probabilities)");
-  std::string x = normalized_input(g, run, 0);
+namespace {
+
+// The outputs [S, N, O] of `members` (local, one architecture: `run` is a swarm of one) on
+// the normalized input x.
+std::string stacked_outputs(Graph& g, const StoredSwarm& run, const std::vector<int>& members, std::string x) {
+  const I64 S = static_cast<I64>(members.size());
   if (!run.shape.recurrent.empty()) {
     // One LSTM/GRU node per member (ONNX has no batched recurrent op), stacked to [S, N, H].
     std::vector<std::string> last;
@@ -209,7 +217,41 @@ std::string onnx_ensemble_model(const StoredSwarm& run, const std::vector<int>& 
     const std::string b = g.constant(p + "b", {S, 1, l.out}, stacked_tensor(run, t + 1, members));
     x = activation(g, l, g.op("Add", {g.op("MatMul", {x, W}), b}, {}, p + "z"));  // [S, N, out]
   }
-  const std::string members_out = output_activation(g, run, x);
+  return output_activation(g, run, x);
+}
+
+// Members of several architectures: each architecture's members stacked as above, then put
+// in member order, [S, N, O].
+std::string mixed_outputs(Graph& g, const StoredSwarm& run, const std::vector<int>& members, const std::string& x) {
+  std::vector<std::string> parts;
+  std::vector<int> order;  // the member of each row of the concatenation
+  for (std::size_t a = 0; a < run.architectures.size(); ++a) {
+    std::vector<int> local;
+    for (int s : members)
+      if (architecture_of(run, s).first == a) {
+        local.push_back(architecture_of(run, s).second);
+        order.push_back(s);
+      }
+    if (!local.empty()) parts.push_back(stacked_outputs(g, architecture_view(run, a), local, x));
+  }
+  const std::string all = parts.size() == 1 ? parts.front() : g.op("Concat", parts, {{"axis", I64{0}}}, "architectures");
+  std::vector<I64> rows;  // member order: row i of the result is the concatenation's row of members[i]
+  for (int s : members) rows.push_back(std::find(order.begin(), order.end(), s) - order.begin());
+  return g.op("Gather", {all, g.constant_i64("member_rows", {static_cast<I64>(rows.size())}, rows)}, {{"axis", I64{0}}},
+              "members_in_order");
+}
+
+}  // namespace
+
+std::string onnx_ensemble_model(const StoredSwarm& run, const std::vector<int>& members) {
+  const I64 S = static_cast<I64>(members.size()), O = run.shape.outputs();
+  Graph g(member_name(run) + "_ensemble", kOpset);
+  describe(g, run, members);
+  g.doc("turbanet ensemble of members " + member_list(run, members) + " (mean of the member probabilities)" +
+        (run.architectures.empty() ? "" : ", of several architectures"));
+  const std::string x = normalized_input(g, run, 0);
+  const std::string members_out =
+      run.architectures.empty() ? stacked_outputs(g, run, members, x) : mixed_outputs(g, run, members, x);
   g.output("members", members_out, Elem::Float, {S, "N", O});
   const std::string mean = g.op("ReduceMean", {members_out}, {{"axes", std::vector<I64>{0}}, {"keepdims", I64{0}}});
   const std::string dev = g.op("Sub", {members_out, mean});

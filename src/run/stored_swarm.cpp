@@ -129,10 +129,12 @@ StoredSwarm load(const std::string& path, bool own_data) {
   if (!own_data) {  // neither the training data nor its per-member sampling is needed
     // A stand-in source of the same kind (the model's shapes come from the run file; new series
     // are read with the stored data section, run/new_series.h).
-    const bool seq = r.file.data.seq_len > 0;
-    ov.push_back({"data.source", seq ? "{type: random_walk}" : "{type: spirals}"});
+    const bool seq = r.file.data.seq_len > 0, groups = r.file.members.per_member == "group_by";
+    // Sequence runs: many series need group_by; one series does without (a run of members of
+    // several architectures has no group_by).
+    ov.push_back({"data.source", seq ? (groups ? "{type: random_walk}" : "{type: random_walk, series: 1}") : "{type: spirals}"});
     if (seq) ov.push_back({"data.sequence", "{window: " + std::to_string(r.file.data.seq_len) + ", target: close}"});
-    ov.push_back({"data.per_member", seq ? "{group_by: ticker}" : "shared"});
+    ov.push_back({"data.per_member", seq && groups ? "{group_by: ticker}" : "shared"});
     ov.push_back({"data.normalize_per_member", "false"});  // group statistics are in the run file
     ov.push_back({"data.features", "null"});  // the encoding is in the run file too
     ov.push_back({"data.missing", "error"});
