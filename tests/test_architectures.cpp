@@ -7,8 +7,11 @@
 #include <doctest/doctest.h>
 
 #include <atomic>
+#include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <filesystem>
+#include <nlohmann/json.hpp>
 
 #include "backend/cpu/cpu_backend.h"
 #include "cli/commands/commands.h"
@@ -221,6 +224,28 @@ TEST_CASE("architectures: the run file has one group per architecture, and eval 
   CHECK_HAS(out, "\"model.hidden\"");
   CHECK_HAS(out, "\"architecture\"");
   CHECK_HAS(out, "dense 10 relu, dense 4 relu, dense 2");
+  // Each architecture's own ensemble under mean_logit: the argmax of its members' summed
+  // log-probabilities (a softmax's logits up to a constant per member).
+  const nlohmann::json j = nlohmann::json::parse(out);
+  const Predictions& pr = *f.find_predictions("test");
+  const std::size_t N = pr.members.shape[1], O = pr.members.shape[2];
+  int checked = 0;
+  for (const nlohmann::json& g : j["hparams"]["by_value"]["architecture"]) {
+    std::vector<int> members;
+    for (const ArchitectureParams& a : f.architectures)
+      if (a.name == g["value"].get<std::string>()) members = a.members;
+    REQUIRE_FALSE(members.empty());
+    int correct = 0;
+    for (std::size_t i = 0; i < N; ++i) {
+      std::vector<double> p(O, 0.0);
+      for (int k : members)
+        for (std::size_t o = 0; o < O; ++o) p[o] += std::log(pr.members.data[(static_cast<std::size_t>(k) * N + i) * O + o]);
+      correct += static_cast<float>(std::max_element(p.begin(), p.end()) - p.begin()) == pr.targets.data[i];
+    }
+    CHECK(g["ensemble"]["accuracy"].get<double>() == doctest::Approx(static_cast<double>(correct) / N));
+    ++checked;
+  }
+  CHECK(checked == 5);
 }
 
 namespace {

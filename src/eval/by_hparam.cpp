@@ -72,6 +72,7 @@ HparamReport hparam_report(const Evaluation& e,
     for (const auto& [value, members] : groups) {
       HparamGroup g;
       g.value = value;
+      g.member_list.assign(members.begin(), members.end());
       out.push_back(stats(g, members));
     }
     r.by_value.push_back(out);
@@ -92,6 +93,7 @@ HparamReport hparam_report(const Evaluation& e,
     for (const std::string& v : order) {
       HparamGroup g;
       g.text = v;
+      g.member_list.assign(groups[v].begin(), groups[v].end());
       out.push_back(stats(g, groups[v]));
     }
     r.by_value.push_back(out);

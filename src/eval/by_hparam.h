@@ -17,6 +17,8 @@ struct HparamGroup {
   std::string text;                // a text-valued key's value ("relu", "[64, 64]"), else ""
   int members = 0;                 // members with this value and finite metrics
   std::vector<double> mean, std;   // per metric, over those members (population std)
+  std::vector<int> member_list;    // local indices of every member with this value
+  std::vector<double> ensemble;    // per metric: the ensemble of member_list alone (evaluate_members), or empty
 };
 
 struct HparamReport {

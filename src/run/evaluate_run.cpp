@@ -46,6 +46,11 @@ EvalOutcome evaluate_stored(const EvalRequest& req) {
     spdlog::warn("members {} have non-finite predictions (diverged): left out of the ensemble and "
                  "the member mean", fmt::join(o.record.excluded, ", "));
   o.hparams = hparam_report(o.eval, run.file.members.hparams, architecture_hparams(run));
+  // Each group's own ensemble (members of one learning rate, one architecture, ...).
+  for (std::vector<HparamGroup>& groups : o.hparams.by_value)
+    for (HparamGroup& g : groups)
+      if (g.members > 0)
+        g.ensemble = evaluate_members(preds, g.member_list, run.cfg.loss.type, in.y, req.combine).ensemble.values;
   o.predictions = make_predictions(in.split, preds, in.y, run.classification);
   const SearchRecord& search = run.file.search;
   if (search.type == "halving" && static_cast<int>(search.rung.size()) == run.S) {

@@ -106,7 +106,7 @@ json hparams_json(const HparamReport& hp, const EvalRecord& r) {
     json groups = json::array();
     for (const HparamGroup& g : hp.by_value[k])
       groups.push_back({{"value", hp.texts[k].empty() ? json(g.value) : json(g.text)}, {"members", g.members},
-                        {"mean", metrics(g.mean)}, {"std", metrics(g.std)}});
+                        {"mean", metrics(g.mean)}, {"std", metrics(g.std)}, {"ensemble", metrics(g.ensemble)}});
     by_value[hp.keys[k]] = groups;
   }
   return {{"keys", hp.keys}, {"best", best}, {"by_value", by_value}};
@@ -127,12 +127,13 @@ std::string hparams_table(const Evaluation& e, const HparamReport& hp, int first
     std::size_t width = 12;
     for (const HparamGroup& g : hp.by_value[k]) width = std::max(width, g.text.size());
     t += fmt::format("by {}:\n  {:>{}}{:>9}", hp.keys[k], "value", width, "members");
-    for (std::size_t m : shown) t += fmt::format("{:>24}", e.names[m] + " mean ± std");
+    for (std::size_t m : shown) t += fmt::format("{:>24}{:>14}", e.names[m] + " mean ± std", "its ensemble");
     t += "\n";
     for (const HparamGroup& g : hp.by_value[k]) {
       t += hp.texts[k].empty() ? fmt::format("  {:>{}.4g}{:>9}", g.value, width, g.members)
                                : fmt::format("  {:>{}}{:>9}", g.text, width, g.members);
-      for (std::size_t m : shown) t += fmt::format("{:>24}", num(g.mean[m]) + " ± " + num(g.std[m]));
+      for (std::size_t m : shown)
+        t += fmt::format("{:>24}{:>14}", num(g.mean[m]) + " ± " + num(g.std[m]), m < g.ensemble.size() ? num(g.ensemble[m]) : "");
       t += "\n";
     }
   }
