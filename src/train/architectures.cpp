@@ -311,7 +311,7 @@ TrainOutput train_architectures(const Config& cfg, const PreparedData& data, con
   out.kernel = std::to_string(G) + " architectures, " +
                (pool ? "trained " + std::to_string(W) + " at a time, one per thread"
                      : std::string("trained one after another")) +
-               "; the first: " + kernels.front();
+               "; the most costly: " + kernels[static_cast<std::size_t>(order.front())];
   return out;
 }
 
