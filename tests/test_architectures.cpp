@@ -153,6 +153,16 @@ TEST_CASE("architectures config: errors say what, where and how to fix it") {
             "remove `search`");
   CHECK_HAS(error_of("model:\n  layers:\n    - {units: {values: [4, 8, 16]}}\n    - {units: 2}\n" + base),
             "do not divide the swarm");
+  CHECK_HAS(error_of("model:\n  hidden: {values: [[4]]}\n  layers:\n    - {units: 8}\n    - {units: 8}\n    - {units: 2}\n" + base),
+            "give only one (the template)");
+  CHECK_HAS(error_of("model:\n  layers:\n    - {units: {values: [4, 8]}}\n    - {units: 2}\n" + base +
+                     "optimizer: {lr: {values: [0.1, 0.01]}}\ngrid: [model.hiden, optimizer.lr]\n"),
+            "did you mean 'model.hidden'");
+  // One value for every member is an ordinary swarm, its model written out.
+  const Config one = tn::test::parse("model:\n  hidden: {values: [[16, 16]]}\n  layers:\n    - {units: 8, activation: relu}\n"
+                                     "    - {units: 2}\n" + base);
+  CHECK_FALSE(per_member_architecture(one));
+  CHECK(architecture_text(one.model) == "dense 16 relu, dense 16 relu, dense 2");
 }
 
 TEST_CASE("architectures: member k of a mixed swarm is bitwise member k trained alone, on 1 and 2 threads") {
@@ -246,6 +256,10 @@ TEST_CASE("architectures: the run file has one group per architecture, and eval 
     ++checked;
   }
   CHECK(checked == 5);
+  // The config as new data: its grid over model keys does not stand in the way.
+  tn::EvalOptions d = eval_opts(run);
+  d.data = write_file("architectures-data.yaml", kMixed).string();
+  CHECK(tn::run_eval(d) == tn::kExitOk);
 }
 
 namespace {

@@ -199,17 +199,15 @@ void read_hidden(const Field& model, Config& c) {
   if (n < 1)
     f.fail("replaces the hidden dense layers (those before the output layer), each taking the activation, init and "
            "dropout of the first of them; give model.layers one, e.g. [{units: 16, activation: relu}, {units: 3}]");
+  if (n > 1)
+    f.fail("replaces the hidden dense layers, each taking the settings of one written layer; model.layers has " +
+           std::to_string(n) + " hidden dense layers, so give only one (the template), then the output layer");
   if (!f.is_map()) f.fail_type("{values: [[16], [64, 64], ...]}: per member, the units of each hidden dense layer");
-  // Their activation may vary per member (the first one's, which every hidden layer takes).
-  for (int i = first; i < first + n; ++i) {
-    const std::string key = "model.layers." + std::to_string(i) + ".units";
-    if (find_member_values(c, key))
-      f.fail("model.hidden gives the hidden layers' units per member, so " + key +
-             " cannot vary per member too; write every combination in model.hidden");
-    if (i > first && find_member_values(c, "model.layers." + std::to_string(i) + ".activation"))
-      f.fail("model.hidden's layers take the first hidden layer's activation, so model.layers." + std::to_string(i) +
-             ".activation cannot vary per member; vary model.layers." + std::to_string(first) + ".activation");
-  }
+  // The template's activation may vary per member (every hidden layer takes it), its units not.
+  const std::string units_key = "model.layers." + std::to_string(first) + ".units";
+  if (find_member_values(c, units_key))
+    f.fail("gives the hidden layers' units per member, so " + units_key +
+           " cannot vary per member too; write every combination in model.hidden");
   read_member_labels(f, "model.hidden", c, [&](const Field& item) {
     if (!item.node().IsSequence()) item.fail_type("a list of unit counts, one per hidden layer, e.g. [64, 64] (or [] for none)");
     std::vector<int> units;
@@ -372,6 +370,23 @@ void read_device(const Field& f, Config& c) {
   c.device = f.choice({DeviceKind::Auto, DeviceKind::Cpu, DeviceKind::Cuda});
 }
 
+// Architecture keys that give every member the same value (e.g. model.hidden: {values:
+// [[16, 16]]}) and are not in the grid: the model written out, an ordinary swarm.
+void fold_single_architecture(Config& c) {
+  bool single = per_member_architecture(c);
+  for (const MemberValues& v : c.member_values) {
+    if (!is_architecture_key(v.key)) continue;
+    const bool one = v.labels.empty() ? std::all_of(v.values.begin(), v.values.end(), [&](double x) { return x == v.values.front(); })
+                                      : std::all_of(v.labels.begin(), v.labels.end(), [&](const std::string& x) { return x == v.labels.front(); });
+    single = single && one && !std::count(c.grid.begin(), c.grid.end(), v.key);
+  }
+  if (!single) return;
+  c.model = member_model(c, c.swarm.first_member);
+  c.member_values.erase(std::remove_if(c.member_values.begin(), c.member_values.end(),
+                                       [](const MemberValues& v) { return is_architecture_key(v.key); }),
+                        c.member_values.end());
+}
+
 // Per-member architectures (train/architectures.h): not on the output layer, whose units the
 // data fix, and not with what needs every member's state in one array or one member numbering.
 void check_architecture_keys(const Field& root, const Config& c) {
@@ -499,6 +514,7 @@ Config read_config(const Field& root, const std::vector<std::string>& data_dirs)
   read_output(root["output"], c);
   if (c.train.checkpoint.path.empty()) c.train.checkpoint.path = default_checkpoint_path(c.output.path);
   cfg::read_grid(root, c);
+  fold_single_architecture(c);
   cfg::read_search(root, c);
   check_consistency(root, c);
   check_sizes(root, c);

@@ -268,15 +268,19 @@ void read_member_value(const Field& f, const std::string& key, double& scalar, R
 }
 
 void read_grid(const Field& root, Config& c) {
-  if (Field g = root["grid"]; g.present()) {
+  if (Field g = root["grid"]; g.present() && !g.node().IsNull()) {
     const std::vector<Field> items = g.items();
     if (items.size() < 2) g.fail("a grid combines at least two per-member keys, e.g. [optimizer.lr, optimizer.weight_decay]");
     for (const Field& item : items) {
       const std::string key = item.string();
       if (!find_member_values(c, key)) {
-        const std::string near = suggest(key, member_value_keys());
-        item.fail("'" + key + "' has no per-member values; give it as {values: [...]}, {linspace: [a, b], num: N} "
-                  "or {logspace: [a, b], num: N} first" + (near.empty() || near == key ? "" : "; did you mean '" + near + "'?"));
+        std::vector<std::string> known = member_value_keys();
+        known.push_back("model.hidden");
+        for (const MemberValues& v : c.member_values) known.push_back(v.key);
+        const std::string near = suggest(key, known);
+        item.fail("'" + key + "' has no per-member values; give it as {values: [...]} (numbers also {linspace: [a, b], "
+                  "num: N} or {logspace: [a, b], num: N}) first" +
+                  (near.empty() || near == key ? "" : "; did you mean '" + near + "'?"));
       }
       if (std::count(c.grid.begin(), c.grid.end(), key)) item.fail("'" + key + "' is listed twice");
       c.grid.push_back(key);

@@ -24,11 +24,11 @@ std::vector<int> choose_members(const StoredSwarm& run, const MemberChoice& choi
                      "ensemble across groups means nothing; export one member with --member K (" +
                      std::to_string(run.first_member) + ".." + std::to_string(last) + ")");
   std::vector<int> members;
+  std::vector<StoredSwarm> views;  // one per architecture of a mixed swarm
+  for (std::size_t a = 0; a < run.architectures.size(); ++a) views.push_back(architecture_view(run, a));
   for (int s = 0; s < run.S; ++s) {
     const auto [a, j] = architecture_of(run, s);
-    const StoredSwarm* own = &run;
-    StoredSwarm view;
-    if (!run.architectures.empty()) own = &(view = architecture_view(run, a));
+    const StoredSwarm* own = views.empty() ? &run : &views[a];
     const ParamLayout layout(own->shape, own->S);
     bool finite = true;
     for (int t = 0; t < own->shape.tensors() && finite; ++t) {

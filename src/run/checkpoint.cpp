@@ -102,11 +102,13 @@ void read_architecture_states(const RunFile& f, const Config& cfg, const Prepare
     o.members = g.members;
     o.shape = make_model_shape(architecture_config(cfg, g), data);
     o.layout = ParamLayout(o.shape, M);
-    o.params = params_from_layers(st.params.empty() ? fa.params : st.params, o.shape, M, path);
-    if (!fa.init_params.empty()) o.init_params = params_from_layers(fa.init_params, o.shape, M, path);
-    o.opt1 = params_from_layers(st.opt1, o.shape, M, path);
-    o.opt2 = params_from_layers(st.opt2, o.shape, M, path);
-    if (!st.best_params.empty()) o.best_params = params_from_layers(st.best_params, o.shape, M, path);
+    const std::string arch = "/architectures/arch_" + std::to_string(a);
+    o.params = st.params.empty() ? params_from_layers(fa.params, o.shape, M, path, arch + "/params")
+                                 : params_from_layers(st.params, o.shape, M, path, where + "/params");
+    if (!fa.init_params.empty()) o.init_params = params_from_layers(fa.init_params, o.shape, M, path, arch + "/init_params");
+    o.opt1 = params_from_layers(st.opt1, o.shape, M, path, where + "/opt1");
+    o.opt2 = params_from_layers(st.opt2, o.shape, M, path, where + "/opt2");
+    if (!st.best_params.empty()) o.best_params = params_from_layers(st.best_params, o.shape, M, path, where + "/best_params");
     if (cfg.train.early_stopping.enabled() && cfg.train.early_stopping.restore_best && o.best_params.empty() &&
         st.epoch > 0)  // an architecture that had not started has no best epoch yet
       throw RunFileError("checkpoint '" + path + "' has no " + where + "/best_params, which restore_best needs");

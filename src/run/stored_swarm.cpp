@@ -258,7 +258,8 @@ Inputs new_data(const StoredSwarm& run, const std::string& file, bool labeled, c
   in.split = "data";
   if (is_yaml(file)) {
     // Only the data section matters: a placeholder model and loss let the file leave them out.
-    Config c = load_config(file, {{"model", "{layers: [{units: 1}]}"}, {"loss", "mse"}});
+    // (grid: null, as its keys may be the model's)
+    Config c = load_config(file, {{"model", "{layers: [{units: 1}]}"}, {"loss", "mse"}, {"grid", "null"}});
     if (!run.encoding.empty() && c.data.source.type == "csv" && !c.data.sequence.enabled()) {
       // read the columns as training did
       const CsvColumns columns = csv_columns(run.encoding, run.file.data.feature_names);

@@ -93,16 +93,16 @@ std::vector<LayerParams> params_to_layers(const ModelShape& shape, const ParamLa
 
 
 std::vector<float> params_from_layers(const std::vector<LayerParams>& layers, const ModelShape& shape, int members,
-                                      const std::string& path) {
+                                      const std::string& path, const std::string& root) {
   const std::uint64_t S = static_cast<std::uint64_t>(members);
   std::vector<float> params;
   if (static_cast<int>(layers.size()) != shape.num_layers())
     throw RunFileError("run file '" + path + "' has " + std::to_string(layers.size()) +
-                       " layers under /params, but its /config describes " + std::to_string(shape.num_layers()));
+                       " layers under " + root + ", but its /config describes " + std::to_string(shape.num_layers()));
   std::vector<std::size_t> next(layers.size(), 0);  // per layer: its next tensor in parameter order
   for (int k = 0; k < shape.tensors(); ++k) {
     const int li = shape.layer_of(k);
-    const std::string name = "/params/layer_" + std::to_string(li) + "/" + shape.tensor_name(k);
+    const std::string name = root + "/layer_" + std::to_string(li) + "/" + shape.tensor_name(k);
     std::vector<std::uint64_t> want = {S};
     for (std::int64_t d : shape.tensor_dims(k)) want.push_back(static_cast<std::uint64_t>(d));
     const auto& tensors = layers[li].tensors;
@@ -116,7 +116,7 @@ std::vector<float> params_from_layers(const std::vector<LayerParams>& layers, co
   }
   for (std::size_t li = 0; li < layers.size(); ++li)
     if (next[li] != layers[li].tensors.size())
-      throw RunFileError("run file '" + path + "': /params/layer_" + std::to_string(li) +
+      throw RunFileError("run file '" + path + "': " + root + "/layer_" + std::to_string(li) +
                          " holds tensors its /config does not describe");
   return params;
 }
@@ -194,7 +194,7 @@ FileModel layers_model(const std::vector<LayerParams>& layers, const std::string
   const bool recurrent = model.layers.front().type != "dense";
   m.shape = make_model_shape(model, cfg.loss, recurrent ? seq * in0 : in0, m.K, units, seq,
                              recurrent ? in0 : file.data.step_features);
-  m.params = params_from_layers(layers, m.shape, S, path);
+  m.params = params_from_layers(layers, m.shape, S, path, root);
   return m;
 }
 

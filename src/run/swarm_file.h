@@ -23,7 +23,7 @@ std::vector<LayerParams> params_to_layers(const ModelShape& shape, const ParamLa
 // shapes for `members` members) and flattens them to ParamLayout order. Throws RunFileError
 // naming the file `path` and the tensor.
 std::vector<float> params_from_layers(const std::vector<LayerParams>& layers, const ModelShape& shape, int members,
-                                      const std::string& path);
+                                      const std::string& path, const std::string& root = "/params");
 
 // Now as /meta@created records it: ISO-8601 UTC, e.g. 2026-11-26T04:11:55Z.
 std::string utc_now();

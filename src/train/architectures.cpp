@@ -17,6 +17,7 @@
 #include "model/build.h"
 #include "train/member_rows.h"
 #include "train/early_stop.h"
+#include "train/memory_plan.h"
 
 namespace tn {
 namespace {
@@ -158,9 +159,14 @@ ChunkPlan plan_architectures(const Config& cfg, const PreparedData& data, const 
                              bool with_run_file) {
   std::string note;
   int chunks = 1;  // the most any group is split into
+  // Host memory: every architecture's state is held until the end (and copied for
+  // checkpoints), and several train at once, so the whole run is the sum of the groups'.
+  std::int64_t total = 0, loaded = 0;
   for (const ArchitectureGroup& g : architecture_groups(cfg)) {
+    const Config sub = architecture_config(cfg, g);
+    const MemberSets sub_sets = group_sets(cfg, data, sets, g);
     try {
-      const ChunkPlan p = plan_training(architecture_config(cfg, g), data, group_sets(cfg, data, sets, g), be, with_run_file);
+      const ChunkPlan p = plan_training(sub, data, sub_sets, be, with_run_file);
       chunks = std::max(chunks, p.chunks);
       if (!p.note.empty()) note += (note.empty() ? "" : "; ") + g.name + ": " + p.note;
     } catch (const ConfigError& e) {
@@ -168,7 +174,20 @@ ChunkPlan plan_architectures(const Config& cfg, const PreparedData& data, const 
     } catch (const BackendError& e) {
       throw BackendError("the members of architecture " + g.name + ": " + e.what());
     }
+    if (be.memory_budget() == 0 && be.host_memory()) {
+      const HostMemoryEstimate est = estimate_host_memory(sub, data, sub_sets, be, with_run_file);
+      loaded = est.loaded_bytes;  // the data, counted once
+      total += est.peak() - est.loaded_bytes;
+    }
   }
+  const std::uint64_t available = be.memory_budget() == 0 && be.host_memory() ? available_memory() : 0;
+  if (available > 0 && static_cast<std::uint64_t>(std::max<std::int64_t>(0, total)) > available)
+    throw ConfigError("the " + std::to_string(cfg.swarm.size) + " members of " +
+                      std::to_string(architecture_groups(cfg).size()) + " architectures need an estimated " +
+                      format_bytes(total + loaded) + " (" + format_bytes(loaded) + " of data, the rest every "
+                      "architecture's parameters, optimizer state and buffers, held together), but " +
+                      format_bytes(static_cast<std::int64_t>(available) + loaded) + " are available; reduce "
+                      "swarm.size or the widest architectures' units");
   return ChunkPlan{cfg.swarm.size, chunks, 0, note};
 }
 
@@ -234,6 +253,8 @@ TrainOutput train_architectures(const Config& cfg, const PreparedData& data, con
   std::vector<std::string> kernels(static_cast<std::size_t>(G));
   std::mutex state_mutex;
   int done = 0;
+  long written = 0;  // Σ over architectures of their epochs at the last periodic checkpoint
+  for (const TrainOutput& l : latest) written += l.epochs;
   const auto train_group = [&](int g, Backend& gbe) {
     const ArchitectureGroup& group = groups[static_cast<std::size_t>(g)];
     const Config& sub = cfgs[static_cast<std::size_t>(g)];
@@ -256,7 +277,14 @@ TrainOutput train_architectures(const Config& cfg, const PreparedData& data, con
         c.checkpoint = [&, g](const TrainOutput& t) {
           std::lock_guard<std::mutex> lock(state_mutex);
           latest[static_cast<std::size_t>(g)] = t;
-          if (control.checkpoint_every > 0 && !t.interrupted) control.checkpoint(merge_groups(cfg, groups, latest));
+          if (control.checkpoint_every <= 0 || t.interrupted) return;
+          // One checkpoint each time the architectures have trained checkpoint_every epochs
+          // each on average (not one per architecture).
+          long trained = 0;
+          for (const TrainOutput& l : latest) trained += l.epochs;
+          if (trained < written + static_cast<long>(control.checkpoint_every) * G) return;
+          written = trained;
+          control.checkpoint(merge_groups(cfg, groups, latest));
         };
       }
     }
@@ -264,15 +292,31 @@ TrainOutput train_architectures(const Config& cfg, const PreparedData& data, con
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     std::lock_guard<std::mutex> lock(state_mutex);
     ++done;
+    if (part.interrupted)
+      spdlog::info("architecture {}/{} stopped after epoch {} ({}): {} members, {:.2f} s", done, G, part.epochs,
+                   group.name, group.members.size(), seconds);
+    else
+      spdlog::info("architecture {}/{} done ({}): {} members in {:.2f} s", done, G, group.name, group.members.size(),
+                   seconds);
     kernels[static_cast<std::size_t>(g)] = part.kernel;
     parts[static_cast<std::size_t>(g)] = std::move(part);
-    spdlog::info("architecture {}/{} done ({}): {} members in {:.2f} s", done, G, group.name, group.members.size(),
-                 seconds);
   };
 
   const int W = be.workers();
-  const bool pool = be.host_memory() && W > 1 && G >= W;
+  // An architecture that costs more than a thread's fair share trains alone on every thread
+  // first (one thread would make the run wait for it); the others share the threads.
+  double total_cost = 0;
+  for (double c : cost) total_cost += c;
+  std::vector<int> heavy, light;
+  for (int g : order) (cost[static_cast<std::size_t>(g)] * W > total_cost ? heavy : light).push_back(g);
+  const bool pool = be.host_memory() && W > 1 && static_cast<int>(light.size()) >= W;
+  if (!pool) {
+    heavy = order;
+    light.clear();
+  }
+  for (int g : heavy) train_group(g, be);
   if (pool) {
+    const int L = static_cast<int>(light.size());
     // Each thread trains whole groups on a one-thread CPU backend (results do not depend on
     // the thread count), taking the next most costly group when it is done.
     std::atomic<int> next{0};
@@ -283,12 +327,12 @@ TrainOutput train_architectures(const Config& cfg, const PreparedData& data, con
       threads.emplace_back([&] {
         try {
           const std::unique_ptr<Backend> one = make_backend({DeviceKind::Cpu, 1}, nullptr);
-          for (int i = next++; i < G; i = next++) {
+          for (int i = next++; i < L; i = next++) {
             {
               std::lock_guard<std::mutex> lock(error_mutex);
               if (error) return;
             }
-            train_group(order[static_cast<std::size_t>(i)], *one);
+            train_group(light[static_cast<std::size_t>(i)], *one);
           }
         } catch (...) {
           std::lock_guard<std::mutex> lock(error_mutex);
@@ -297,8 +341,6 @@ TrainOutput train_architectures(const Config& cfg, const PreparedData& data, con
       });
     for (std::thread& t : threads) t.join();
     if (error) std::rethrow_exception(error);
-  } else {
-    for (int g : order) train_group(g, be);
   }
   TrainOutput out = merge_groups(cfg, groups, parts);
   if (keep_states && (out.interrupted || control.checkpoint_every > 0)) {
@@ -309,7 +351,8 @@ TrainOutput train_architectures(const Config& cfg, const PreparedData& data, con
   }
   out.train_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   out.kernel = std::to_string(G) + " architectures, " +
-               (pool ? "trained " + std::to_string(W) + " at a time, one per thread"
+               (pool ? (heavy.empty() ? "" : std::to_string(heavy.size()) + " on every thread, then ") + "trained " +
+                           std::to_string(W) + " at a time, one per thread"
                      : std::string("trained one after another")) +
                "; the most costly: " + kernels[static_cast<std::size_t>(order.front())];
   return out;

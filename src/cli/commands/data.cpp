@@ -18,7 +18,8 @@ int generate(const DataGenerateOptions& opt) {
     throw UsageError("--out: '" + opt.out + "' must end in .csv");
   check_out_file(opt.out, opt.force, {opt.config_path});
   // Only the data section matters: a placeholder model and loss let the file leave them out.
-  std::vector<Override> ov = {{"model", "{layers: [{units: 1}]}"}, {"loss", "mse"}};
+  // (grid: null, as its keys may be the model's)
+  std::vector<Override> ov = {{"model", "{layers: [{units: 1}]}"}, {"loss", "mse"}, {"grid", "null"}};
   for (const std::string& s : opt.set) ov.push_back(parse_override(s));
   const Config c = load_config(opt.config_path, ov);
   const SourceConfig& s = c.data.source;

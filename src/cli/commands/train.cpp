@@ -155,7 +155,12 @@ void log_summary(const Config& cfg, const TrainOutput& t, int resumed) {
     loss += l;
     if (!t.train_acc.empty()) acc += t.train_acc[static_cast<std::size_t>(s) * E + e];
   }
-  const double steps = static_cast<double>(t.steps_per_epoch) * (E - resumed);
+  double steps = static_cast<double>(t.steps_per_epoch) * (E - resumed);
+  if (!t.architectures.empty()) {  // each architecture trained its own epochs (a resumed one: in all)
+    double member_epochs = 0;
+    for (const ArchitectureOutput& a : t.architectures) member_epochs += static_cast<double>(a.members.size()) * a.epochs;
+    steps = static_cast<double>(t.steps_per_epoch) * member_epochs / S;
+  }
   spdlog::info("trained {} members x {} steps in {:.3f} s ({:.3g} member-steps/s); final train loss "
                "mean {:.5f}{}", S, static_cast<long>(steps), t.train_seconds, S * steps / t.train_seconds,
                finite ? loss / finite : NAN,
@@ -266,7 +271,12 @@ int train_one(const TrainOptions& opt, std::optional<Shard> ranks_shard) {
                   [&](const TrainOutput& t) {
                     progress.finish();
                     const char* sig = StopSignals::requested() == SIGTERM ? "SIGTERM" : "SIGINT";
-                    if (t.interrupted && t.partial.present())
+                    if (t.interrupted && !t.architectures.empty()) {
+                      int lo = t.epochs, hi = 0;
+                      for (const ArchitectureOutput& a : t.architectures) lo = std::min(lo, a.epochs), hi = std::max(hi, a.epochs);
+                      spdlog::warn("{} received: the {} architectures stopped after {} to {} of {} epochs (each trains on "
+                                   "its own); saving the work", sig, t.architectures.size(), lo, hi, cfg.train.epochs);
+                    } else if (t.interrupted && t.partial.present())
                       spdlog::warn("{} received: stopped in epoch {} of {} ({}); saving the work", sig, t.epochs + 1,
                                    cfg.train.epochs, step_position(t.partial));
                     else if (t.interrupted)
