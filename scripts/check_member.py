@@ -27,6 +27,8 @@ def main():
     ap.add_argument("--member", type=int, default=0, help="index within the file (0..S-1)")
     args = ap.parse_args()
     f = h5py.File(args.run, "r")
+    if "architectures" in f:
+        sys.exit("this check covers runs whose members share one architecture (no /architectures)")
     cfg = yaml.safe_load(f["config"][()].decode())
     layers = cfg["model"]["layers"]
     opt, loss = cfg["optimizer"], cfg["loss"]

@@ -75,6 +75,9 @@ class TurbanetMember(nn.Module):
 def load_member(npz_path, member=None):
     """The module of one member of an export archive (the only one, or global index `member`)."""
     z = np.load(npz_path)
+    if "model" not in z.files and any(k.startswith("architectures/") for k in z.files):
+        raise ValueError(f"{npz_path} holds members of several architectures (architectures/arch_<a>/); "
+                         "export one member with turbanet export RUN.h5 --member K --out member.npz")
     model = json.loads(str(z["model"]))
     ids = list(z["members/member"])
     stacked = z["params/layer_0/" + ("Wx" if model["recurrent"] else "W")].ndim == 3
