@@ -22,6 +22,7 @@
 #include "io/run_file.h"
 #include "run/stored_swarm.h"
 #include "train/architectures.h"
+#include "train/search.h"
 #include "train/trainer.h"
 #include "run/train_run.h"
 
@@ -149,8 +150,8 @@ TEST_CASE("architectures config: errors say what, where and how to fix it") {
             "tanh");
   CHECK_HAS(error_of("model:\n  layers:\n    - {units: {values: [2.5]}}\n    - {units: 2}\n" + base), "units");
   CHECK_HAS(error_of("model:\n  layers:\n    - {units: {values: [4, 8]}}\n    - {units: 2}\n" + base +
-                     "train: {epochs: 6}\nsearch: {type: halving, rungs: [2]}\n"),
-            "remove `search`");
+                     "train: {epochs: 6}\nsearch: {type: pbt, every_epochs: 2, resample_probability: 0, perturb: {optimizer.lr: [0.8, 1.25]}}\n"),
+            "use search: {type: halving");
   CHECK_HAS(error_of("model:\n  layers:\n    - {units: {values: [4, 8, 16]}}\n    - {units: 2}\n" + base),
             "do not divide the swarm");
   CHECK_HAS(error_of("model:\n  hidden: {values: [[4]]}\n  layers:\n    - {units: 8}\n    - {units: 8}\n    - {units: 2}\n" + base),
@@ -337,4 +338,51 @@ TEST_CASE("architectures: periodic checkpoints hold every architecture's state, 
   for (const TrainState& st : f.state.architectures) CHECK(st.epoch == 6);
   train_file(yaml, again, 1, 0, ck.string());
   check_same_run(read_run_file(again.string()), read_run_file(whole.string()));
+}
+
+TEST_CASE("architectures: halving cuts the whole swarm across architectures, its survivors bitwise the run without search") {
+  using namespace evaltest;
+  const std::string plain = mixed_with("train: {epochs: 6, batch_size: 16}");
+  const std::string yaml = plain + "search: {type: halving, rungs: [2, 4], keep: 0.34, metric: val_loss}\n";
+  const Run ref = train(plain, 1), cut = train(yaml, 2);
+  const int S = ref.cfg.swarm.size, E = ref.out.epochs;
+  REQUIRE(cut.out.search_epochs == std::vector<int>{2, 4});
+  // The cut, recomputed from the run without search (the same histories up to each rung).
+  std::vector<char> candidate(static_cast<std::size_t>(S), 1);
+  std::vector<int> rung(static_cast<std::size_t>(S), 0);
+  for (int r = 0; r < 2; ++r) {
+    const int e = cut.out.search_epochs[static_cast<std::size_t>(r)];
+    std::vector<double> v(static_cast<std::size_t>(S));
+    for (int k = 0; k < S; ++k) v[k] = ref.out.val_loss[static_cast<std::size_t>(k) * E + e - 1];
+    for (int k : halving_cut(v, candidate, false, 0.34)) {
+      candidate[k] = 0;
+      rung[k] = r + 1;
+    }
+  }
+  CHECK(cut.out.search_rung == rung);
+  CHECK(std::count(rung.begin(), rung.end(), 0) == 2);  // 12 -> ceil(0.34 * 12) = 5 -> ceil(0.34 * 5) = 2
+  for (int k = 0; k < S; ++k) {
+    CAPTURE(k);
+    if (rung[k] == 0) {
+      CHECK(same_bits(mixed_params(cut.out, k), mixed_params(ref.out, k)));
+      CHECK(same_bits(row(cut.out.pred_members, S, k), row(ref.out.pred_members, S, k)));
+    } else {
+      CHECK(cut.out.stopped_epoch[k] == cut.out.search_epochs[static_cast<std::size_t>(rung[k] - 1)]);
+      CHECK(std::isnan(cut.out.train_loss[static_cast<std::size_t>(k) * E + E - 1]));
+    }
+  }
+  // Interrupted anywhere, it resumes bitwise, cuts included.
+  const fs::path whole = scratch("arch-halving.h5"), part = scratch("arch-halving-cut.h5"), again = scratch("arch-halving-2.h5");
+  train_file(yaml, whole, 2);
+  const RunFile ref_file = read_run_file(whole.string());
+  CHECK(ref_file.search.rung == rung);
+  for (const int poll : {3, 12, 30}) {
+    CAPTURE(poll);
+    REQUIRE(train_file(yaml, part, 2, poll).out.interrupted);
+    train_file(yaml, again, 1, 0, part.string());
+    const RunFile f = read_run_file(again.string());
+    check_same_run(f, ref_file);
+    CHECK(f.search.rung == rung);
+    CHECK(f.search.epochs == std::vector<int>{2, 4});
+  }
 }

@@ -398,9 +398,10 @@ void check_architecture_keys(const Field& root, const Config& c) {
                                              " cannot vary per member (the data and the loss fix them); vary the "
                                              "hidden layers' (model.hidden, or model.layers.<i>." + k + ")");
   const char* what = "members of different architectures (per-member model keys)";
-  if (c.search.enabled())
-    root["search"].fail(std::string("search ranks and copies members within one architecture's arrays, but this swarm has ") +
-                        what + "; give every member one architecture, or remove `search`");
+  if (c.search.type == SearchConfig::Type::Pbt)
+    root["search"].fail(std::string("PBT copies a member's parameters into another's, but this swarm has ") + what +
+                        ", whose parameters do not fit each other; use search: {type: halving, ...}, or give every "
+                        "member one architecture");
   if (c.model.init_from.enabled())
     model["init_from"].fail(std::string("a warm start needs the source run's architecture for every member, but this swarm has ") +
                             what + "; remove model.init_from or the per-member model keys");

@@ -9,6 +9,7 @@
 #include <limits>
 #include <map>
 #include <mutex>
+#include <numeric>
 #include <thread>
 
 #include <spdlog/spdlog.h>
@@ -18,6 +19,7 @@
 #include "train/member_rows.h"
 #include "train/early_stop.h"
 #include "train/memory_plan.h"
+#include "train/search.h"
 
 namespace tn {
 namespace {
@@ -135,6 +137,9 @@ Config architecture_config(const Config& cfg, const ArchitectureGroup& g) {
   sub.model = g.model;
   sub.swarm.size = static_cast<int>(g.members.size());
   sub.swarm.first_member = 0;
+  // Halving's cuts rank the whole swarm (train_architectures); a sub-swarm only keeps its
+  // stopped members stopped (and packs the others), with no rungs of its own.
+  sub.search.rungs.clear();
   sub.swarm.members.clear();
   for (int s : g.members) sub.swarm.members.push_back(cfg.swarm.first_member + s);
   sub.grid.clear();
@@ -226,7 +231,9 @@ TrainOutput train_architectures(const Config& cfg, const PreparedData& data, con
   };
   // Checkpoints hold every group's latest state, each at its own epoch: a group not started
   // yet is at epoch 0 (its initial parameters, zero optimizer state).
-  const bool keep_states = static_cast<bool>(control.checkpoint);
+  const SearchConfig& sc = cfg.search;
+  const bool halving = sc.type == SearchConfig::Type::Halving;
+  const bool keep_states = static_cast<bool>(control.checkpoint) || halving;
   std::vector<TrainOutput> latest(static_cast<std::size_t>(G));
   for (int g = 0; g < G && keep_states; ++g) {
     TrainOutput& t = latest[static_cast<std::size_t>(g)];
@@ -255,6 +262,26 @@ TrainOutput train_architectures(const Config& cfg, const PreparedData& data, con
   int done = 0;
   long written = 0;  // Σ over architectures of their epochs at the last periodic checkpoint
   for (const TrainOutput& l : latest) written += l.epochs;
+  // Halving: the training between two rungs is a segment, every group trained to epoch `until`
+  // (0: to the end) from `resume_from` (the state after the last cut), then cut as one swarm.
+  int until = 0;
+  const TrainOutput* resume_from = control.resume;
+  std::vector<int> search_epochs, search_rung;  // the whole swarm's halving record so far
+  if (halving) {
+    search_rung.assign(static_cast<std::size_t>(cfg.swarm.size), 0);
+    if (control.resume && !control.resume->search_rung.empty()) {
+      search_epochs = control.resume->search_epochs;
+      search_rung = control.resume->search_rung;
+    }
+  }
+  // The whole swarm from its groups' results or states, with the halving record.
+  const auto whole = [&](const std::vector<TrainOutput>& p) {
+    TrainOutput w = merge_groups(cfg, groups, p);
+    w.search_epochs = search_epochs;
+    w.search_rung = search_rung;
+    return w;
+  };
+  std::atomic<bool> user_stopped{false};
   const auto train_group = [&](int g, Backend& gbe) {
     const ArchitectureGroup& group = groups[static_cast<std::size_t>(g)];
     const Config& sub = cfgs[static_cast<std::size_t>(g)];
@@ -262,18 +289,33 @@ TrainOutput train_architectures(const Config& cfg, const PreparedData& data, con
     const MemberSets sub_sets = group_sets(cfg, data, sets, group);
     TrainControl c;
     TrainOutput from;
-    if (control.resume) {
-      from = group_state(*control.resume, static_cast<std::size_t>(g));
+    if (resume_from) {
+      from = group_state(*resume_from, static_cast<std::size_t>(g));
+      if (until > 0 && from.epochs >= until && !from.partial.present()) {  // already at the rung
+        std::lock_guard<std::mutex> lock(state_mutex);
+        latest[static_cast<std::size_t>(g)] = from;
+        parts[static_cast<std::size_t>(g)] = std::move(from);
+        return;
+      }
       c.resume = &from;
     } else {
       c.init = [&](int first, const ParamLayout& layout, std::vector<float>& p) { p = initial(g, first, layout); };
     }
     const ChunkPlan plan = plan_training(sub, data, sub_sets, gbe);
+    // A segment ends at epoch `until`: the stop is asked for right after that epoch is reported.
+    auto reached = std::make_shared<std::atomic<bool>>(false);
+    ProgressFn progress_to;
+    if (until > 0) progress_to = [reached, u = until](const EpochStats& st) { if (st.epoch >= u) *reached = true; };
     if (plan.chunks <= 1) {  // chunks train one after another, without checkpoints or stops
-      c.stop = control.stop;
+      c.stop = [&, reached] {
+        if (control.stop && control.stop()) return user_stopped = true, true;
+        return reached->load();
+      };
       if (keep_states) {
-        // Its state at the end too (every group's is in the last checkpoint).
-        c.checkpoint_every = control.checkpoint_every > 0 ? control.checkpoint_every : cfg.train.epochs;
+        // Its state at the end too (every group's is in the last checkpoint); a segment's
+        // chunks of epochs end at `until`.
+        const int every = control.checkpoint_every > 0 ? control.checkpoint_every : cfg.train.epochs;
+        c.checkpoint_every = until > 0 ? std::gcd(control.checkpoint_every > 0 ? every : until, until) : every;
         c.checkpoint = [&, g](const TrainOutput& t) {
           std::lock_guard<std::mutex> lock(state_mutex);
           latest[static_cast<std::size_t>(g)] = t;
@@ -284,15 +326,22 @@ TrainOutput train_architectures(const Config& cfg, const PreparedData& data, con
           for (const TrainOutput& l : latest) trained += l.epochs;
           if (trained < written + static_cast<long>(control.checkpoint_every) * G) return;
           written = trained;
-          control.checkpoint(merge_groups(cfg, groups, latest));
+          if (control.checkpoint) control.checkpoint(whole(latest));
         };
       }
+    } else if (until > 0) {
+      throw BackendError("search: halving over architectures stops every architecture at each rung, but " +
+                         group.name + " is trained in " + std::to_string(plan.chunks) +
+                         " chunks on this device; lower swarm.size or train on the CPU (device: cpu)");
     }
-    TrainOutput part = train_swarm_in_chunks(sub, data, sub_sets, gbe, {}, plan.chunk, c);
+    TrainOutput part = train_swarm_in_chunks(sub, data, sub_sets, gbe, progress_to, plan.chunk, c);
+    if (until > 0 && !user_stopped) part.interrupted = false;  // stopped at the rung, not by the user
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     std::lock_guard<std::mutex> lock(state_mutex);
     ++done;
-    if (part.interrupted)
+    if (until > 0 && !part.interrupted)
+      spdlog::debug("architecture {}/{} ({}) reached epoch {}", done, G, group.name, until);
+    else if (part.interrupted)
       spdlog::info("architecture {}/{} stopped after epoch {} ({}): {} members, {:.2f} s", done, G, part.epochs,
                    group.name, group.members.size(), seconds);
     else
@@ -314,6 +363,8 @@ TrainOutput train_architectures(const Config& cfg, const PreparedData& data, con
     heavy = order;
     light.clear();
   }
+  const auto train_all = [&] {
+  done = 0;
   for (int g : heavy) train_group(g, be);
   if (pool) {
     const int L = static_cast<int>(light.size());
@@ -342,10 +393,48 @@ TrainOutput train_architectures(const Config& cfg, const PreparedData& data, con
     for (std::thread& t : threads) t.join();
     if (error) std::rethrow_exception(error);
   }
-  TrainOutput out = merge_groups(cfg, groups, parts);
-  if (keep_states && (out.interrupted || control.checkpoint_every > 0)) {
+  };
+  // Halving: each rung is a segment all architectures train to, then the whole swarm's cut.
+  TrainOutput state;  // the whole swarm after the last cut
+  for (const int rung : halving ? sc.rungs : std::vector<int>{}) {
+    if (std::count(search_epochs.begin(), search_epochs.end(), rung)) continue;  // resumed after it
+    until = rung;
+    train_all();
+    if (user_stopped) break;
+    state = whole(latest);
+    const std::vector<float>& h = sc.metric == "val_loss"       ? state.val_loss
+                                  : sc.metric == "val_accuracy" ? state.val_acc
+                                  : sc.metric == "train_loss"   ? state.train_loss
+                                                                : state.train_acc;
+    const int S = cfg.swarm.size;
+    std::vector<double> value(static_cast<std::size_t>(S));
+    std::vector<char> candidate(static_cast<std::size_t>(S));
+    for (int s = 0; s < S; ++s) {
+      value[s] = h[static_cast<std::size_t>(s) * state.epochs + (rung - 1)];
+      candidate[s] = state.diverged_epoch[s] < 0 && (state.stopped_epoch.empty() || state.stopped_epoch[s] < 0);
+    }
+    search_epochs.push_back(rung);
+    const std::vector<int> cut = halving_cut(value, candidate, sc.maximize(), sc.keep);
+    for (int s : cut) {
+      state.stopped_epoch[s] = rung;
+      search_rung[s] = static_cast<int>(search_epochs.size());
+    }
+    state.search_epochs = search_epochs;
+    state.search_rung = search_rung;
+    const auto n = std::count(candidate.begin(), candidate.end(), 1);
+    spdlog::info("halving rung {} after epoch {}: {} of {} members keep training", search_epochs.size(), rung,
+                 n - static_cast<long>(cut.size()), n);
+    // Every group continues from the cut swarm (its stopped members stay stopped).
+    for (std::size_t g = 0; g < groups.size(); ++g) latest[g] = group_state(state, g);
+    resume_from = &state;
+  }
+  until = 0;
+  if (!user_stopped) train_all();
+  TrainOutput out = whole(parts);
+  out.interrupted = out.interrupted || user_stopped;
+  if (control.checkpoint && (out.interrupted || control.checkpoint_every > 0)) {
     // The state of every group where it stopped: the checkpoint an interrupted run resumes from.
-    TrainOutput st = merge_groups(cfg, groups, latest);
+    TrainOutput st = whole(latest);
     st.interrupted = out.interrupted;
     control.checkpoint(st);
   }
