@@ -101,7 +101,15 @@ TEST_CASE("merged shards are bitwise the run of the whole swarm") {
   for (const Case& c :
        {Case{"shared-lr", swarm_yaml("shared", "{type: adam, lr: {values: [0.001, 0.003, 0.01, 0.03, 0.1, 0.2, 0.3]}}"), 3},
         Case{"bootstrap", swarm_yaml("bootstrap", "{type: sgd, lr: 0.05, momentum: 0.9}"), 2},
-        Case{"member-shards", swarm_yaml("shards", "adam"), 4}, Case{"group-by", series, 2}}) {
+        Case{"member-shards", swarm_yaml("shards", "adam"), 4}, Case{"group-by", series, 2},
+        // Members of different architectures: each shard trains its block's architectures.
+        Case{"architectures",
+             "name: ar\nseed: 11\ndevice: cpu\nswarm: {size: 9}\nmodel:\n  hidden: {values: [[5], [7, 3], []]}\n"
+             "  layers: [{units: 6, activation: {values: [tanh, relu, tanh]}}, {units: 2}]\nloss: cross_entropy\n"
+             "optimizer: {type: adam, lr: 0.01}\ndata:\n  source: {type: spirals, n: 120}\n"
+             "  split: {train: 0.6, val: 0.2, test: 0.2, seed: 3}\n  per_member: bootstrap\n"
+             "train: {epochs: 3, batch_size: 16}\ngrid: [model.hidden, model.layers.0.activation]\n",
+             3}}) {
     CAPTURE(c.name);
     const std::string& yaml = c.yaml;
     const fs::path whole = train_run(c.name + "-whole", yaml);

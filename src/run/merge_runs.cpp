@@ -40,8 +40,6 @@ std::vector<Part> read_parts(const std::vector<std::string>& paths) {
   std::vector<Part> parts;
   for (const std::string& p : paths) {
     parts.push_back({p, read_run_file(p)});
-    if (!parts.back().file.architectures.empty())
-      throw UsageError("merge: " + p + " holds members of several architectures, which merge does not join yet");
     const RunMeta& m = parts.back().file.meta;
     if (m.shard_count == 0)
       throw UsageError("merge: " + in_quotes(p) + " is not a shard (no /meta@shard_count): it holds a whole swarm of " +
@@ -163,6 +161,46 @@ std::vector<LayerParams> stack_layers(std::vector<Part>& parts, std::vector<Laye
   return r;
 }
 
+// Members of several architectures: each architecture's members and parameters of every part,
+// joined per architecture (by name, in the order of their first member: the parts hold
+// consecutive blocks in order), and each member's architecture index.
+void merge_architectures(std::vector<Part>& parts, RunFile& r) {
+  std::vector<std::string> names;
+  for (const Part& p : parts)
+    for (const ArchitectureParams& a : p.file.architectures)
+      if (std::find(names.begin(), names.end(), a.name) == names.end()) names.push_back(a.name);
+  for (const std::string& name : names) {
+    ArchitectureParams m;
+    m.name = name;
+    std::vector<ArchitectureParams*> of;
+    for (Part& p : parts)
+      for (ArchitectureParams& a : p.file.architectures)
+        if (a.name == name) {
+          of.push_back(&a);
+          m.members.insert(m.members.end(), a.members.begin(), a.members.end());
+        }
+    for (std::vector<LayerParams> ArchitectureParams::*which : {&ArchitectureParams::params, &ArchitectureParams::init_params}) {
+      for (std::size_t l = 0; l < (of.front()->*which).size(); ++l) {
+        LayerParams joined;
+        for (std::size_t t = 0; t < (of.front()->*which)[l].tensors.size(); ++t) {
+          std::vector<Array*> a;
+          for (ArchitectureParams* x : of) {
+            if ((x->*which).size() != (of.front()->*which).size())
+              throw UsageError("merge: the parts hold architecture '" + name + "' with different layers");
+            a.push_back(&(x->*which)[l].tensors[t].second);
+          }
+          joined.tensors.push_back({(of.front()->*which)[l].tensors[t].first, stack(a)});
+        }
+        (m.*which).push_back(std::move(joined));
+      }
+    }
+    r.architectures.push_back(std::move(m));
+  }
+  r.members.architecture.assign(static_cast<std::size_t>(r.meta.swarm_size), 0);
+  for (std::size_t a = 0; a < r.architectures.size(); ++a)
+    for (int k : r.architectures[a].members) r.members.architecture[static_cast<std::size_t>(k - r.meta.first_member)] = static_cast<int>(a);
+}
+
 template <class T>
 std::vector<T> concat(const std::vector<Part>& parts, const std::function<const std::vector<T>&(const RunFile&)>& of) {
   std::vector<T> r;
@@ -184,6 +222,15 @@ MemberData merge_members(const std::vector<Part>& parts) {
     for (const Part& p : parts)
       for (std::size_t s = 1; s < p.file.members.set_offset.size(); ++s)
         m.set_offset.push_back(m.set_offset.back() + p.file.members.set_offset[s] - p.file.members.set_offset[s - 1]);
+  }
+  for (std::size_t k = 0; k < m.hparam_text.size(); ++k) {
+    m.hparam_text[k].second.clear();
+    for (const Part& p : parts) {
+      const auto& hp = p.file.members.hparam_text;
+      if (k >= hp.size() || hp[k].first != m.hparam_text[k].first)
+        throw UsageError("merge: " + in_quotes(p.path) + " lacks the per-member values of " + m.hparam_text[k].first);
+      m.hparam_text[k].second.insert(m.hparam_text[k].second.end(), hp[k].second.begin(), hp[k].second.end());
+    }
   }
   for (std::size_t k = 0; k < m.hparams.size(); ++k) {
     m.hparams[k].second.clear();
@@ -313,8 +360,10 @@ RunFile merge_shards(const std::vector<std::string>& paths, const std::string& o
     r.meta.wall_seconds = std::max(r.meta.wall_seconds, m.wall_seconds);
     r.meta.train_seconds = std::max(r.meta.train_seconds, m.train_seconds);
   }
-  r.params = stack_layers(parts, &RunFile::params);
-  r.init_params = stack_layers(parts, &RunFile::init_params);
+  if (f0.architectures.empty()) {
+    r.params = stack_layers(parts, &RunFile::params);
+    r.init_params = stack_layers(parts, &RunFile::init_params);
+  }
   const auto history = [&](Array RunFile::*h) {
     std::vector<Array*> a;
     for (Part& p : parts) a.push_back(&(p.file.*h));
@@ -331,6 +380,7 @@ RunFile merge_shards(const std::vector<std::string>& paths, const std::string& o
   r.stopped_epoch = per_member(&RunFile::stopped_epoch);
   r.best_epoch = per_member(&RunFile::best_epoch);
   r.members = merge_members(parts);
+  if (!f0.architectures.empty()) merge_architectures(parts, r);
   r.splits = f0.splits;
   r.normalization = f0.normalization;
   r.data = f0.data;

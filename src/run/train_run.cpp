@@ -106,9 +106,6 @@ TrainingRun::TrainingRun(Config cfg, int threads, bool force, std::chrono::stead
   if (cfg_.search.enabled() && shard_.enabled())
     throw ConfigError("search." + std::string(to_string(cfg_.search.type)) + " ranks every member against the others, "
                       "so the whole swarm trains in one process: leave out --shard and mpirun, or remove `search`");
-  if (per_member_architecture(cfg_) && shard_.enabled())
-    throw ConfigError("--shard and mpirun: not supported yet for members of different architectures (per-member "
-                      "model keys); train the whole swarm in one process");
   const std::string whole_output = cfg_.output.path, whole_checkpoint = cfg_.train.checkpoint.path;
   set_shard_paths(cfg_, shard_);
   // A resumed run replaces the run file of the run it continues.
