@@ -198,7 +198,6 @@ ChunkPlan plan_architectures(const Config& cfg, const PreparedData& data, const 
 
 TrainOutput train_architectures(const Config& cfg, const PreparedData& data, const MemberSets& sets, Backend& be,
                                 const ProgressFn& progress, const TrainControl& control) {
-  (void)progress;  // groups train at different times: each reports when it is done instead
   if (control.init) throw std::logic_error("train_architectures: warm starts are not supported");
   const auto t0 = std::chrono::steady_clock::now();
   const std::vector<ArchitectureGroup> groups = architecture_groups(cfg);
@@ -216,6 +215,63 @@ TrainOutput train_architectures(const Config& cfg, const PreparedData& data, con
   std::vector<int> order(static_cast<std::size_t>(G));
   for (int g = 0; g < G; ++g) order[static_cast<std::size_t>(g)] = g;
   std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return cost[a] > cost[b]; });
+
+  // Progress of the whole swarm: the architectures train at different times, so its epoch is
+  // theirs averaged, weighted by their cost; a line each time that average passes an epoch.
+  struct GroupProgress {
+    int epoch = 0;
+    EpochStats last;
+  };
+  std::vector<GroupProgress> seen(static_cast<std::size_t>(G));
+  double total_cost_all = 0;
+  for (double c : cost) total_cost_all += c;
+  int reported = 0;
+  std::mutex progress_mutex;
+  const auto report = [&](int g, const EpochStats& st) {
+    if (!progress) return;
+    std::lock_guard<std::mutex> lock(progress_mutex);
+    GroupProgress& gp = seen[static_cast<std::size_t>(g)];
+    gp.epoch = std::max(gp.epoch, st.epoch);
+    gp.last = st;
+    double done_cost = 0;
+    for (int k = 0; k < G; ++k) done_cost += cost[static_cast<std::size_t>(k)] * seen[static_cast<std::size_t>(k)].epoch;
+    const int E = cfg.train.epochs;
+    const int epoch = std::min(E, static_cast<int>(done_cost / std::max(total_cost_all, 1e-300)));
+    EpochStats w;
+    w.epochs = E;
+    w.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    double loss = 0, acc = 0, val = 0;
+    int n = 0, n_acc = 0, n_val = 0;
+    w.loss_min = std::numeric_limits<double>::infinity();
+    w.loss_max = -w.loss_min;
+    for (int k = 0; k < G; ++k) {
+      const GroupProgress& x = seen[static_cast<std::size_t>(k)];
+      if (x.epoch == 0) continue;
+      const int m = static_cast<int>(groups[static_cast<std::size_t>(k)].members.size());
+      loss += x.last.loss_mean * m, n += m;
+      w.loss_min = std::min(w.loss_min, x.last.loss_min);
+      w.loss_max = std::max(w.loss_max, x.last.loss_max);
+      if (x.last.acc_mean >= 0) acc += x.last.acc_mean * m, n_acc += m;
+      if (x.last.val_loss_mean >= 0) val += x.last.val_loss_mean * m, n_val += m;
+      w.diverged += x.last.diverged;
+      w.early_stopping = w.early_stopping || x.last.early_stopping;
+      w.training += x.last.early_stopping ? x.last.training : m;
+    }
+    w.loss_mean = n ? loss / n : 0;
+    w.acc_mean = n_acc ? acc / n_acc : -1;
+    w.val_loss_mean = n_val ? val / n_val : -1;
+    for (int k : st.newly_diverged)  // the group's local numbering to the swarm's
+      w.newly_diverged.push_back(cfg.swarm.first_member + groups[static_cast<std::size_t>(g)].members[static_cast<std::size_t>(k)]);
+    const bool report_divergence = !w.newly_diverged.empty();
+    if (epoch <= reported && !report_divergence) return;
+    w.epoch = std::max(epoch, reported);
+    w.member_samples_per_s = w.seconds > 0 ? static_cast<double>(cfg.swarm.size) * sets.max_size() * w.epoch / w.seconds : 0;
+    if (epoch > reported) reported = epoch;
+    progress(w);
+  };
+  if (progress && G > 1)
+    spdlog::info("{} architectures train on their own; a progress line's epoch is theirs averaged, weighted by their "
+                 "cost", G);
 
   // Member k's initial parameters are those of global member k (a sub-swarm numbers its
   // members from 0).
@@ -304,8 +360,10 @@ TrainOutput train_architectures(const Config& cfg, const PreparedData& data, con
     const ChunkPlan plan = plan_training(sub, data, sub_sets, gbe);
     // A segment ends at epoch `until`: the stop is asked for right after that epoch is reported.
     auto reached = std::make_shared<std::atomic<bool>>(false);
-    ProgressFn progress_to;
-    if (until > 0) progress_to = [reached, u = until](const EpochStats& st) { if (st.epoch >= u) *reached = true; };
+    const ProgressFn progress_to = [&, reached, g, u = until](const EpochStats& st) {
+      if (u > 0 && st.epoch >= u) *reached = true;
+      report(g, st);
+    };
     if (plan.chunks <= 1) {  // chunks train one after another, without checkpoints or stops
       c.stop = [&, reached] {
         if (control.stop && control.stop()) return user_stopped = true, true;
