@@ -24,6 +24,7 @@
 #include "train/architectures.h"
 #include "train/search.h"
 #include "train/trainer.h"
+#include "train_test_util.h"
 #include "run/train_run.h"
 
 using namespace tn;
@@ -385,4 +386,52 @@ TEST_CASE("architectures: halving cuts the whole swarm across architectures, its
     CHECK(f.search.rung == rung);
     CHECK(f.search.epochs == std::vector<int>{2, 4});
   }
+}
+
+TEST_CASE("architectures: warm starts from and into mixed swarms take each member's source parameters, bitwise") {
+  using namespace evaltest;
+  const fs::path src = train_run("arch-warm-source", kMixed);
+  // Member k's tensors (layer order) of a run file's `which` parameters.
+  const auto member_of = [](const RunFile& f, int k, bool init) {
+    std::vector<float> p;
+    const auto rows = [&](const std::vector<LayerParams>& layers, std::size_t i, std::size_t n) {
+      for (const LayerParams& l : layers)
+        for (const auto& [name, arr] : l.tensors) {
+          const std::size_t per = arr.data.size() / n;
+          p.insert(p.end(), arr.data.begin() + static_cast<std::ptrdiff_t>(i * per),
+                   arr.data.begin() + static_cast<std::ptrdiff_t>((i + 1) * per));
+        }
+    };
+    if (f.architectures.empty()) rows(init ? f.init_params : f.params, static_cast<std::size_t>(k), f.meta.swarm_size);
+    for (const ArchitectureParams& a : f.architectures)
+      for (std::size_t i = 0; i < a.members.size(); ++i)
+        if (a.members[i] == k) rows(init ? a.init_params : a.params, i, a.members.size());
+    return p;
+  };
+  const RunFile from = read_run_file(src.string());
+  // Mixed into mixed, member k from member k.
+  const std::string into = std::string(kMixed).replace(kMixed.find("  layers:\n"), 10,
+                                                         "  init_from: {path: '" + src.string() + "', members: all}\n  layers:\n");
+  const fs::path warm = scratch("arch-warm.h5");
+  train_file(std::string(into).replace(into.find("[0.02, 0.005]"), 13, "[0.001, 0.002]"), warm, 2);
+  const RunFile mixed = read_run_file(warm.string());
+  for (int k = 0; k < 12; ++k) CHECK(same_bits(member_of(mixed, k, true), member_of(from, k, false)));
+  // Mixed into one architecture: members of that architecture only.
+  const std::string plain =
+      "name: p\nseed: 2\nswarm: {size: 4}\nmodel:\n  init_from: {path: '" + src.string() + "', members: [0, 6, 6, 0]}\n"
+      "  layers: [{units: 6, activation: tanh}, {units: 2}]\nloss: cross_entropy\noptimizer: {type: adam, lr: 0.01}\n"
+      "data:\n  source: {type: spirals, n: 120}\n  split: {train: 0.6, val: 0.2, test: 0.2}\ntrain: {epochs: 2, batch_size: 16}\n";
+  const fs::path one_path = scratch("arch-warm-one.h5");
+  train_file(plain, one_path, 1);
+  const RunFile one = read_run_file(one_path.string());
+  for (int k = 0; k < 4; ++k) CHECK(same_bits(member_of(one, k, true), member_of(from, k == 1 || k == 2 ? 6 : 0, false)));
+  // A member of another shape is refused, naming both.
+  const fs::path bad = write_file("arch-warm-bad.yaml", std::string(plain).replace(plain.find("[0, 6, 6, 0]"), 12, "[0, 2, 6, 0]"));
+  tn::TrainOptions o;
+  o.config_path = bad.string();
+  o.out = scratch("arch-warm-bad.h5").string();
+  o.force = true;
+  auto [rc, err] = exit_and_stderr([&] { return tn::run_train(o); });
+  CHECK(rc == tn::kExitUsage);
+  CHECK_HAS(err, "of another architecture");
 }

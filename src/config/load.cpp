@@ -402,9 +402,6 @@ void check_architecture_keys(const Field& root, const Config& c) {
     root["search"].fail(std::string("PBT copies a member's parameters into another's, but this swarm has ") + what +
                         ", whose parameters do not fit each other; use search: {type: halving, ...}, or give every "
                         "member one architecture");
-  if (c.model.init_from.enabled())
-    model["init_from"].fail(std::string("a warm start needs the source run's architecture for every member, but this swarm has ") +
-                            what + "; remove model.init_from or the per-member model keys");
   if (c.data.per_member == PerMember::GroupBy)
     root["data"]["per_member"].fail(std::string("group_by trains one member per group, which does not combine yet with ") +
                                     what + "; give every member one architecture");

@@ -153,7 +153,11 @@ TrainResult TrainingRun::run(const TrainCallbacks& report) {
   TrainResult r;
   TrainControl control;
   control.resume = resume_ ? &resume_->state : nullptr;
-  if (warm_)
+  if (warm_ && per_member_architecture(cfg_))
+    control.init_members = [this](const std::vector<int>& members, const ParamLayout& layout, std::vector<float>& params) {
+      apply_warm_start(*warm_, members, layout, params);
+    };
+  else if (warm_)
     control.init = [this](int first_member, const ParamLayout& layout, std::vector<float>& params) {
       apply_warm_start(*warm_, cfg_.model.init_from, first_member, layout, params);
     };

@@ -6,7 +6,9 @@
 
 #include "data/arrays.h"
 #include "io/run_file.h"
+#include "run/stored_swarm.h"
 #include "run/swarm_file.h"
+#include "train/architectures.h"
 
 namespace tn {
 namespace {
@@ -65,6 +67,57 @@ void check_names(const std::vector<std::string>& source, const std::vector<std::
 
 }  // namespace
 
+namespace {
+
+// Members of several architectures, here or in the source: each member's source parameters,
+// checked against the member's own model tensor by tensor.
+void load_member_params(WarmStart& w, const Config& cfg, const ModelShape& shape, const PreparedData& data,
+                        const RunFile& f, const std::string& source) {
+  const InitFromConfig& init = cfg.model.init_from;
+  const StoredSwarm src = load_swarm_model(init.path);
+  std::vector<ModelShape> mine;  // per local member of this run
+  if (per_member_architecture(cfg)) {
+    mine.resize(static_cast<std::size_t>(cfg.swarm.size));
+    for (const ArchitectureGroup& g : architecture_groups(cfg)) {
+      const ModelShape s = make_model_shape(architecture_config(cfg, g), data);
+      for (int k : g.members) mine[static_cast<std::size_t>(k)] = s;
+    }
+  } else {
+    mine.assign(static_cast<std::size_t>(cfg.swarm.size), shape);
+  }
+  w.run_first = cfg.swarm.first_member;
+  for (int k = 0; k < cfg.swarm.size; ++k) {
+    const int j = init.source_member(cfg.swarm.first_member + k) - src.first_member;  // checked by the caller
+    if (j < static_cast<int>(f.diverged_epoch.size()) && f.diverged_epoch[static_cast<std::size_t>(j)] > 0)
+      throw ConfigError(source + ": member " + std::to_string(cfg.swarm.first_member + k) + " would start from member " +
+                        std::to_string(src.first_member + j) + ", which diverged; choose another source member");
+    const ModelShape* theirs = &src.shape;
+    const std::vector<float>* params = &src.params;
+    int row = j, rows = src.S;
+    for (const StoredArchitecture& a : src.architectures) {
+      const auto at = std::find(a.members.begin(), a.members.end(), j);
+      if (at == a.members.end()) continue;
+      theirs = &a.shape, params = &a.params, row = static_cast<int>(at - a.members.begin()), rows = static_cast<int>(a.members.size());
+    }
+    const ModelShape& own = mine[static_cast<std::size_t>(k)];
+    bool same = own.tensors() == theirs->tensors();
+    for (int t = 0; same && t < own.tensors(); ++t)
+      same = own.tensor_dims(t) == theirs->tensor_dims(t) && own.tensor_name(t) == theirs->tensor_name(t);
+    if (!same)
+      throw ConfigError(source + ": member " + std::to_string(cfg.swarm.first_member + k) + " (" +
+                        architecture_text(member_model(cfg, cfg.swarm.first_member + k)) + ") would start from member " +
+                        std::to_string(src.first_member + j) + " of another architecture; a warm start needs the same "
+                        "layers and inputs, so choose source members of the same architecture (members: [...])");
+    const ParamLayout layout(*theirs, rows);
+    std::vector<float> p;
+    for (int t = 0; t < theirs->tensors(); ++t)
+      p.insert(p.end(), params->begin() + layout.at(t, row), params->begin() + layout.at(t, row) + layout.size[static_cast<std::size_t>(t)]);
+    w.member_params.push_back(std::move(p));
+  }
+}
+
+}  // namespace
+
 WarmStart load_warm_start(const Config& cfg, const ModelShape& shape, const PreparedData& data) {
   const InitFromConfig& init = cfg.model.init_from;
   const std::string where = (cfg.source_file.empty() ? std::string() : cfg.source_file + ": ") + "model.init_from";
@@ -74,11 +127,12 @@ WarmStart load_warm_start(const Config& cfg, const ModelShape& shape, const Prep
                       "working directory, then beside the config file); give the run file to start from");
   const RunFile f = read_run_file(init.path);
   const std::string source = where + " ('" + init.path + "')";
-  check_tensors(f, shape, source);
+  const bool per_member = per_member_architecture(cfg) || !f.architectures.empty();
+  if (!per_member) check_tensors(f, shape, source);
   check_names(f.data.feature_names, data.feature_names, "input features", source);
   check_names(f.data.class_names, data.class_names, "classes", source);
-  WarmStart w{init.path, f.meta.first_member, f.meta.swarm_size, ParamLayout(shape, f.meta.swarm_size), {}};
-  w.params = params_from_layers(f.params, shape, w.S, init.path);
+  WarmStart w{init.path, f.meta.first_member, f.meta.swarm_size, ParamLayout(shape, f.meta.swarm_size), {}, {}, 0};
+  if (!per_member) w.params = params_from_layers(f.params, shape, w.S, init.path);
   const int last = cfg.swarm.first_member + cfg.swarm.size;
   for (int k = cfg.swarm.first_member; k < last; ++k) {
     const int m = init.source_member(k);
@@ -91,11 +145,29 @@ WarmStart load_warm_start(const Config& cfg, const ModelShape& shape, const Prep
                                     "source members instead, e.g. members: [0, 0, 1]"
                                   : "; use members of the source run"));
   }
+  if (per_member) load_member_params(w, cfg, shape, data, f, source);
   return w;
+}
+
+void apply_warm_start(const WarmStart& w, const std::vector<int>& members, const ParamLayout& layout,
+                      std::vector<float>& params) {
+  for (int s = 0; s < layout.S; ++s) {
+    const std::vector<float>& p = w.member_params.at(static_cast<std::size_t>(members[static_cast<std::size_t>(s)] - w.run_first));
+    std::size_t at = 0;
+    for (std::size_t t = 0; t < layout.size.size(); ++t) {
+      std::copy_n(p.begin() + static_cast<std::ptrdiff_t>(at), layout.size[t], params.begin() + layout.at(static_cast<int>(t), s));
+      at += static_cast<std::size_t>(layout.size[t]);
+    }
+  }
 }
 
 void apply_warm_start(const WarmStart& w, const InitFromConfig& init, int first_member, const ParamLayout& layout,
                       std::vector<float>& params) {
+  if (!w.member_params.empty()) {  // per member (a source of several architectures)
+    std::vector<int> members;
+    for (int s = 0; s < layout.S; ++s) members.push_back(first_member + s);
+    return apply_warm_start(w, members, layout, params);
+  }
   for (std::size_t t = 0; t < layout.size.size(); ++t) {
     const int tensor = static_cast<int>(t);
     for (int s = 0; s < layout.S; ++s) {

@@ -198,7 +198,7 @@ ChunkPlan plan_architectures(const Config& cfg, const PreparedData& data, const 
 
 TrainOutput train_architectures(const Config& cfg, const PreparedData& data, const MemberSets& sets, Backend& be,
                                 const ProgressFn& progress, const TrainControl& control) {
-  if (control.init) throw std::logic_error("train_architectures: warm starts are not supported");
+  if (control.init) throw std::logic_error("train_architectures: a warm start of several architectures is init_members");
   const auto t0 = std::chrono::steady_clock::now();
   const std::vector<ArchitectureGroup> groups = architecture_groups(cfg);
   const int G = static_cast<int>(groups.size());
@@ -285,6 +285,16 @@ TrainOutput train_architectures(const Config& cfg, const PreparedData& data, con
     }
     return init_params(shapes[static_cast<std::size_t>(g)], layout, cfg.seed, members, scales);
   };
+  // The parameters members start from: random, or a warm start's (control.init_members).
+  const auto start_params = [&](int g, int first, const ParamLayout& layout) {
+    std::vector<float> p = initial(g, first, layout);
+    if (!control.init_members) return p;
+    std::vector<int> members;
+    for (int i = first; i < first + layout.S; ++i)
+      members.push_back(cfg.swarm.first_member + groups[static_cast<std::size_t>(g)].members[static_cast<std::size_t>(i)]);
+    control.init_members(members, layout, p);
+    return p;
+  };
   // Checkpoints hold every group's latest state, each at its own epoch: a group not started
   // yet is at epoch 0 (its initial parameters, zero optimizer state).
   const SearchConfig& sc = cfg.search;
@@ -300,7 +310,7 @@ TrainOutput train_architectures(const Config& cfg, const PreparedData& data, con
     const int M = static_cast<int>(groups[static_cast<std::size_t>(g)].members.size());
     t.shape = shapes[static_cast<std::size_t>(g)];
     t.layout = ParamLayout(t.shape, M);
-    t.init_params = initial(g, 0, t.layout);
+    t.init_params = start_params(g, 0, t.layout);
     t.params = t.init_params;
     t.opt1.assign(static_cast<std::size_t>(t.layout.total), 0.0f);
     t.opt2 = t.opt1;
@@ -355,7 +365,7 @@ TrainOutput train_architectures(const Config& cfg, const PreparedData& data, con
       }
       c.resume = &from;
     } else {
-      c.init = [&](int first, const ParamLayout& layout, std::vector<float>& p) { p = initial(g, first, layout); };
+      c.init = [&, g](int first, const ParamLayout& layout, std::vector<float>& p) { p = start_params(g, first, layout); };
     }
     const ChunkPlan plan = plan_training(sub, data, sub_sets, gbe);
     // A segment ends at epoch `until`: the stop is asked for right after that epoch is reported.

@@ -46,6 +46,9 @@ struct TrainControl {
   // [first_member, first_member + layout.S) before training: a warm start (model.init_from).
   // Not called when resuming. Works with chunks too (called once per chunk).
   std::function<void(int first_member, const ParamLayout& layout, std::vector<float>& params)> init;
+  // The same for a swarm of members of several architectures (train/architectures.h): the
+  // initial parameters of `members` (global indices, one per layout member, one architecture).
+  std::function<void(const std::vector<int>& members, const ParamLayout& layout, std::vector<float>& params)> init_members;
 };
 
 // An epoch interrupted between steps (TrainOutput::partial): with the parameters and
