@@ -372,6 +372,16 @@ TEST_CASE("architectures: halving cuts the whole swarm across architectures, its
       CHECK(std::isnan(cut.out.train_loss[static_cast<std::size_t>(k) * E + E - 1]));
     }
   }
+  // With periodic checkpoints, the finished run file holds no training state (a segment's stop
+  // at a rung is not an interruption), and the result is the same.
+  const fs::path ck = scratch("arch-halving-every.h5");
+  train_file(std::string(yaml).replace(yaml.find("batch_size: 16}"), 15,
+                                       "batch_size: 16, checkpoint: {every_epochs: 3, path: '" +
+                                           scratch("arch-halving-every.ckpt.h5").string() + "'}}"),
+             ck, 2);
+  const RunFile every = read_run_file(ck.string());
+  CHECK_FALSE(every.state.present());
+  CHECK(every.search.rung == rung);
   // Interrupted anywhere, it resumes bitwise, cuts included.
   const fs::path whole = scratch("arch-halving.h5"), part = scratch("arch-halving-cut.h5"), again = scratch("arch-halving-2.h5");
   train_file(yaml, whole, 2);

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cmath>
 #include <exception>
 #include <limits>
 #include <map>
@@ -227,18 +228,37 @@ TrainOutput train_architectures(const Config& cfg, const PreparedData& data, con
   for (double c : cost) total_cost_all += c;
   int reported = 0;
   std::mutex progress_mutex;
-  const auto report = [&](int g, const EpochStats& st) {
+  // Weighted epoch of the architectures' current epochs.
+  const auto average_epoch = [&] {
+    double done_cost = 0;
+    for (int k = 0; k < G; ++k) done_cost += cost[static_cast<std::size_t>(k)] * seen[static_cast<std::size_t>(k)].epoch;
+    return std::min(cfg.train.epochs, static_cast<int>(done_cost / std::max(total_cost_all, 1e-300)));
+  };
+  // A resumed run starts where its architectures stand.
+  for (int k = 0; k < G && control.resume; ++k) seen[static_cast<std::size_t>(k)].epoch = control.resume->architectures[static_cast<std::size_t>(k)].epochs;
+  reported = average_epoch();
+  const int first_reported = reported;
+  // Group g's epoch `st` (or, with `finished`, its end: it trains no more epochs).
+  const auto report = [&](int g, const EpochStats& st, bool finished = false) {
     if (!progress) return;
     std::lock_guard<std::mutex> lock(progress_mutex);
     GroupProgress& gp = seen[static_cast<std::size_t>(g)];
-    gp.epoch = std::max(gp.epoch, st.epoch);
-    gp.last = st;
-    double done_cost = 0;
-    for (int k = 0; k < G; ++k) done_cost += cost[static_cast<std::size_t>(k)] * seen[static_cast<std::size_t>(k)].epoch;
-    const int E = cfg.train.epochs;
-    const int epoch = std::min(E, static_cast<int>(done_cost / std::max(total_cost_all, 1e-300)));
+    gp.epoch = finished ? cfg.train.epochs : std::max(gp.epoch, st.epoch);
+    if (!finished) gp.last = st;
+    if (!st.newly_diverged.empty()) {  // at the architecture's own epoch, with global member indices
+      std::vector<int> k;
+      for (int s : st.newly_diverged)
+        k.push_back(cfg.swarm.first_member + groups[static_cast<std::size_t>(g)].members[static_cast<std::size_t>(s)]);
+      spdlog::warn("{} {} of {} diverged at epoch {} (loss is not finite) and {} left out of the ensemble; lower "
+                   "optimizer.lr or set optimizer.grad_clip", k.size() == 1 ? "member" : "members",
+                   fmt::format("{}", fmt::join(k, ", ")), groups[static_cast<std::size_t>(g)].name, st.epoch,
+                   k.size() == 1 ? "is" : "are");
+    }
+    const int epoch = average_epoch();
+    if (epoch <= reported || epoch < 1) return;
     EpochStats w;
-    w.epochs = E;
+    w.epochs = cfg.train.epochs;
+    w.epoch = reported = epoch;
     w.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     double loss = 0, acc = 0, val = 0;
     int n = 0, n_acc = 0, n_val = 0;
@@ -246,27 +266,24 @@ TrainOutput train_architectures(const Config& cfg, const PreparedData& data, con
     w.loss_max = -w.loss_min;
     for (int k = 0; k < G; ++k) {
       const GroupProgress& x = seen[static_cast<std::size_t>(k)];
-      if (x.epoch == 0) continue;
       const int m = static_cast<int>(groups[static_cast<std::size_t>(k)].members.size());
-      loss += x.last.loss_mean * m, n += m;
-      w.loss_min = std::min(w.loss_min, x.last.loss_min);
-      w.loss_max = std::max(w.loss_max, x.last.loss_max);
-      if (x.last.acc_mean >= 0) acc += x.last.acc_mean * m, n_acc += m;
-      if (x.last.val_loss_mean >= 0) val += x.last.val_loss_mean * m, n_val += m;
       w.diverged += x.last.diverged;
       w.early_stopping = w.early_stopping || x.last.early_stopping;
-      w.training += x.last.early_stopping ? x.last.training : m;
+      w.training += x.last.epoch > 0 && x.last.early_stopping ? x.last.training : m - x.last.diverged;
+      if (x.last.epoch == 0 || !std::isfinite(x.last.loss_mean)) continue;  // not started, or every member diverged
+      const int finite = m - x.last.diverged;
+      loss += x.last.loss_mean * finite, n += finite;
+      w.loss_min = std::min(w.loss_min, x.last.loss_min);
+      w.loss_max = std::max(w.loss_max, x.last.loss_max);
+      if (x.last.acc_mean >= 0) acc += x.last.acc_mean * finite, n_acc += finite;
+      if (x.last.val_loss_mean >= 0) val += x.last.val_loss_mean * finite, n_val += finite;
     }
     w.loss_mean = n ? loss / n : 0;
     w.acc_mean = n_acc ? acc / n_acc : -1;
     w.val_loss_mean = n_val ? val / n_val : -1;
-    for (int k : st.newly_diverged)  // the group's local numbering to the swarm's
-      w.newly_diverged.push_back(cfg.swarm.first_member + groups[static_cast<std::size_t>(g)].members[static_cast<std::size_t>(k)]);
-    const bool report_divergence = !w.newly_diverged.empty();
-    if (epoch <= reported && !report_divergence) return;
-    w.epoch = std::max(epoch, reported);
-    w.member_samples_per_s = w.seconds > 0 ? static_cast<double>(cfg.swarm.size) * sets.max_size() * w.epoch / w.seconds : 0;
-    if (epoch > reported) reported = epoch;
+    if (n == 0) w.loss_min = w.loss_max = 0;
+    w.member_samples_per_s =
+        w.seconds > 0 ? static_cast<double>(cfg.swarm.size) * sets.max_size() * (w.epoch - first_reported) / w.seconds : 0;
     progress(w);
   };
   if (progress && G > 1)
@@ -384,9 +401,11 @@ TrainOutput train_architectures(const Config& cfg, const PreparedData& data, con
         // chunks of epochs end at `until`.
         const int every = control.checkpoint_every > 0 ? control.checkpoint_every : cfg.train.epochs;
         c.checkpoint_every = until > 0 ? std::gcd(control.checkpoint_every > 0 ? every : until, until) : every;
-        c.checkpoint = [&, g](const TrainOutput& t) {
+        c.checkpoint = [&, g, u = until](const TrainOutput& t) {
           std::lock_guard<std::mutex> lock(state_mutex);
           latest[static_cast<std::size_t>(g)] = t;
+          // Stopped at the rung: a state like any other, not an interruption.
+          if (u > 0 && !user_stopped) latest[static_cast<std::size_t>(g)].interrupted = false;
           if (control.checkpoint_every <= 0 || t.interrupted) return;
           // One checkpoint each time the architectures have trained checkpoint_every epochs
           // each on average (not one per architecture).
@@ -416,7 +435,9 @@ TrainOutput train_architectures(const Config& cfg, const PreparedData& data, con
       spdlog::info("architecture {}/{} done ({}): {} members in {:.2f} s", done, G, group.name, group.members.size(),
                    seconds);
     kernels[static_cast<std::size_t>(g)] = part.kernel;
+    const bool finished = until == 0 && !part.interrupted;
     parts[static_cast<std::size_t>(g)] = std::move(part);
+    if (finished) report(g, EpochStats{}, true);
   };
 
   const int W = be.workers();
@@ -442,6 +463,11 @@ TrainOutput train_architectures(const Config& cfg, const PreparedData& data, con
     std::exception_ptr error;
     std::mutex error_mutex;
     std::vector<std::thread> threads;
+    const auto join_all = [&] {
+      for (std::thread& t : threads)
+        if (t.joinable()) t.join();
+    };
+    try {
     for (int w = 0; w < W; ++w)
       threads.emplace_back([&] {
         try {
@@ -458,7 +484,12 @@ TrainOutput train_architectures(const Config& cfg, const PreparedData& data, con
           if (!error) error = std::current_exception();
         }
       });
-    for (std::thread& t : threads) t.join();
+    } catch (...) {  // a thread could not start: the others finish, then the error
+      next = L;
+      join_all();
+      throw;
+    }
+    join_all();
     if (error) std::rethrow_exception(error);
   }
   };
@@ -470,6 +501,7 @@ TrainOutput train_architectures(const Config& cfg, const PreparedData& data, con
     train_all();
     if (user_stopped) break;
     state = whole(latest);
+    if (state.epochs < rung) break;  // every member stopped before the rung: nothing left to cut
     const std::vector<float>& h = sc.metric == "val_loss"       ? state.val_loss
                                   : sc.metric == "val_accuracy" ? state.val_acc
                                   : sc.metric == "train_loss"   ? state.train_loss
@@ -481,6 +513,7 @@ TrainOutput train_architectures(const Config& cfg, const PreparedData& data, con
       value[s] = h[static_cast<std::size_t>(s) * state.epochs + (rung - 1)];
       candidate[s] = state.diverged_epoch[s] < 0 && (state.stopped_epoch.empty() || state.stopped_epoch[s] < 0);
     }
+    if (std::count(candidate.begin(), candidate.end(), 1) == 0) break;  // none left training
     search_epochs.push_back(rung);
     const std::vector<int> cut = halving_cut(value, candidate, sc.maximize(), sc.keep);
     for (int s : cut) {
