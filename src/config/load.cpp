@@ -121,8 +121,7 @@ LayerConfig read_layer(const Field& f, int index, Config& c) {
     f.get("init", l.init, {Init::Auto, Init::Glorot});
     return l;
   }
-  static const std::vector<Activation> activations = {Activation::Relu, Activation::LeakyRelu, Activation::Tanh,
-                                                      Activation::Sigmoid, Activation::Gelu, Activation::Identity};
+  const std::vector<Activation>& activations = cfg::layer_activations();
   std::vector<std::string> names;
   for (Activation x : activations) names.emplace_back(to_string(x));
   bool leaky_among = false;

@@ -101,8 +101,7 @@ ModelConfig member_model(const Config& c, long long member) {
       l.type = v.text(member);
     } else if (field == "activation") {
       const std::string name = v.text(member);
-      for (Activation a : {Activation::Relu, Activation::LeakyRelu, Activation::Tanh, Activation::Sigmoid,
-                           Activation::Gelu, Activation::Identity})
+      for (Activation a : cfg::layer_activations())
         if (name == to_string(a)) l.activation = a;
     }
   }
@@ -212,6 +211,12 @@ std::vector<long long> extreme_indices(const MemberValues& mv) {
 }
 
 }  // namespace
+
+const std::vector<Activation>& layer_activations() {
+  static const std::vector<Activation> a = {Activation::Relu, Activation::LeakyRelu, Activation::Tanh,
+                                            Activation::Sigmoid, Activation::Gelu, Activation::Identity};
+  return a;
+}
 
 double smallest_value(const MemberValues& mv) {
   if (mv.form == MemberValues::Form::Values) return *std::min_element(mv.values.begin(), mv.values.end());

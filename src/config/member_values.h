@@ -14,6 +14,9 @@ namespace tn::cfg {
 // alone.
 void read_member_value(const Field& f, const std::string& key, double& scalar, Range r, Config& c);
 
+// A dense layer's activations, in the order YAML lists them.
+const std::vector<Activation>& layer_activations();
+
 // The smallest of the values of `mv`.
 double smallest_value(const MemberValues& mv);
 

@@ -77,18 +77,14 @@ std::vector<NpyArray> npz_arrays(const StoredSwarm& run, const std::vector<int>&
   }
   if (run.architectures.empty()) add_params(out, run, members, one_member, "");
   // Members of several architectures: architectures/arch_<a>/ with each one's members, model and parameters.
-  for (std::size_t a = 0; a < run.architectures.size(); ++a) {
-    std::vector<int> local;
+  const std::vector<ArchitectureMembers> split = split_by_architecture(run, members);
+  for (std::size_t a = 0; a < split.size(); ++a) {
+    if (split[a].members.empty()) continue;
     std::vector<std::int32_t> global;
-    for (int s : members)
-      if (architecture_of(run, s).first == a) {
-        local.push_back(architecture_of(run, s).second);
-        global.push_back(run.first_member + s);
-      }
-    if (local.empty()) continue;
+    for (int s : split[a].members) global.push_back(run.first_member + s);
     const StoredSwarm view = architecture_view(run, a);
     const std::string root = "architectures/arch_" + std::to_string(a) + "/";
-    add_params(out, view, local, false, root);
+    add_params(out, view, split[a].local, false, root);
     out.push_back({root + "members/member", {global.size()}, global});
     out.push_back({root + "model", {}, std::vector<std::string>{model_json(view)}});
   }

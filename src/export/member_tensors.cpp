@@ -73,6 +73,17 @@ std::pair<std::size_t, int> architecture_of(const StoredSwarm& run, int s) {
   return {0, s};
 }
 
+std::vector<ArchitectureMembers> split_by_architecture(const StoredSwarm& run, const std::vector<int>& members) {
+  std::vector<ArchitectureMembers> r(run.architectures.size());
+  for (int s : members) {
+    if (r.empty()) break;  // one architecture: nothing to split
+    const auto [a, j] = architecture_of(run, s);
+    r[a].members.push_back(s);
+    r[a].local.push_back(j);
+  }
+  return r;
+}
+
 std::vector<float> member_tensor(const StoredSwarm& run, int t, int s) { return stacked_tensor(run, t, {s}); }
 
 std::vector<float> stacked_tensor(const StoredSwarm& run, int t, const std::vector<int>& members) {

@@ -30,6 +30,14 @@ StoredSwarm architecture_view(const StoredSwarm& run, std::size_t a);
 // The architecture of local member s and its index there.
 std::pair<std::size_t, int> architecture_of(const StoredSwarm& run, int s);
 
+// `members` (local) of a swarm of several architectures, split by architecture: for each
+// architecture a, those in it (`members`, in the given order) and their index there (`local`);
+// empty for a swarm of one architecture.
+struct ArchitectureMembers {
+  std::vector<int> members, local;
+};
+std::vector<ArchitectureMembers> split_by_architecture(const StoredSwarm& run, const std::vector<int>& members);
+
 // Tensor t (ParamLayout order) of local member s: size(t) floats, row-major.
 std::vector<float> member_tensor(const StoredSwarm& run, int t, int s);
 

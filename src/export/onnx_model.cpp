@@ -225,14 +225,11 @@ std::string stacked_outputs(Graph& g, const StoredSwarm& run, const std::vector<
 std::string mixed_outputs(Graph& g, const StoredSwarm& run, const std::vector<int>& members, const std::string& x) {
   std::vector<std::string> parts;
   std::vector<int> order;  // the member of each row of the concatenation
-  for (std::size_t a = 0; a < run.architectures.size(); ++a) {
-    std::vector<int> local;
-    for (int s : members)
-      if (architecture_of(run, s).first == a) {
-        local.push_back(architecture_of(run, s).second);
-        order.push_back(s);
-      }
-    if (!local.empty()) parts.push_back(stacked_outputs(g, architecture_view(run, a), local, x));
+  const std::vector<ArchitectureMembers> split = split_by_architecture(run, members);
+  for (std::size_t a = 0; a < split.size(); ++a) {
+    if (split[a].members.empty()) continue;
+    order.insert(order.end(), split[a].members.begin(), split[a].members.end());
+    parts.push_back(stacked_outputs(g, architecture_view(run, a), split[a].local, x));
   }
   const std::string all = parts.size() == 1 ? parts.front() : g.op("Concat", parts, {{"axis", I64{0}}}, "architectures");
   std::vector<I64> rows;  // member order: row i of the result is the concatenation's row of members[i]

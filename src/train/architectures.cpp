@@ -21,6 +21,7 @@
 #include "train/early_stop.h"
 #include "train/memory_plan.h"
 #include "train/search.h"
+#include "train/survivors.h"
 
 namespace tn {
 namespace {
@@ -168,7 +169,8 @@ ChunkPlan plan_architectures(const Config& cfg, const PreparedData& data, const 
   // Host memory: every architecture's state is held until the end (and copied for
   // checkpoints), and several train at once, so the whole run is the sum of the groups'.
   std::int64_t total = 0, loaded = 0;
-  for (const ArchitectureGroup& g : architecture_groups(cfg)) {
+  const std::vector<ArchitectureGroup> groups = architecture_groups(cfg);
+  for (const ArchitectureGroup& g : groups) {
     const Config sub = architecture_config(cfg, g);
     const MemberSets sub_sets = group_sets(cfg, data, sets, g);
     try {
@@ -189,7 +191,7 @@ ChunkPlan plan_architectures(const Config& cfg, const PreparedData& data, const 
   const std::uint64_t available = be.memory_budget() == 0 && be.host_memory() ? available_memory() : 0;
   if (available > 0 && static_cast<std::uint64_t>(std::max<std::int64_t>(0, total)) > available)
     throw ConfigError("the " + std::to_string(cfg.swarm.size) + " members of " +
-                      std::to_string(architecture_groups(cfg).size()) + " architectures need an estimated " +
+                      std::to_string(groups.size()) + " architectures need an estimated " +
                       format_bytes(total + loaded) + " (" + format_bytes(loaded) + " of data, the rest every "
                       "architecture's parameters, optimizer state and buffers, held together), but " +
                       format_bytes(static_cast<std::int64_t>(available) + loaded) + " are available; reduce "
@@ -224,15 +226,14 @@ TrainOutput train_architectures(const Config& cfg, const PreparedData& data, con
     EpochStats last;
   };
   std::vector<GroupProgress> seen(static_cast<std::size_t>(G));
-  double total_cost_all = 0;
-  for (double c : cost) total_cost_all += c;
+  const double total_cost = std::accumulate(cost.begin(), cost.end(), 0.0);
   int reported = 0;
   std::mutex progress_mutex;
   // Weighted epoch of the architectures' current epochs.
   const auto average_epoch = [&] {
     double done_cost = 0;
     for (int k = 0; k < G; ++k) done_cost += cost[static_cast<std::size_t>(k)] * seen[static_cast<std::size_t>(k)].epoch;
-    return std::min(cfg.train.epochs, static_cast<int>(done_cost / std::max(total_cost_all, 1e-300)));
+    return std::min(cfg.train.epochs, static_cast<int>(done_cost / std::max(total_cost, 1e-300)));
   };
   // A resumed run starts where its architectures stand.
   for (int k = 0; k < G && control.resume; ++k) seen[static_cast<std::size_t>(k)].epoch = control.resume->architectures[static_cast<std::size_t>(k)].epochs;
@@ -290,26 +291,18 @@ TrainOutput train_architectures(const Config& cfg, const PreparedData& data, con
     spdlog::info("{} architectures train on their own; a progress line's epoch is theirs averaged, weighted by their "
                  "cost", G);
 
-  // Member k's initial parameters are those of global member k (a sub-swarm numbers its
-  // members from 0).
-  const auto initial = [&](int g, int first, const ParamLayout& layout) {
-    const ArchitectureGroup& group = groups[static_cast<std::size_t>(g)];
+  // The parameters members [first, first + layout.S) of group g start from: those of their
+  // global index (a sub-swarm numbers its members from 0), random or a warm start's
+  // (control.init_members).
+  const auto start_params = [&](int g, int first, const ParamLayout& layout) {
     std::vector<int> members;
     std::vector<float> scales;
     for (int i = first; i < first + layout.S; ++i) {
-      members.push_back(cfg.swarm.first_member + group.members[static_cast<std::size_t>(i)]);
+      members.push_back(cfg.swarm.first_member + groups[static_cast<std::size_t>(g)].members[static_cast<std::size_t>(i)]);
       scales.push_back(static_cast<float>(member_init_scale(cfg, members.back())));
     }
-    return init_params(shapes[static_cast<std::size_t>(g)], layout, cfg.seed, members, scales);
-  };
-  // The parameters members start from: random, or a warm start's (control.init_members).
-  const auto start_params = [&](int g, int first, const ParamLayout& layout) {
-    std::vector<float> p = initial(g, first, layout);
-    if (!control.init_members) return p;
-    std::vector<int> members;
-    for (int i = first; i < first + layout.S; ++i)
-      members.push_back(cfg.swarm.first_member + groups[static_cast<std::size_t>(g)].members[static_cast<std::size_t>(i)]);
-    control.init_members(members, layout, p);
+    std::vector<float> p = init_params(shapes[static_cast<std::size_t>(g)], layout, cfg.seed, members, scales);
+    if (control.init_members) control.init_members(members, layout, p);
     return p;
   };
   // Checkpoints hold every group's latest state, each at its own epoch: a group not started
@@ -443,8 +436,6 @@ TrainOutput train_architectures(const Config& cfg, const PreparedData& data, con
   const int W = be.workers();
   // An architecture that costs more than a thread's fair share trains alone on every thread
   // first (one thread would make the run wait for it); the others share the threads.
-  double total_cost = 0;
-  for (double c : cost) total_cost += c;
   std::vector<int> heavy, light;
   for (int g : order) (cost[static_cast<std::size_t>(g)] * W > total_cost ? heavy : light).push_back(g);
   const bool pool = be.host_memory() && W > 1 && static_cast<int>(light.size()) >= W;
@@ -453,45 +444,45 @@ TrainOutput train_architectures(const Config& cfg, const PreparedData& data, con
     light.clear();
   }
   const auto train_all = [&] {
-  done = 0;
-  for (int g : heavy) train_group(g, be);
-  if (pool) {
-    const int L = static_cast<int>(light.size());
-    // Each thread trains whole groups on a one-thread CPU backend (results do not depend on
-    // the thread count), taking the next most costly group when it is done.
-    std::atomic<int> next{0};
-    std::exception_ptr error;
-    std::mutex error_mutex;
-    std::vector<std::thread> threads;
-    const auto join_all = [&] {
-      for (std::thread& t : threads)
-        if (t.joinable()) t.join();
-    };
-    try {
-    for (int w = 0; w < W; ++w)
-      threads.emplace_back([&] {
-        try {
-          const std::unique_ptr<Backend> one = make_backend({DeviceKind::Cpu, 1}, nullptr);
-          for (int i = next++; i < L; i = next++) {
-            {
+    done = 0;
+    for (int g : heavy) train_group(g, be);
+    if (pool) {
+      const int L = static_cast<int>(light.size());
+      // Each thread trains whole groups on a one-thread CPU backend (results do not depend on
+      // the thread count), taking the next most costly group when it is done.
+      std::atomic<int> next{0};
+      std::exception_ptr error;
+      std::mutex error_mutex;
+      std::vector<std::thread> threads;
+      const auto join_all = [&] {
+        for (std::thread& t : threads)
+          if (t.joinable()) t.join();
+      };
+      try {
+        for (int w = 0; w < W; ++w)
+          threads.emplace_back([&] {
+            try {
+              const std::unique_ptr<Backend> one = make_backend({DeviceKind::Cpu, 1}, nullptr);
+              for (int i = next++; i < L; i = next++) {
+                {
+                  std::lock_guard<std::mutex> lock(error_mutex);
+                  if (error) return;
+                }
+                train_group(light[static_cast<std::size_t>(i)], *one);
+              }
+            } catch (...) {
               std::lock_guard<std::mutex> lock(error_mutex);
-              if (error) return;
+              if (!error) error = std::current_exception();
             }
-            train_group(light[static_cast<std::size_t>(i)], *one);
-          }
-        } catch (...) {
-          std::lock_guard<std::mutex> lock(error_mutex);
-          if (!error) error = std::current_exception();
-        }
-      });
-    } catch (...) {  // a thread could not start: the others finish, then the error
-      next = L;
+          });
+      } catch (...) {  // a thread could not start: the others finish, then the error
+        next = L;
+        join_all();
+        throw;
+      }
       join_all();
-      throw;
+      if (error) std::rethrow_exception(error);
     }
-    join_all();
-    if (error) std::rethrow_exception(error);
-  }
   };
   // Halving: each rung is a segment all architectures train to, then the whole swarm's cut.
   TrainOutput state;  // the whole swarm after the last cut
@@ -502,17 +493,10 @@ TrainOutput train_architectures(const Config& cfg, const PreparedData& data, con
     if (user_stopped) break;
     state = whole(latest);
     if (state.epochs < rung) break;  // every member stopped before the rung: nothing left to cut
-    const std::vector<float>& h = sc.metric == "val_loss"       ? state.val_loss
-                                  : sc.metric == "val_accuracy" ? state.val_acc
-                                  : sc.metric == "train_loss"   ? state.train_loss
-                                                                : state.train_acc;
     const int S = cfg.swarm.size;
-    std::vector<double> value(static_cast<std::size_t>(S));
-    std::vector<char> candidate(static_cast<std::size_t>(S));
-    for (int s = 0; s < S; ++s) {
-      value[s] = h[static_cast<std::size_t>(s) * state.epochs + (rung - 1)];
-      candidate[s] = state.diverged_epoch[s] < 0 && (state.stopped_epoch.empty() || state.stopped_epoch[s] < 0);
-    }
+    const std::vector<double> value = epoch_metric(state, sc.metric, S, rung - 1);
+    std::vector<char> candidate(static_cast<std::size_t>(S), 0);
+    for (int s : training_members(state, S)) candidate[static_cast<std::size_t>(s)] = 1;
     if (std::count(candidate.begin(), candidate.end(), 1) == 0) break;  // none left training
     search_epochs.push_back(rung);
     const std::vector<int> cut = halving_cut(value, candidate, sc.maximize(), sc.keep);

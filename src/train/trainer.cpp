@@ -640,6 +640,8 @@ TrainOutput copy_until(TrainOutput& out, int done) {
   return t;
 }
 
+}  // namespace
+
 // The [S, epochs] history of a ranking metric (ranking_metrics()).
 const std::vector<float>& metric_history(const TrainOutput& out, const std::string& metric) {
   return metric == "val_loss"       ? out.val_loss
@@ -647,6 +649,8 @@ const std::vector<float>& metric_history(const TrainOutput& out, const std::stri
          : metric == "train_loss"   ? out.train_loss
                                     : out.train_acc;
 }
+
+namespace {
 
 // After epoch e (0-based, the last one run): early stopping for every member still training
 // (train/early_stop.h); returns how many stopped.
@@ -671,7 +675,8 @@ int early_stop_epoch(const Config& cfg, TrainOutput& out, Loop& loop, int e) {
   return stopped;
 }
 
-// The metric search ranks members by, at epoch e (0-based), for every member.
+}  // namespace
+
 std::vector<double> epoch_metric(const TrainOutput& out, const std::string& metric, int S, int e) {
   const std::vector<float>& h = metric_history(out, metric);
   if (h.empty()) throw std::logic_error("search: no " + metric + " history (the config check lets none through)");
@@ -679,6 +684,8 @@ std::vector<double> epoch_metric(const TrainOutput& out, const std::string& metr
   for (int s = 0; s < S; ++s) v[s] = h[static_cast<std::size_t>(s) * out.epochs + e];
   return v;
 }
+
+namespace {
 
 // Whether a rung or round of `search` falls after epoch `done` (1-based count of epochs run).
 bool search_after(const SearchConfig& sc, int done, int E) {

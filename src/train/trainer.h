@@ -118,6 +118,11 @@ struct TrainOutput {
   std::vector<ArchitectureOutput> architectures;
 };
 
+// The [S, epochs] history of a ranking metric (ranking_metrics()), and its value for every
+// member at epoch e (0-based): what early stopping and search rank members by.
+const std::vector<float>& metric_history(const TrainOutput& out, const std::string& metric);
+std::vector<double> epoch_metric(const TrainOutput& out, const std::string& metric, int S, int e);
+
 // Rows per training batch (train.batch_size, at most the largest member set) and the steps of
 // an epoch: those of the member with the largest set.
 int epoch_batch(const Config& cfg, const MemberSets& sets);
