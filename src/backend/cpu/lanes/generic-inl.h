@@ -49,9 +49,14 @@ TN_INLINE void mac(Vec (&acc)[RB][RC], const LaneMat& a, const LaneMat& b, int K
   }
 }
 
-// Covers a rows×cols result with tiles: 4×4 where possible, 8-row strips for the last 1-3
-// columns, and single rows for the remainders (few tile shapes: every one is compiled for
-// every epilogue). op.template run<RB, RC>(r0, c0).
+// Covers a rows×cols result with tiles: kTileRows×4 where possible, kStripRows-row strips
+// for the last 1-3 columns, and single rows for the remainders (few tile shapes: every one
+// is compiled for every epilogue). op.template run<RB, RC>(r0, c0). A tile's accumulators
+// and the loads feeding them fit the target's registers: 4×4 and 8-row strips with 32 (AVX-512,
+// NEON), 3×4 and 4-row strips with AVX2's 16 (4×4 spilled there, and the layer-by-layer
+// kernel lost to per-member GEMMs on every two-hidden-layer shape measured).
+constexpr int kTileRows = HWY_TARGET == HWY_AVX2 ? 3 : 4;
+constexpr int kStripRows = HWY_TARGET == HWY_AVX2 ? 4 : 8;
 template <int RB, int RC, class Op>
 TN_INLINE void cover_rows(const Op& op, int r0, int rows, int c0) {
   for (; r0 + RB <= rows; r0 += RB) op.template run<RB, RC>(r0, c0);
@@ -61,11 +66,11 @@ TN_INLINE void cover_rows(const Op& op, int r0, int rows, int c0) {
 template <class Op>
 TN_INLINE void cover(const Op& op, int rows, int cols) {
   int c0 = 0;
-  for (; c0 + 4 <= cols; c0 += 4) cover_rows<4, 4>(op, 0, rows, c0);
+  for (; c0 + 4 <= cols; c0 += 4) cover_rows<kTileRows, 4>(op, 0, rows, c0);
   switch (cols - c0) {
-    case 3: cover_rows<8, 3>(op, 0, rows, c0); break;
-    case 2: cover_rows<8, 2>(op, 0, rows, c0); break;
-    case 1: cover_rows<8, 1>(op, 0, rows, c0); break;
+    case 3: cover_rows<kStripRows, 3>(op, 0, rows, c0); break;
+    case 2: cover_rows<kStripRows, 2>(op, 0, rows, c0); break;
+    case 1: cover_rows<kStripRows, 1>(op, 0, rows, c0); break;
     default: break;
   }
 }

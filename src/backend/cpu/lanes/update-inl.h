@@ -16,6 +16,7 @@
 #include <cstdint>
 
 #include "backend/cpu/lanes/layout-inl.h"
+#include "backend/cpu/lanes/member_update-inl.h"
 #include "backend/cpu/lanes/vec-inl.h"
 #include "backend/step_kernel.h"
 #include "math/optimizers.h"
@@ -25,41 +26,6 @@ namespace HWY_NAMESPACE {
 namespace {
 
 // ---- the optimizer step ----
-
-// update_param's square root on lane vectors (math/optimizers.h takes it as a parameter).
-struct VecSqrt {
-  Vec operator()(Vec v) const { return vsqrt(v); }
-  Vec sign(Vec v) const { return select(v > 0.0f, splat(1.0f), select(v < 0.0f, splat(-1.0f), Vec{})); }  // (called from math/optimizers.h: no always_inline across targets)
-};
-
-// optimizer_update of one member's n parameters in place (gradients g, clipping factor k),
-// L elements at a time through update_param on lane vectors, with the branch on k outside
-// the loop as there (the compiler then contracts the same products into multiply-adds).
-//
-// The step scalars are copied first: through the reference, every store to p, s1 or s2 might
-// change them (all floats), so the compiler recomputed update_param's loop-invariant step
-// scalars (a scalar square root and two divisions, on the same unit as the vector ones)
-// for every 16 parameters. The copy makes them invariant; the values are the same.
-template <OptimizerType O, bool Scaled>
-TN_INLINE void update_member_loop(std::int64_t n, float* p, const float* g, float* s1, float* s2, const OptStep& step,
-                                  float k) {
-  const OptStep h = step;
-  for (std::int64_t k0 = 0; k0 < n; k0 += L) {
-    const int w = static_cast<int>(std::min<std::int64_t>(L, n - k0));
-    Vec pv = load_n(p + k0, w), s1v = load_n(s1 + k0, w);
-    Vec s2v = s2 ? load_n(s2 + k0, w) : Vec{};
-    if constexpr (Scaled) update_param<O, Vec, VecSqrt>(pv, load_n(g + k0, w) * k, s1v, s2v, h);
-    else update_param<O, Vec, VecSqrt>(pv, load_n(g + k0, w), s1v, s2v, h);
-    store_n(p + k0, pv, w);
-    store_n(s1 + k0, s1v, w);
-    if (s2) store_n(s2 + k0, s2v, w);
-  }
-}
-template <OptimizerType O>
-void update_member(std::int64_t n, float* p, const float* g, float* s1, float* s2, const OptStep& h, float k) {
-  if (k != 1.0f) update_member_loop<O, true>(n, p, g, s1, s2, h, k);
-  else update_member_loop<O, false>(n, p, g, s1, s2, h, k);
-}
 
 // Whether two members' step scalars are the same, bit for bit.
 bool same_step(const OptStep& a, const OptStep& b) {

@@ -237,9 +237,29 @@ inline void transpose16(__m512 r[16]) {
   }
   for (int i = 0; i < 16; ++i) r[i] = t[i];
 }
+#elif HWY_TARGET == HWY_AVX2
+// r[i] (row i of an 8×8 block) becomes column i.
+inline void transpose8(__m256 r[8]) {
+  __m256 t[8], u[8];
+  for (int i = 0; i < 4; ++i) {
+    t[2 * i] = _mm256_unpacklo_ps(r[2 * i], r[2 * i + 1]);
+    t[2 * i + 1] = _mm256_unpackhi_ps(r[2 * i], r[2 * i + 1]);
+  }
+  // Per 128-bit half h, u[4i + m] = rows 4i..4i+3 of column 4h + m.
+  for (int i = 0; i < 2; ++i) {
+    u[4 * i] = _mm256_shuffle_ps(t[4 * i], t[4 * i + 2], _MM_SHUFFLE(1, 0, 1, 0));
+    u[4 * i + 1] = _mm256_shuffle_ps(t[4 * i], t[4 * i + 2], _MM_SHUFFLE(3, 2, 3, 2));
+    u[4 * i + 2] = _mm256_shuffle_ps(t[4 * i + 1], t[4 * i + 3], _MM_SHUFFLE(1, 0, 1, 0));
+    u[4 * i + 3] = _mm256_shuffle_ps(t[4 * i + 1], t[4 * i + 3], _MM_SHUFFLE(3, 2, 3, 2));
+  }
+  for (int m = 0; m < 4; ++m) {
+    r[m] = _mm256_permute2f128_ps(u[m], u[4 + m], 0x20);
+    r[4 + m] = _mm256_permute2f128_ps(u[m], u[4 + m], 0x31);
+  }
+}
 #endif
 
-void to_lanes(const float* src, std::int64_t n, int nm, float* dst) {
+[[maybe_unused]] void to_lanes(const float* src, std::int64_t n, int nm, float* dst) {
 #if HWY_TARGET == HWY_AVX3
   static_assert(L == 16);
   for (std::int64_t k0 = 0; k0 < n; k0 += 16) {
@@ -251,12 +271,24 @@ void to_lanes(const float* src, std::int64_t n, int nm, float* dst) {
     for (int j = 0; j < w; ++j) _mm512_storeu_ps(dst + (k0 + j) * L, r[j]);
   }
 #else
-  for (std::int64_t k = 0; k < n; ++k)
+  std::int64_t k = 0;
+#if HWY_TARGET == HWY_AVX2
+  // Whole 8×8 blocks through registers (members' rows may end anywhere, so the last n % 8
+  // elements go one by one: a whole load there would read past the last member's row).
+  static_assert(L == 8);
+  for (; k + 8 <= n; k += 8) {
+    __m256 r[8];
+    for (int l = 0; l < 8; ++l) r[l] = l < nm ? _mm256_loadu_ps(src + l * n + k) : _mm256_setzero_ps();
+    transpose8(r);
+    for (int j = 0; j < 8; ++j) _mm256_storeu_ps(dst + (k + j) * L, r[j]);
+  }
+#endif
+  for (; k < n; ++k)
     for (int l = 0; l < L; ++l) dst[k * L + l] = l < nm ? src[l * n + k] : 0.0f;
 #endif
 }
 
-void from_lanes(const float* src, std::int64_t n, int nm, std::uint32_t write, float* dst) {
+[[maybe_unused]] void from_lanes(const float* src, std::int64_t n, int nm, std::uint32_t write, float* dst) {
 #if HWY_TARGET == HWY_AVX3
   for (std::int64_t k0 = 0; k0 < n; k0 += 16) {
     const int w = static_cast<int>(std::min<std::int64_t>(16, n - k0));
@@ -268,9 +300,19 @@ void from_lanes(const float* src, std::int64_t n, int nm, std::uint32_t write, f
       if (write >> l & 1) _mm512_mask_storeu_ps(dst + l * n + k0, m, r[l]);
   }
 #else
+  std::int64_t k0 = 0;
+#if HWY_TARGET == HWY_AVX2
+  for (; k0 + 8 <= n; k0 += 8) {
+    __m256 r[8];
+    for (int j = 0; j < 8; ++j) r[j] = _mm256_loadu_ps(src + (k0 + j) * L);
+    transpose8(r);
+    for (int l = 0; l < nm; ++l)
+      if (write >> l & 1) _mm256_storeu_ps(dst + l * n + k0, r[l]);
+  }
+#endif
   for (int l = 0; l < nm; ++l)
     if (write >> l & 1)
-      for (std::int64_t k = 0; k < n; ++k) dst[l * n + k] = src[k * L + l];
+      for (std::int64_t k = k0; k < n; ++k) dst[l * n + k] = src[k * L + l];
 #endif
 }
 

@@ -3,7 +3,7 @@
 // the activation, loss and optimizer so the inner loops carry no branches on configuration,
 // compiled once for every SIMD target (foreach_target). The math/ functions they call are
 // always inlined, so they are compiled for the target too (with its fused multiply-adds,
-// as in the lane kernel).
+// as in the lane kernel); the optimizer step is the lane kernel's own, on vectors.
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "backend/cpu/ops/dense.cpp"
 #include <hwy/foreach_target.h>  // must come before highway.h
@@ -13,6 +13,7 @@
 #include <cmath>
 #include <vector>
 
+#include "backend/cpu/lanes/member_update-inl.h"
 #include "backend/cpu/ops/decl-inl.h"
 #include "math/activations.h"
 #include "math/losses.h"
@@ -149,21 +150,13 @@ void sum_squares(int S, std::int64_t n, const float* x, std::int64_t sx, double*
 void optimizer_update(OptimizerType type, int S, std::int64_t n, float* P,
                                   const float* G, float* S1, float* S2, std::int64_t stride,
                                   const OptStep* h, float clip, const double* norm2) {
+  const bool two = optimizer_state_slots(type) == 2;
   dispatch_optimizer(type, [&]<OptimizerType O>() {
     for (int s = 0; s < S; ++s) {
+      if (h[s].skip) continue;
       const std::int64_t off = s * stride;
-      const OptStep step = h[s];
-      if (step.skip) continue;
-      float* __restrict p = P + off;
-      const float* __restrict g = G + off;
-      float* __restrict s1 = S1 + off;
-      float* __restrict s2 = S2 + off;
       const float k = clip > 0.0f ? clip_scale(clip, norm2[s]) : 1.0f;
-      if (k != 1.0f) {
-        for (std::int64_t i = 0; i < n; ++i) update_param<O>(p[i], g[i] * k, s1[i], s2[i], step);
-      } else {
-        for (std::int64_t i = 0; i < n; ++i) update_param<O>(p[i], g[i], s1[i], s2[i], step);
-      }
+      update_member<O>(n, P + off, G + off, S1 + off, two ? S2 + off : nullptr, h[s], k);
     }
   });
 }
