@@ -31,6 +31,13 @@ namespace {
 // unit's weights loaded once per block and its gradient sums read and written once per
 // block. Only the block's hidden activations go through memory (Hb, [H][RB]). Every sum
 // runs in the generic kernel's order, so both give the same results.
+// Where the cross-entropy of a chunk's rows is computed. With AVX-512's 4-row blocks, on the
+// block's logits still in registers, its exp/log chains overlapping the next block's
+// multiply-adds. AVX2's 2-row blocks leave too little work between two blocks' chains to
+// hide them (they were half of W1's step), so there the chunk's logits go to memory and
+// xent_mem takes them 4 rows at a time: the same operations on the same rows, the same bits.
+constexpr bool kXentPerBlock = HWY_TARGET == HWY_AVX3;
+
 template <int F, int O, Activation A>
 struct Shallow {
   // Inputs of rows [rr, rr + RB) of the chunk: from the lane buffer X, or with a shared
@@ -204,8 +211,13 @@ struct Shallow {
       }
       if (xe) {
         xs.correct = Vec{};
-        const bool masked = xent_masked(xs, r0, n);
-        blocks(n, [&]<int RB>(int rr) { forward<RB>(fb, lay, ws, H, rr, rowidx, slope, &xs, r0, masked); });
+        if constexpr (kXentPerBlock) {
+          const bool masked = xent_masked(xs, r0, n);
+          blocks(n, [&]<int RB>(int rr) { forward<RB>(fb, lay, ws, H, rr, rowidx, slope, &xs, r0, masked); });
+        } else {
+          blocks(n, [&]<int RB>(int rr) { forward<RB>(fb, lay, ws, H, rr, rowidx, slope, nullptr, r0, false); });
+          xent_mem<O>(n, r0, fb.targets, ws + lay.Zb, ws + lay.Y, rowidx, fb.Y, ws + lay.dOut, xs);
+        }
         DVec c;
         std::memcpy(&c, ll.correct, sizeof c);
         c += __builtin_convertvector(xs.correct, DVec);
