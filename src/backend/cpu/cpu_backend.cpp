@@ -61,22 +61,23 @@ std::string CpuBackend::describe() const {
 }
 
 // Small models run fused with members in SIMD lanes; the rest member by member with
-// per-member GEMMs. Which is faster was measured per kernel and target (train seconds of the
-// two on one machine, AMD EPYC Zen 4 with 1 MiB of L2 per core, README "Choosing the step
+// per-member GEMMs. Which is faster was measured per kernel and target (train seconds of
+// both on one machine, AMD EPYC Zen 4 with 1 MiB of L2 per core; README "Choosing the step
 // kernel"): the one-hidden-layer kernel won on every shape up to 2 -> 2048 -> 2 (1.7 MiB of
-// scratch on AVX2, 3.3 MiB on AVX-512; 2.8-4x), so it keeps a 4 MiB budget; the
-// layer-by-layer kernel won while a lane group's scratch stayed within about a core's L2
-// (2 -> 64 -> 64 -> 2: 0.82x on AVX-512 at 832 KiB, 0.98x on AVX2 at 416 KiB) and lost
-// beyond it (784 -> 32 -> 10, batch 8: 1.4x on AVX2 at 1.8 MiB, 2.4x on AVX-512 at 3.5 MiB;
-// Fashion-MNIST's 784 -> 64 -> 32 -> 10: 2.1x on AVX2), so it gets 1 MiB. The budget counts
-// bytes, so a target with more lanes reaches it at half the width.
-constexpr std::int64_t kShallowScratchBudget = 4 << 20, kLayerScratchBudget = 1 << 20;
+// scratch on AVX2, 3.3 MiB on AVX-512; 2.7-3.7x), so it keeps a 4 MiB budget. The
+// layer-by-layer kernel won up to 2 -> 128 -> 128 -> 2 on AVX-512 (0.91x at 2.6 MiB) and
+// lost from 784 -> 16 -> 10 at batch 32 (1.26x at 3.2 MiB); on AVX2, with half the
+// registers, it won up to 2 -> 64 -> 64 -> 2 (0.94x at 416 KiB) and lost from
+// 2 -> 128 -> 128 -> 2 (1.28x at 1.3 MiB; Fashion-MNIST's 784 -> 64 -> 32 -> 10 at batch 8:
+// 2.1x). Targets not measured (NEON, the portable one) take AVX2's budget.
+constexpr std::int64_t kShallowScratchBudget = 4 << 20;
+constexpr std::int64_t layer_scratch_budget(CpuTarget t) { return t == CpuTarget::Avx512 ? 3 << 20 : 1 << 20; }
 
 std::vector<std::unique_ptr<StepKernel>> CpuBackend::step_kernels(const ModelShape& shape, int batch,
                                                                     std::string* why) {
   std::vector<std::unique_ptr<StepKernel>> kernels;
   const bool shallow = shape.recurrent.empty() && lane_kernel(target_).is_shallow(shape);
-  const std::int64_t budget = shallow ? kShallowScratchBudget : kLayerScratchBudget;
+  const std::int64_t budget = shallow ? kShallowScratchBudget : layer_scratch_budget(target_);
   if (auto lanes = make_lane_step_kernel(target_, shape, batch, budget, why)) kernels.push_back(std::move(lanes));
   return kernels;
 }
