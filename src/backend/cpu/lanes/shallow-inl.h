@@ -25,19 +25,19 @@ namespace {
 
 // ---- the shallow kernel: one hidden layer, inputs and outputs in registers ----
 
+// Where the cross-entropy of a chunk's rows is computed. With AVX-512's 4-row blocks, on the
+// block's logits still in registers, its exp/log chains overlapping the next block's
+// multiply-adds. AVX2's 2-row blocks leave too little work between two blocks' chains to
+// hide them, so there the chunk's logits go to memory and xent_mem takes them 4 rows at a
+// time (W1 on AVX2 in 0.85x the time): the same operations on the same rows, the same bits.
+constexpr bool kXentPerBlock = HWY_TARGET == HWY_AVX3;
+
 // F inputs → H hidden (activation A) → O outputs. Each block of RB rows keeps its inputs,
 // outputs and output gradients in registers and streams the hidden units (H at run time):
 // per unit, the forward costs F + O multiply-adds a row and the backward 2·O + F, with the
 // unit's weights loaded once per block and its gradient sums read and written once per
 // block. Only the block's hidden activations go through memory (Hb, [H][RB]). Every sum
 // runs in the generic kernel's order, so both give the same results.
-// Where the cross-entropy of a chunk's rows is computed. With AVX-512's 4-row blocks, on the
-// block's logits still in registers, its exp/log chains overlapping the next block's
-// multiply-adds. AVX2's 2-row blocks leave too little work between two blocks' chains to
-// hide them (they were half of W1's step), so there the chunk's logits go to memory and
-// xent_mem takes them 4 rows at a time: the same operations on the same rows, the same bits.
-constexpr bool kXentPerBlock = HWY_TARGET == HWY_AVX3;
-
 template <int F, int O, Activation A>
 struct Shallow {
   // Inputs of rows [rr, rr + RB) of the chunk: from the lane buffer X, or with a shared
