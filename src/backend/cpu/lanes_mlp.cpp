@@ -27,9 +27,10 @@
 // foreach_target re-includes this file once per target, each time inside that target's
 // namespace with its instruction set enabled); cpu_target.h picks the target at run time.
 // Its parts, one concept a file, are in lanes/: vec-inl.h (lane vectors and their math),
-// layout-inl.h (scratch layout and row gathering), loss-inl.h, generic-inl.h (any dense
-// stack), shallow-inl.h (one hidden layer), update-inl.h (the optimizer step); this file
-// drives them and exports one LaneKernel table per target.
+// layout-inl.h (scratch layout, transposes and row gathering), loss-inl.h, generic-inl.h
+// (any dense stack), shallow-inl.h (one hidden layer), update-inl.h (the optimizer step)
+// with member_update-inl.h (one member's update, which the separate optimizer op runs too);
+// this file drives them and exports one LaneKernel table per target.
 
 // Lane vectors are passed between inline functions only: no ABI to keep. GCC 12 warns about
 // the undefined-value idiom inside the AVX-512 intrinsics' own headers.

@@ -1,6 +1,6 @@
 // Lane vectors: one float per member, as wide as the target's vector registers, and the
 // math the lane kernel does on them (exp, log, tanh, erf, activations and their derivatives),
-// masked loads and stores, and the transposes between member rows and lanes.
+// and masked loads and stores.
 // Per-target code: included by backend/cpu/lanes_mlp.cpp once for every SIMD target
 // (Highway's foreach_target), inside that target's namespace.
 #if defined(TN_LANES_VEC_INL_H_) == defined(HWY_TARGET_TOGGLE)
@@ -12,7 +12,6 @@
 
 #include <hwy/highway.h>
 
-#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -207,112 +206,6 @@ TN_INLINE void store_n(float* p, Vec v, int n) {
 #else
   if (n == L) return store(p, v);
   std::memcpy(p, &v, static_cast<std::size_t>(n) * sizeof(float));
-#endif
-}
-
-#if HWY_TARGET == HWY_AVX3
-// r[i] (row i of a 16×16 block) becomes column i.
-inline void transpose16(__m512 r[16]) {
-  __m512 t[16];
-  for (int i = 0; i < 8; ++i) {
-    t[2 * i] = _mm512_unpacklo_ps(r[2 * i], r[2 * i + 1]);
-    t[2 * i + 1] = _mm512_unpackhi_ps(r[2 * i], r[2 * i + 1]);
-  }
-  // Per 128-bit lane j, r[4i + m] = rows 4i..4i+3 of column 4j + m.
-  for (int i = 0; i < 4; ++i) {
-    const __m512d a = _mm512_castps_pd(t[4 * i]), b = _mm512_castps_pd(t[4 * i + 1]);
-    const __m512d c = _mm512_castps_pd(t[4 * i + 2]), d = _mm512_castps_pd(t[4 * i + 3]);
-    r[4 * i] = _mm512_castpd_ps(_mm512_unpacklo_pd(a, c));
-    r[4 * i + 1] = _mm512_castpd_ps(_mm512_unpackhi_pd(a, c));
-    r[4 * i + 2] = _mm512_castpd_ps(_mm512_unpacklo_pd(b, d));
-    r[4 * i + 3] = _mm512_castpd_ps(_mm512_unpackhi_pd(b, d));
-  }
-  for (int m = 0; m < 4; ++m) {
-    const __m512 a = _mm512_shuffle_f32x4(r[m], r[4 + m], 0x88), b = _mm512_shuffle_f32x4(r[m], r[4 + m], 0xDD);
-    const __m512 c = _mm512_shuffle_f32x4(r[8 + m], r[12 + m], 0x88), d = _mm512_shuffle_f32x4(r[8 + m], r[12 + m], 0xDD);
-    t[m] = _mm512_shuffle_f32x4(a, c, 0x88);
-    t[8 + m] = _mm512_shuffle_f32x4(a, c, 0xDD);
-    t[4 + m] = _mm512_shuffle_f32x4(b, d, 0x88);
-    t[12 + m] = _mm512_shuffle_f32x4(b, d, 0xDD);
-  }
-  for (int i = 0; i < 16; ++i) r[i] = t[i];
-}
-#elif HWY_TARGET == HWY_AVX2
-// r[i] (row i of an 8×8 block) becomes column i.
-inline void transpose8(__m256 r[8]) {
-  __m256 t[8], u[8];
-  for (int i = 0; i < 4; ++i) {
-    t[2 * i] = _mm256_unpacklo_ps(r[2 * i], r[2 * i + 1]);
-    t[2 * i + 1] = _mm256_unpackhi_ps(r[2 * i], r[2 * i + 1]);
-  }
-  // Per 128-bit half h, u[4i + m] = rows 4i..4i+3 of column 4h + m.
-  for (int i = 0; i < 2; ++i) {
-    u[4 * i] = _mm256_shuffle_ps(t[4 * i], t[4 * i + 2], _MM_SHUFFLE(1, 0, 1, 0));
-    u[4 * i + 1] = _mm256_shuffle_ps(t[4 * i], t[4 * i + 2], _MM_SHUFFLE(3, 2, 3, 2));
-    u[4 * i + 2] = _mm256_shuffle_ps(t[4 * i + 1], t[4 * i + 3], _MM_SHUFFLE(1, 0, 1, 0));
-    u[4 * i + 3] = _mm256_shuffle_ps(t[4 * i + 1], t[4 * i + 3], _MM_SHUFFLE(3, 2, 3, 2));
-  }
-  for (int m = 0; m < 4; ++m) {
-    r[m] = _mm256_permute2f128_ps(u[m], u[4 + m], 0x20);
-    r[4 + m] = _mm256_permute2f128_ps(u[m], u[4 + m], 0x31);
-  }
-}
-#endif
-
-[[maybe_unused]] void to_lanes(const float* src, std::int64_t n, int nm, float* dst) {
-#if HWY_TARGET == HWY_AVX3
-  static_assert(L == 16);
-  for (std::int64_t k0 = 0; k0 < n; k0 += 16) {
-    const int w = static_cast<int>(std::min<std::int64_t>(16, n - k0));
-    const auto m = static_cast<__mmask16>((1u << w) - 1);
-    __m512 r[16];
-    for (int l = 0; l < 16; ++l) r[l] = l < nm ? _mm512_maskz_loadu_ps(m, src + l * n + k0) : _mm512_setzero_ps();
-    transpose16(r);
-    for (int j = 0; j < w; ++j) _mm512_storeu_ps(dst + (k0 + j) * L, r[j]);
-  }
-#else
-  std::int64_t k = 0;
-#if HWY_TARGET == HWY_AVX2
-  // Whole 8×8 blocks through registers (members' rows may end anywhere, so the last n % 8
-  // elements go one by one: a whole load there would read past the last member's row).
-  static_assert(L == 8);
-  for (; k + 8 <= n; k += 8) {
-    __m256 r[8];
-    for (int l = 0; l < 8; ++l) r[l] = l < nm ? _mm256_loadu_ps(src + l * n + k) : _mm256_setzero_ps();
-    transpose8(r);
-    for (int j = 0; j < 8; ++j) _mm256_storeu_ps(dst + (k + j) * L, r[j]);
-  }
-#endif
-  for (; k < n; ++k)
-    for (int l = 0; l < L; ++l) dst[k * L + l] = l < nm ? src[l * n + k] : 0.0f;
-#endif
-}
-
-[[maybe_unused]] void from_lanes(const float* src, std::int64_t n, int nm, std::uint32_t write, float* dst) {
-#if HWY_TARGET == HWY_AVX3
-  for (std::int64_t k0 = 0; k0 < n; k0 += 16) {
-    const int w = static_cast<int>(std::min<std::int64_t>(16, n - k0));
-    const auto m = static_cast<__mmask16>((1u << w) - 1);
-    __m512 r[16];
-    for (int j = 0; j < 16; ++j) r[j] = j < w ? _mm512_loadu_ps(src + (k0 + j) * L) : _mm512_setzero_ps();
-    transpose16(r);
-    for (int l = 0; l < nm; ++l)
-      if (write >> l & 1) _mm512_mask_storeu_ps(dst + l * n + k0, m, r[l]);
-  }
-#else
-  std::int64_t k0 = 0;
-#if HWY_TARGET == HWY_AVX2
-  for (; k0 + 8 <= n; k0 += 8) {
-    __m256 r[8];
-    for (int j = 0; j < 8; ++j) r[j] = _mm256_loadu_ps(src + (k0 + j) * L);
-    transpose8(r);
-    for (int l = 0; l < nm; ++l)
-      if (write >> l & 1) _mm256_storeu_ps(dst + l * n + k0, r[l]);
-  }
-#endif
-  for (int l = 0; l < nm; ++l)
-    if (write >> l & 1)
-      for (std::int64_t k = k0; k < n; ++k) dst[l * n + k] = src[k * L + l];
 #endif
 }
 
