@@ -8,7 +8,7 @@
 #
 #   scripts/fuzz.sh          # 60 s per harness
 #   scripts/fuzz.sh 3600     # a long run: an hour per harness
-#   scripts/fuzz.sh ci       # what scripts/test.sh (CI) runs: seed 1 and a fixed number of
+#   scripts/fuzz.sh ci       # what scripts/test.sh --full (CI) runs: seed 1 and a fixed number of
 #                            # inputs per harness (1 to 2 minutes each on 2 cores)
 #
 # CI fuzzes by input count, not by time: with a fixed seed and count libFuzzer tries the same

@@ -6,7 +6,7 @@
 # what is missing (the cross compiler, qemu-user and the arm64 libraries the kernels link,
 # through Debian multiarch). Exits non-zero when a test fails; prints doctest's summary.
 #
-#   scripts/test-aarch64.sh              # every kernel test (what scripts/test.sh runs)
+#   scripts/test-aarch64.sh              # every kernel test (what scripts/test.sh --full runs)
 #   scripts/test-aarch64.sh -tc='*gemm*' # extra arguments go to the doctest executable
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
-# Installs what is missing, builds, and runs every test: the doctest suite (ctest, build/),
-# the same suite built with ASan+UBSan (scripts/test-sanitizers.sh, build-asan/), 60 s of
-# libFuzzer per input reader with a fixed seed and input count (scripts/fuzz.sh ci, build-fuzz/), and the CPU
-# kernel tests cross-compiled for aarch64 and run under qemu (scripts/test-aarch64.sh,
-# build-aarch64/) when the time budget allows. This is what CI runs (.ci/run).
+# Installs what is missing, builds, and runs the doctest suite (ctest, build/). With --full it
+# then runs the same suite built with ASan+UBSan (scripts/test-sanitizers.sh, build-asan/), a
+# fixed seed and input count of libFuzzer per input reader (scripts/fuzz.sh ci, build-fuzz/),
+# and the CPU kernel tests cross-compiled for aarch64 and run under qemu
+# (scripts/test-aarch64.sh, build-aarch64/) when the time budget allows. CI runs --full (.ci/run).
 #
-#   scripts/test.sh           # everything (about 45 minutes on 2 cores from a fresh checkout)
-#   scripts/test.sh --quick   # the doctest suite only (about 5 minutes)
+#   scripts/test.sh           # build and the doctest suite
+#   scripts/test.sh --full    # everything (about 45 minutes on 2 cores from a fresh checkout)
 #
 # Further arguments go to the suite's ctest run (e.g. -R lanes).
 # Environment: TURBANET_TEST_BUDGET_MIN (default 90, CI's limit): the aarch64 step runs only
@@ -14,16 +14,16 @@
 # TURBANET_AARCH64=0 skips it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-quick=0
-if [ "${1:-}" = "--quick" ]; then
-  quick=1
-  shift
-fi
+full=0
+case "${1:-}" in
+  --full) full=1; shift ;;
+  --quick) shift ;;   # the default; kept so older command lines still work
+esac
 scripts/install-deps.sh
 scripts/install-test-venv.sh   # onnxruntime for the export tests (PyPI)
 scripts/build.sh
 ctest --test-dir build --output-on-failure -j"$(nproc)" "$@"
-if ((quick)); then exit 0; fi
+if ((!full)); then exit 0; fi
 echo "=== the suite under ASan+UBSan ==="
 scripts/test-sanitizers.sh "$@"
 echo "=== fuzzing every input reader: a fixed seed and input count each (1 to 2 minutes) ==="
