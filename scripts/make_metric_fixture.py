@@ -8,7 +8,7 @@ Not run by CI, which only reads the committed fixture. To regenerate:
     python3 -m venv /tmp/skvenv && /tmp/skvenv/bin/pip install scikit-learn numpy scipy
     /tmp/skvenv/bin/python scripts/make_metric_fixture.py
 
-Conventions checked (README.md, "Metrics"): macro averages run over the classes present in
+Conventions checked (docs/commands.md, "Metrics"): macro averages run over the classes present in
 the targets or the predictions (scikit-learn's default labels) with zero_division=0; the
 Brier score is the multi-class sum over classes (scale_by_half=False, so twice the usual
 binary score); ECE uses 15 equal-width bins (lo, hi] on the predicted class's probability.

@@ -1,5 +1,5 @@
 // The source tree's layers point one way: a file under src/<layer>/ includes only its own
-// layer and layers below it (README "Architecture"). Reads the includes of every source file.
+// layer and layers below it (docs/architecture.md). Reads the includes of every source file.
 #include <doctest/doctest.h>
 
 #include <filesystem>
@@ -21,7 +21,7 @@ TEST_CASE("layers: no source file includes a layer above its own") {
   for (const auto& e : fs::recursive_directory_iterator(src)) {
     if (!e.is_regular_file()) continue;
     const std::string layer = fs::relative(e.path(), src).begin()->string();
-    REQUIRE_MESSAGE(rank.count(layer), "src/" << layer << "/ is not a known layer: add it to this test and the README");
+    REQUIRE_MESSAGE(rank.count(layer), "src/" << layer << "/ is not a known layer: add it to this test and docs/architecture.md");
     ++files;
     std::ifstream in(e.path());
     for (std::string line; std::getline(in, line);) {

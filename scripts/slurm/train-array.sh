@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # A Slurm job array that trains one swarm in K shards, one array task each, then merges them
-# in a job that waits for the whole array (turbanet train --shard k/K, turbanet merge; README
-# "Sharding a swarm over jobs"). Submit from the repository root:
+# in a job that waits for the whole array (turbanet train --shard k/K, turbanet merge;
+# docs/cluster.md). Submit from the repository root:
 #
 #   scripts/slurm/train-array.sh configs/spirals.yaml 8 runs/spirals.h5
 #

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # A Slurm batch job that trains one swarm over P MPI ranks (srun starts them; each rank trains
-# a shard and rank 0 merges them into the run file, README "Sharding a swarm over jobs").
+# a shard and rank 0 merges them into the run file, docs/cluster.md).
 # Submit from the repository root of a build with MPI (TURBANET_MPI, libopenmpi-dev):
 #
 #   sbatch --ntasks=8 --cpus-per-task=4 scripts/slurm/train-mpi.sh configs/spirals.yaml runs/spirals.h5

@@ -1,5 +1,5 @@
 // Combining the members' predictions into the ensemble's, and the per-sample uncertainty of
-// the swarm (entropy, mutual information, disagreement). Conventions: README.md, "Metrics".
+// the swarm (entropy, mutual information, disagreement). Conventions: docs/commands.md, "Metrics".
 #pragma once
 #include <string>
 #include <vector>

@@ -1,5 +1,5 @@
 // Metrics of one predictor (a swarm member or the ensemble) against known targets. The
-// conventions (zero division, clipping, ECE bins) are documented in README.md, "Metrics",
+// conventions (zero division, clipping, ECE bins) are documented in docs/commands.md, "Metrics",
 // and checked against scikit-learn in tests/test_metrics.cpp.
 #pragma once
 #include <string>

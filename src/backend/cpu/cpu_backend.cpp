@@ -62,7 +62,7 @@ std::string CpuBackend::describe() const {
 
 // Small models run fused with members in SIMD lanes; the rest member by member with
 // per-member GEMMs. Which is faster was measured per kernel and target (train seconds of
-// both on one machine, AMD EPYC Zen 4 with 1 MiB of L2 per core; README "Choosing the step
+// both on one machine, AMD EPYC Zen 4 with 1 MiB of L2 per core; docs/performance.md "Choosing the step
 // kernel"): the one-hidden-layer kernel won on every shape up to 2 -> 2048 -> 2 (1.7 MiB of
 // scratch on AVX2, 3.3 MiB on AVX-512; 2.7-3.7x), so it keeps a 4 MiB budget. The
 // layer-by-layer kernel won up to 2 -> 128 -> 128 -> 2 on AVX-512 (0.91x at 2.6 MiB) and
