@@ -69,6 +69,10 @@ def classification_expected(p, y, k):
     if k == 2:  # the binary convention differs by the factor 2
         assert np.isclose(out["brier"], 2 * metrics.brier_score_loss(y, p[:, 1]))
     out["ece"] = ece(p, y)
+    if k == 2:  # the positive class is class 1
+        out["roc_auc"] = metrics.roc_auc_score(y, p[:, 1])
+        out["pr_auc"] = metrics.average_precision_score(y, p[:, 1])
+        out["f1_positive"] = metrics.f1_score(y, pred, pos_label=1, average="binary", zero_division=0)
     out["confusion"] = metrics.confusion_matrix(y, pred, labels=labels).tolist()
     return {key: (float(v) if not isinstance(v, list) else v) for key, v in out.items()}
 
@@ -128,6 +132,36 @@ def swarm_case(s=5, n=12, k=3, nan_member=2):
             "member_accuracy_std": float(np.std(member_acc))}
 
 
+def f1_best_threshold(score, y):
+    """The threshold among the distinct scores with the largest F1 of class 1 (ties: the
+    lowest), by brute force over every candidate, scored by scikit-learn."""
+    best, best_f1 = None, -1.0
+    for t in sorted(set(score.tolist()), reverse=True):
+        f1 = metrics.f1_score(y, (score >= t).astype(int), zero_division=0)
+        if f1 >= best_f1:
+            best, best_f1 = t, f1
+    return best, best_f1
+
+
+def binary_case(name, n, ties, threshold):
+    """Two classes with informative scores (rounded to 0.1 when `ties`): ROC-AUC, average
+    precision and F1 at argmax, the F1-maximizing threshold, and the metrics at `threshold`."""
+    brng = np.random.default_rng(n)
+    p1 = brng.uniform(size=n)
+    if ties:
+        p1 = np.round(0.05 + 0.9 * p1, 1)  # tenths from 0.1 to 0.9 (0 and 1 would test log loss clipping)
+    y = (brng.uniform(size=n) < 0.2 + 0.6 * p1).astype(int)
+    p = f32(np.stack([1.0 - p1, p1], axis=1))
+    best, best_f1 = f1_best_threshold(p[:, 1], y)
+    at = (p[:, 1] >= threshold).astype(int)
+    return {"name": name, "labels": y.tolist(), "probs": p.tolist(),
+            "expected": {**classification_expected(p, y, 2), "best_threshold": best, "best_f1": best_f1,
+                         "threshold": threshold,
+                         "at_threshold": {"accuracy": float(metrics.accuracy_score(y, at)),
+                                          "f1_positive": float(metrics.f1_score(y, at, zero_division=0)),
+                                          "confusion": metrics.confusion_matrix(y, at, labels=[0, 1]).tolist()}}}
+
+
 def main():
     fixture = {
         "generator": f"scripts/make_metric_fixture.py with scikit-learn {sklearn.__version__}, "
@@ -144,6 +178,9 @@ def main():
             regression_case("constant target", 10, 1, constant=True),
         ],
         "swarm": swarm_case(),
+        # Each with its own generator, so that the cases above keep their draws.
+        "binary": [binary_case("distinct scores", 41, False, 0.3),
+                   binary_case("scores tied in tenths", 60, True, 0.7)],
     }
     OUT.parent.mkdir(parents=True, exist_ok=True)
     OUT.write_text(json.dumps(fixture, indent=1) + "\n")

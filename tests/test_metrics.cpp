@@ -57,7 +57,7 @@ TEST_CASE("classification metrics match scikit-learn") {
     std::vector<int> pred(N);
     for (int i = 0; i < N; ++i) pred[i] = argmax(&P[static_cast<std::size_t>(i) * K], K);
     const Metrics m = classification_metrics(P.data(), pred.data(), labels.data(), N, K);
-    const std::vector<std::string>& names = classification_metric_names();
+    const std::vector<std::string>& names = classification_metric_names(K);
     REQUIRE(m.values.size() == names.size());
     for (std::size_t i = 0; i < names.size(); ++i) {
       INFO(names[i]);
@@ -74,12 +74,63 @@ TEST_CASE("a class that is never predicted has precision 0, and absent classes a
   const std::vector<float> P = {0.9f, 0.1f, 0.0f, 0.8f, 0.2f, 0.0f, 0.6f, 0.4f, 0.0f};
   const std::vector<int> pred = {0, 0, 0}, labels = {0, 1, 1};
   const Metrics m = classification_metrics(P.data(), pred.data(), labels.data(), 3, 3);
-  const auto& names = classification_metric_names();
+  const auto& names = classification_metric_names(3);
   // Classes 0 and 1 count (class 2 occurs nowhere): precision (1/3 + 0) / 2, recall (1 + 0) / 2.
   CHECK(m.values[index_of(names, "precision_macro")] == doctest::Approx(1.0 / 6));
   CHECK(m.values[index_of(names, "recall_macro")] == doctest::Approx(0.5));
   CHECK(m.values[index_of(names, "f1_macro")] == doctest::Approx(0.25));
   CHECK(m.values[index_of(names, "accuracy")] == doctest::Approx(1.0 / 3));
+}
+
+TEST_CASE("binary metrics and the F1-maximizing threshold match scikit-learn, ties included") {
+  for (const json& c : fixture()["binary"]) {
+    INFO(c["name"].get<std::string>());
+    const std::vector<int> labels = c["labels"].get<std::vector<int>>();
+    const std::vector<float> P = flat(c["probs"]);
+    const int N = static_cast<int>(labels.size());
+    const json& x = c["expected"];
+    std::vector<int> pred(N);
+    for (int i = 0; i < N; ++i) pred[i] = argmax(&P[2 * static_cast<std::size_t>(i)], 2);
+    const Metrics m = classification_metrics(P.data(), pred.data(), labels.data(), N, 2);
+    const std::vector<std::string>& names = classification_metric_names(2);
+    for (const char* name : {"roc_auc", "pr_auc", "f1_positive", "accuracy", "log_loss"})
+      CHECK(m.values[index_of(names, name)] == doctest::Approx(x[name].get<double>()).epsilon(1e-9));
+    const double t = f1_threshold(P.data(), labels.data(), N);
+    CHECK(t == x["best_threshold"].get<double>());
+    // The threshold at work: the swarm's one member and its ensemble decide by it.
+    SwarmPredictions p;
+    p.S = 1;
+    p.N = N;
+    p.O = 2;
+    p.outputs = P;
+    const std::vector<float> y(labels.begin(), labels.end());
+    const Thresholds tuned = f1_thresholds(p, LossType::CrossEntropy, y, Combine::MeanProb);
+    CHECK(tuned.members[0] == t);
+    CHECK(tuned.ensemble == t);
+    const Thresholds fixed = same_threshold(1, x["threshold"].get<double>());
+    const Evaluation e = evaluate(p, LossType::CrossEntropy, y, Combine::MeanProb, &fixed);
+    const json& at = x["at_threshold"];
+    const std::vector<float> confusion = flat(at["confusion"]);
+    for (const Metrics* r : {&e.members[0], &e.ensemble}) {
+      CHECK(r->values[index_of(e.names, "accuracy")] == doctest::Approx(at["accuracy"].get<double>()));
+      CHECK(r->values[index_of(e.names, "f1_positive")] == doctest::Approx(at["f1_positive"].get<double>()));
+      CHECK(r->confusion == std::vector<double>(confusion.begin(), confusion.end()));
+    }
+    const Evaluation best = evaluate(p, LossType::CrossEntropy, y, Combine::MeanProb, &tuned);
+    CHECK(best.ensemble.values[index_of(best.names, "f1_positive")] == doctest::Approx(x["best_f1"].get<double>()));
+  }
+}
+
+TEST_CASE("binary metrics of one class only are NaN, and more than two classes have none") {
+  const std::vector<float> P = {0.9f, 0.1f, 0.3f, 0.7f};
+  const std::vector<int> pred = {0, 1}, labels = {0, 0};
+  const Metrics m = classification_metrics(P.data(), pred.data(), labels.data(), 2, 2);
+  const auto& names = classification_metric_names(2);
+  CHECK(std::isnan(m.values[index_of(names, "roc_auc")]));
+  CHECK(std::isnan(m.values[index_of(names, "pr_auc")]));
+  CHECK(m.values[index_of(names, "f1_positive")] == 0.0);
+  CHECK(f1_threshold(P.data(), labels.data(), 2) == 0.5);
+  CHECK(classification_metric_names(3).size() + 3 == names.size());
 }
 
 TEST_CASE("regression metrics match scikit-learn") {

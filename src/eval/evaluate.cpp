@@ -10,13 +10,25 @@ namespace {
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
+// The classes P [N, width] decides: the more probable, or class 1 from `threshold` on (two
+// classes, a threshold that is not NaN).
+std::vector<int> decide(const float* P, int N, int width, double threshold) {
+  std::vector<int> pred(N);
+  const bool thresholded = width == 2 && !std::isnan(threshold);
+  for (int i = 0; i < N; ++i) {
+    const float* p = P + static_cast<std::size_t>(i) * width;
+    pred[i] = thresholded ? (p[1] >= threshold ? 1 : 0) : argmax(p, width);
+  }
+  return pred;
+}
+
 Metrics metrics_of(const float* P, const std::vector<int>* pred, const std::vector<int>& labels,
-                   const std::vector<float>& targets, int N, int width, bool classification) {
+                   const std::vector<float>& targets, int N, int width, bool classification,
+                   double threshold = kNaN) {
   if (!classification) return regression_metrics(P, targets.data(), N, width);
   std::vector<int> own;
   if (!pred) {
-    own.resize(N);
-    for (int i = 0; i < N; ++i) own[i] = argmax(P + static_cast<std::size_t>(i) * width, width);
+    own = decide(P, N, width, threshold);
     pred = &own;
   }
   return classification_metrics(P, pred->data(), labels.data(), N, width);
@@ -46,11 +58,13 @@ void summarize(const Evaluation& e, const std::vector<int>& used, Metrics& mean,
 }  // namespace
 
 Evaluation evaluate(const SwarmPredictions& p, LossType loss, const std::vector<float>& targets,
-                    Combine how) {
+                    Combine how, const Thresholds* thresholds) {
   Evaluation e;
   e.classification = is_classification(loss);
-  e.names = e.classification ? classification_metric_names() : regression_metric_names();
   e.combined = combine(p, loss, how);
+  e.names = e.classification ? classification_metric_names(e.combined.K) : regression_metric_names();
+  if (thresholds && e.combined.K == 2 && how != Combine::Vote)
+    e.combined.label = decide(e.combined.prediction.data(), p.N, 2, thresholds->ensemble);
   const int N = p.N, width = e.combined.width;
   std::vector<int> labels;
   if (e.classification)
@@ -62,7 +76,8 @@ Evaluation evaluate(const SwarmPredictions& p, LossType loss, const std::vector<
         ? class_probabilities(p, loss, s)
         : std::vector<float>(p.outputs.begin() + static_cast<std::ptrdiff_t>(s) * N * width,
                              p.outputs.begin() + static_cast<std::ptrdiff_t>(s + 1) * N * width);
-    e.members[s] = metrics_of(P.data(), nullptr, labels, targets, N, width, e.classification);
+    const double threshold = thresholds && static_cast<std::size_t>(s) < thresholds->members.size() ? thresholds->members[s] : kNaN;
+    e.members[s] = metrics_of(P.data(), nullptr, labels, targets, N, width, e.classification, threshold);
   }
   summarize(e, e.combined.used, e.member_mean, e.member_std);
   if (e.combined.used.empty()) {
@@ -88,6 +103,25 @@ Evaluation evaluate_members(const SwarmPredictions& p, const std::vector<int>& m
       kept.logits.insert(kept.logits.end(), p.logits.begin() + at, p.logits.begin() + at + static_cast<std::ptrdiff_t>(per));
   }
   return evaluate(kept, loss, targets, how);
+}
+
+Thresholds f1_thresholds(const SwarmPredictions& p, LossType loss, const std::vector<float>& labels, Combine how) {
+  const Combined c = combine(p, loss, how);
+  Thresholds t;
+  t.members.assign(p.S, kNaN);
+  if (c.K != 2) return t;
+  std::vector<int> y(labels.size());
+  for (std::size_t i = 0; i < labels.size(); ++i) y[i] = static_cast<int>(labels[i]);
+  for (int s : c.used) t.members[s] = f1_threshold(class_probabilities(p, loss, s).data(), y.data(), p.N);
+  t.ensemble = c.used.empty() ? 0.5 : f1_threshold(c.prediction.data(), y.data(), p.N);
+  return t;
+}
+
+Thresholds same_threshold(int S, double threshold) {
+  Thresholds t;
+  t.members.assign(S, threshold);
+  t.ensemble = threshold;
+  return t;
 }
 
 std::vector<int> rank_members(const Evaluation& e) {

@@ -19,13 +19,30 @@ struct Evaluation {
   Metrics ensemble;                // of combined.prediction (classes: combined.label)
 };
 
-// targets: [N] class labels (classification) or [N, O] values (regression).
+// Decision thresholds of a two-class run: class 1 when the probability of class 1 is at
+// least the threshold, instead of the more probable class. One per member of the
+// predictions (NaN: the more probable class) and one for the ensemble.
+struct Thresholds {
+  std::vector<double> members;  // [S]
+  double ensemble = 0.5;
+};
+
+// targets: [N] class labels (classification) or [N, O] values (regression). With
+// `thresholds` (two classes only; not with Combine::Vote) the members' and the ensemble's
+// classes are decided by them.
 Evaluation evaluate(const SwarmPredictions& p, LossType loss, const std::vector<float>& targets,
-                    Combine how);
+                    Combine how, const Thresholds* thresholds = nullptr);
 
 // The evaluation of members `members` (indices into p's) alone: their ensemble, mean and spread.
 Evaluation evaluate_members(const SwarmPredictions& p, const std::vector<int>& members, LossType loss,
                             const std::vector<float>& targets, Combine how);
+
+// Every used member's and the ensemble's threshold that maximizes the F1 of class 1 on these
+// predictions and labels (eval/metrics.h f1_threshold); two classes only.
+Thresholds f1_thresholds(const SwarmPredictions& p, LossType loss, const std::vector<float>& labels, Combine how);
+
+// One threshold for every member and the ensemble.
+Thresholds same_threshold(int S, double threshold);
 
 // The used members, best first: highest accuracy, then lowest log loss (classification);
 // lowest MSE (regression). Ties keep member order.

@@ -54,13 +54,88 @@ double expected_calibration_error(const float* P, const int* pred, const int* la
   return ece;
 }
 
+// The samples by score P[:, 1], highest first, and the number labelled 1.
+std::vector<int> by_score_descending(const float* P, int N, const int* labels, int& positives) {
+  std::vector<int> order(N);
+  positives = 0;
+  for (int i = 0; i < N; ++i) {
+    order[i] = i;
+    positives += labels[i] == 1;
+  }
+  std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return P[2 * a + 1] > P[2 * b + 1]; });
+  return order;
+}
+
+// Walks the distinct scores from the highest down: visit(threshold, tp, fp) with the counts of
+// samples scoring at least the threshold.
+template <class Visit>
+void for_each_threshold(const float* P, const int* labels, const std::vector<int>& order, Visit visit) {
+  double tp = 0, fp = 0;
+  for (std::size_t k = 0; k < order.size();) {
+    const float t = P[2 * order[k] + 1];
+    for (; k < order.size() && P[2 * order[k] + 1] == t; ++k) (labels[order[k]] == 1 ? tp : fp) += 1;
+    visit(t, tp, fp);
+  }
+}
+
+// Area under the ROC curve: the Mann-Whitney statistic with tied scores at half weight.
+double roc_auc(const float* P, const int* labels, int N) {
+  int positives = 0;
+  const std::vector<int> order = by_score_descending(P, N, labels, positives);
+  const double negatives = N - positives;
+  if (positives == 0 || negatives == 0) return kNaN;
+  // Trapezoids between consecutive points (fp, tp) of the curve, as scikit-learn's auc(); a
+  // run of tied scores is one point, so a tie counts half.
+  double area = 0, last_tp = 0, last_fp = 0;
+  for_each_threshold(P, labels, order, [&](float, double tp, double fp) {
+    area += (fp - last_fp) * (tp + last_tp) / 2;
+    last_tp = tp;
+    last_fp = fp;
+  });
+  return area / (positives * negatives);
+}
+
+// Average precision: sum over the distinct thresholds of (R_k - R_{k-1}) * P_k.
+double average_precision(const float* P, const int* labels, int N) {
+  int positives = 0;
+  const std::vector<int> order = by_score_descending(P, N, labels, positives);
+  if (positives == 0) return kNaN;
+  double ap = 0, last_recall = 0;
+  for_each_threshold(P, labels, order, [&](float, double tp, double fp) {
+    const double recall = tp / positives;
+    ap += (recall - last_recall) * (tp / (tp + fp));
+    last_recall = recall;
+  });
+  return ap;
+}
+
 }  // namespace
 
-const std::vector<std::string>& classification_metric_names() {
+const std::vector<std::string>& classification_metric_names(int K) {
   static const std::vector<std::string> names = {
       "accuracy",       "precision_macro", "recall_macro", "f1_macro", "precision_micro",
       "recall_micro",   "f1_micro",        "log_loss",     "brier",    "ece"};
-  return names;
+  static const std::vector<std::string> binary = [] {
+    std::vector<std::string> b = names;
+    b.insert(b.end(), {"roc_auc", "pr_auc", "f1_positive"});
+    return b;
+  }();
+  return K == 2 ? binary : names;
+}
+
+double f1_threshold(const float* P, const int* labels, int N) {
+  int positives = 0;
+  const std::vector<int> order = by_score_descending(P, N, labels, positives);
+  if (positives == 0) return 0.5;
+  double best_f1 = -1, best = 0.5;
+  for_each_threshold(P, labels, order, [&](float t, double tp, double fp) {
+    const double f1 = 2 * tp / (tp + fp + positives);
+    if (f1 >= best_f1) {  // lower thresholds come later: >= keeps the lowest of equal F1s
+      best_f1 = f1;
+      best = t;
+    }
+  });
+  return best;
 }
 
 const std::vector<std::string>& regression_metric_names() {
@@ -79,7 +154,7 @@ Metrics classification_metrics(const float* P, const int* pred, const int* label
   Metrics m;
   m.confusion.assign(static_cast<std::size_t>(K) * K, 0.0);
   if (N == 0) {
-    m.values.assign(classification_metric_names().size(), kNaN);
+    m.values.assign(classification_metric_names(K).size(), kNaN);
     return m;
   }
   double correct = 0, log_loss = 0, brier = 0;
@@ -97,6 +172,10 @@ Metrics classification_metrics(const float* P, const int* pred, const int* label
   precision_recall_f1(m.confusion, K, m.values);
   m.values.insert(m.values.end(), {log_loss / N, brier / N,
                                    expected_calibration_error(P, pred, labels, N, K)});
+  if (K == 2) {
+    const double tp = m.confusion[3], fp = m.confusion[1], fn = m.confusion[2];
+    m.values.insert(m.values.end(), {roc_auc(P, labels, N), average_precision(P, labels, N), ratio(2 * tp, 2 * tp + fp + fn)});
+  }
   return m;
 }
 

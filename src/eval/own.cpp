@@ -123,7 +123,7 @@ std::vector<float> to_original_units(const std::vector<float>& v, const std::vec
 OwnEvaluation evaluate_own(const OwnPredictions& p, LossType loss, const OwnTargets& t) {
   OwnEvaluation e;
   e.classification = is_classification(loss);
-  e.names = e.classification ? classification_metric_names() : regression_metric_names();
+  e.names = e.classification ? classification_metric_names(num_classes(loss, p.O)) : regression_metric_names();
   const std::size_t M = e.names.size();
   const int T = e.classification ? 1 : p.O;
   e.samples.assign(p.S, 0);
