@@ -283,15 +283,16 @@ TEST_CASE("resume: refused (exit 2) when trajectory-changing keys or the data di
   msg = logged([&] { code = run_train(o); });
   CHECK(code == kExitUsage);
   CHECK(msg.find("data.source.seed") != std::string::npos);
-  // A run file without a training state.
+  // A run file without a training state (--force: its checkpoint is there too, which a resume
+  // from another file replaces only with --force).
   o.set = {};
   o.resume = out.string();
+  o.force = true;
   msg = logged([&] { code = run_train(o); });
   CHECK(code == kExitUsage);
   CHECK(msg.find("holds no training state") != std::string::npos);
   // A checkpoint path that is the run file's.
   o.resume.clear();
-  o.force = true;
   o.set = {"train.checkpoint.path=" + quoted(out)};
   msg = logged([&] { code = run_train(o); });
   CHECK(code == kExitUsage);

@@ -245,6 +245,21 @@ std::vector<int> run_groups(const StoredSwarm& run, const Dataset& d, const std:
   return group;
 }
 
+std::vector<Override> data_section_overrides() {
+  return {{"model", "{layers: [{units: 1}]}"}, {"loss", "mse"}, {"grid", "null"}};
+}
+
+std::vector<NamedFile> new_data_files(const std::string& key, const std::string& file) {
+  std::vector<NamedFile> files = {{key, file}};
+  if (!is_yaml(file)) return files;
+  try {
+    for (const NamedFile& f : config_inputs(load_config(file, data_section_overrides())))
+      if (f.path != file) files.push_back({file + ": " + f.key, f.path});
+  } catch (const ConfigError&) {  // new_data reports it
+  }
+  return files;
+}
+
 Inputs new_data(const StoredSwarm& run, const std::string& file, bool labeled, const std::vector<std::string>& id_columns) {
   if (run.file.data.seq_len > 0) {
     if (!labeled)
@@ -257,9 +272,7 @@ Inputs new_data(const StoredSwarm& run, const std::string& file, bool labeled, c
   Inputs in;
   in.split = "data";
   if (is_yaml(file)) {
-    // Only the data section matters: a placeholder model and loss let the file leave them out.
-    // (grid: null, as its keys may be the model's)
-    Config c = load_config(file, {{"model", "{layers: [{units: 1}]}"}, {"loss", "mse"}, {"grid", "null"}});
+    Config c = load_config(file, data_section_overrides());
     if (!run.encoding.empty() && c.data.source.type == "csv" && !c.data.sequence.enabled()) {
       // read the columns as training did
       const CsvColumns columns = csv_columns(run.encoding, run.file.data.feature_names);

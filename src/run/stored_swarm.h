@@ -13,6 +13,7 @@
 #include "eval/combine.h"
 #include "eval/own.h"
 #include "io/run_file.h"
+#include "run/command_files.h"
 #include "model/build.h"
 #include "run/errors.h"
 
@@ -84,6 +85,15 @@ Inputs own_split(const StoredSwarm& run, const std::optional<std::string>& split
 // by name. `id_columns` are carried through as text (ids). Throws DataError, ConfigError, UsageError.
 Inputs new_data(const StoredSwarm& run, const std::string& file, bool labeled,
                 const std::vector<std::string>& id_columns = {});
+
+// The files new_data reads from `file`, given by option `key` (predict --input, eval --data):
+// the file and, for a YAML config, its data files (run/command_files.h). A config that
+// cannot be read adds none; new_data reports it.
+std::vector<NamedFile> new_data_files(const std::string& key, const std::string& file);
+
+// The overrides that let a config be read for its data section alone (data generate, a config
+// as new data): a placeholder model and loss, and no grid (its keys may be the model's).
+std::vector<Override> data_section_overrides();
 
 // Every member's outputs and logits on `in`, on the device `device: auto` picks (a GPU when
 // the build has the CUDA backend and one is present, else the CPU with `threads` threads).

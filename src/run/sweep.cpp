@@ -47,6 +47,12 @@ Config config_for(const SweepRequest& opt, int S) {
   return load_config(opt.config_path, ov);
 }
 
+}  // namespace
+
+std::vector<NamedFile> sweep_inputs(const SweepRequest& req) { return config_inputs(config_for(req, req.sizes.front())); }
+
+namespace {
+
 class Sweep {
  public:
   Sweep(const SweepRequest& opt, Backend& be) : opt_(opt), be_(be) {}

@@ -11,6 +11,7 @@
 
 #include "backend/peak.h"
 #include "model/flops.h"
+#include "run/command_files.h"
 
 namespace tn {
 
@@ -48,6 +49,10 @@ struct SweepResult {
   std::string device;
   std::vector<SweepRow> rows;  // per size and mode
 };
+
+// The files the sweep reads: the config file and its data files (run/command_files.h).
+// Throws ConfigError.
+std::vector<NamedFile> sweep_inputs(const SweepRequest& req);
 
 // Loads the config once per size (validating overrides), trains every point `repeats` times
 // after a warm-up and measures. Throws ConfigError, DataError, BackendError.

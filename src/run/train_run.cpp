@@ -13,6 +13,8 @@
 #include "data/sequence.h"
 #include "eval/own.h"
 #include "model/build.h"
+#include "run/command_files.h"
+#include "run/errors.h"
 #include "run/eval_record.h"
 #include "run/fingerprint.h"
 #include "run/lineage.h"
@@ -23,16 +25,12 @@ namespace tn {
 namespace {
 
 // Fails early (before training) when the run file could not be written: a directory that
-// cannot be created or written to, or a directory where the file should be.
-// `key` names the setting in messages (output.path, train.checkpoint.path).
-void check_output_path(const std::string& path, bool force, const std::string& key = "output.path") {
+// cannot be created or written to. `key` names the setting in messages (output.path,
+// train.checkpoint.path); what may be at the path itself is check_run_files's question.
+void check_output_directory(const std::string& path, const std::string& key = "output.path") {
   namespace fs = std::filesystem;
   const fs::path out(path);
   std::error_code ec;
-  if (fs::is_directory(out, ec))
-    throw ConfigError(key + ": '" + path + "' is a directory; give a file name such as " + path + "/run.h5");
-  if (fs::exists(out, ec) && !force)
-    throw ConfigError(key + ": " + path + " already exists; pass --force to replace it, or --out PATH to write elsewhere");
   const fs::path dir = out.has_parent_path() ? out.parent_path() : fs::path(".");
   fs::create_directories(dir, ec);
   if (ec) throw ConfigError(key + ": cannot create directory '" + dir.string() + "': " + ec.message());
@@ -41,6 +39,32 @@ void check_output_path(const std::string& path, bool force, const std::string& k
   if (!f) throw ConfigError(key + ": cannot write to directory '" + dir.string() + "': " + std::strerror(errno));
   std::fclose(f);
   fs::remove(probe, ec);
+}
+
+// The run file and the checkpoint against the run's inputs and `other` files (run/command_files.h).
+// A resumed run replaces the run file of the run it continues, and the checkpoint it resumes
+// from; any other existing checkpoint only with --force. A checkpoint --resume continues from
+// is never replaced by the run file, which would drop its training state.
+void check_run_files(const Config& cfg, bool force, const std::string& resume, CommandFiles other) {
+  const std::string& ck = cfg.train.checkpoint.path;
+  const std::string ck_key = ck == default_checkpoint_path(cfg.output.path)
+                                 ? "train.checkpoint.path (default: output.path with .ckpt.h5)"
+                                 : "train.checkpoint.path";
+  other.outputs.insert(other.outputs.begin(), {{"output.path", cfg.output.path, "run file", force || !resume.empty(), resume},
+                                               {ck_key, ck, "checkpoint", true, resume}});
+  std::vector<NamedFile> inputs = config_inputs(cfg);
+  if (!resume.empty()) inputs.push_back({"--resume", resume});
+  inputs.insert(inputs.end(), other.inputs.begin(), other.inputs.end());
+  check_command_files(other.outputs, inputs);
+  std::error_code ec;
+  if (!force && std::filesystem::exists(std::filesystem::symlink_status(ck, ec)) && !same_file(ck, resume))
+    throw UsageError(ck_key + ": '" + ck + "' already exists and is not the checkpoint this run resumes from; pass "
+                     "--force to replace it, or set train.checkpoint.path to another file" +
+                     (resume.empty() ? "" : " (or, when it is this run's, continue from it: --resume " + ck + ")"));
+  if (!resume.empty() && same_file(cfg.output.path, resume) && read_run_file(resume).evals.empty())
+    throw UsageError("output.path: '" + cfg.output.path + "' is the checkpoint --resume continues from, and the run "
+                     "file would replace its training state; write the run file elsewhere (--out), so the checkpoint "
+                     "can be resumed again");
 }
 
 // group_by: each member on its own group's samples, with the persistence baseline and the
@@ -101,21 +125,16 @@ double seconds_between(std::chrono::steady_clock::time_point a, std::chrono::ste
 }  // namespace
 
 TrainingRun::TrainingRun(Config cfg, int threads, bool force, std::chrono::steady_clock::time_point started,
-                         const std::string& resume, Shard shard)
+                         const std::string& resume, Shard shard, const CommandFiles& other)
     : cfg_(std::move(cfg)), force_(force || !resume.empty()), started_(started), shard_(shard) {
   if (cfg_.search.enabled() && shard_.enabled())
     throw ConfigError("search." + std::string(to_string(cfg_.search.type)) + " ranks every member against the others, "
                       "so the whole swarm trains in one process: leave out --shard and mpirun, or remove `search`");
   const std::string whole_output = cfg_.output.path, whole_checkpoint = cfg_.train.checkpoint.path;
   set_shard_paths(cfg_, shard_);
-  // A resumed run replaces the run file of the run it continues.
-  check_output_path(cfg_.output.path, force_);
-  // Checkpoints replace their predecessor, but never the run file.
-  check_output_path(cfg_.train.checkpoint.path, true, "train.checkpoint.path");
-  std::error_code ec;
-  if (std::filesystem::weakly_canonical(cfg_.train.checkpoint.path, ec) == std::filesystem::weakly_canonical(cfg_.output.path, ec))
-    throw ConfigError("train.checkpoint.path: '" + cfg_.train.checkpoint.path + "' is the run file (output.path); "
-                      "leave the key out (the default is beside the run file, with .ckpt.h5) or give another file");
+  check_run_files(cfg_, force, resume, other);
+  check_output_directory(cfg_.output.path);
+  check_output_directory(cfg_.train.checkpoint.path, "train.checkpoint.path");
   be_ = make_backend({cfg_.device, threads, cfg_.device_index, cfg_.device_precision == DevicePrecision::Tf32,
                       world().local_rank},
                      &device_note_);

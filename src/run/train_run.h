@@ -15,6 +15,7 @@
 #include "eval/evaluate.h"
 #include "io/run_file.h"
 #include "run/checkpoint.h"
+#include "run/command_files.h"
 #include "run/shard.h"
 #include "run/warm_start.h"
 #include "train/trainer.h"
@@ -55,16 +56,17 @@ struct TrainResult {
 
 class TrainingRun {
  public:
-  // Checks everything before any work: the output path (which must not exist unless
-  // `force` or resuming), the device, the data, the model against the data, the member sets
+  // Checks everything before any work: the run file and checkpoint paths against the run's
+  // inputs and `other` files (run/command_files.h: the run file must not exist unless `force`
+  // or resuming, the checkpoint unless `force` or it is the `resume` file), the device, the data, the model against the data, the member sets
   // and the memory plan, and a warm start's source run (model.init_from); with `resume` (a checkpoint or interrupted run file) that it is a
   // state of this run (run/checkpoint.h). `started` is when the command began (the run
-  // file's wall time counts from it). Throws ConfigError, DataError, BackendError or
-  // RunFileError (an unreadable `resume` file).
+  // file's wall time counts from it). Throws UsageError (the files), ConfigError, DataError,
+  // BackendError or RunFileError (an unreadable `resume` file).
   // With `shard` (train --shard k/K, run/shard.h) it trains shard k's block of the swarm into
   // its own run file, NAME.shard-k-of-K.h5 beside output.path.
   TrainingRun(Config cfg, int threads, bool force, std::chrono::steady_clock::time_point started,
-              const std::string& resume = "", Shard shard = {});
+              const std::string& resume = "", Shard shard = {}, const CommandFiles& other = {});
   const Config& config() const { return cfg_; }
   const PreparedData& data() const { return data_; }
   const Backend& backend() const { return *be_; }

@@ -6,7 +6,6 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
-#include <filesystem>
 
 #include "backend/backend.h"
 #include "cli/commands/commands.h"
@@ -46,14 +45,8 @@ Combine parse_combine(const std::string& name) {
   throw UsageError("--combine: unknown rule '" + name + "'; allowed: mean_prob, vote, mean_logit");
 }
 
-void check_out_file(const std::string& out, bool force, const std::vector<std::string>& inputs) {
-  namespace fs = std::filesystem;
-  std::error_code ec;
-  for (const std::string& in : inputs)
-    if (!in.empty() && fs::equivalent(out, in, ec))
-      throw UsageError("--out: '" + out + "' is the command's own input '" + in + "'; write the output elsewhere");
-  if (fs::exists(fs::symlink_status(out, ec)) && !force)
-    throw UsageError("--out: '" + out + "' already exists; pass --force to replace it, or write elsewhere");
+void check_out_file(const std::string& out, bool force, const std::vector<NamedFile>& inputs, const std::string& key) {
+  check_command_files({{key, out, "output", force}}, inputs);
 }
 
 bool print_stdout(const std::string& text) {

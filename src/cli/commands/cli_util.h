@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "eval/combine.h"
+#include "run/command_files.h"
 #include "run/world/world.h"
 
 namespace tn {
@@ -17,9 +18,11 @@ int with_user_errors(const std::function<int()>& fn);
 // (whether a rule fits the run is the run services' check, run/stored_swarm.h).
 Combine parse_combine(const std::string& name);
 
-// Checks a command's output file before any work: refused (UsageError, exit 2) when it is one
-// of the command's `inputs` (even with --force), or exists and `force` is false.
-void check_out_file(const std::string& out, bool force, const std::vector<std::string>& inputs);
+// Checks a command's one output file, named by option `key`, before any work
+// (run/command_files.h): refused (UsageError, exit 2) when it is one of the command's `inputs`
+// (even with --force), not a regular file, or exists and `force` is false.
+void check_out_file(const std::string& out, bool force, const std::vector<NamedFile>& inputs,
+                    const std::string& key = "--out");
 
 // Under mpirun: every log line names the rank ("rank 1 of 4"), and ranks other than 0 log
 // warnings and errors only (progress and results once, from rank 0).

@@ -16,12 +16,10 @@ namespace {
 int generate(const DataGenerateOptions& opt) {
   if (std::filesystem::path(opt.out).extension() != ".csv")
     throw UsageError("--out: '" + opt.out + "' must end in .csv");
-  check_out_file(opt.out, opt.force, {opt.config_path});
-  // Only the data section matters: a placeholder model and loss let the file leave them out.
-  // (grid: null, as its keys may be the model's)
-  std::vector<Override> ov = {{"model", "{layers: [{units: 1}]}"}, {"loss", "mse"}, {"grid", "null"}};
+  std::vector<Override> ov = data_section_overrides();
   for (const std::string& s : opt.set) ov.push_back(parse_override(s));
   const Config c = load_config(opt.config_path, ov);
+  check_out_file(opt.out, opt.force, config_inputs(c));
   const SourceConfig& s = c.data.source;
   if (!is_generator(s.type))
     throw UsageError(opt.config_path + ": data.source.type is '" + s.type +

@@ -25,12 +25,16 @@ OutKind check_options(const EvalOptions& opt) {
   if (opt.split && *opt.split != "test" && *opt.split != "val" && *opt.split != "train" && *opt.split != "all")
     throw UsageError("--split: unknown split '" + *opt.split + "'; allowed: test, val, train, all");
   if (opt.save) check_record_name(*opt.save);
-  if (!opt.out) return OutKind::None;
-  std::error_code ec;
-  if (fs::equivalent(*opt.out, opt.run_path, ec))
+  if (opt.out && same_file(*opt.out, opt.run_path))
     throw UsageError("--out: '" + *opt.out + "' is the run file; to store the results in it, use --save NAME "
                      "(records /eval/NAME and /predictions/NAME)");
-  check_out_file(*opt.out, opt.force, {opt.data.value_or("")});
+  std::vector<NamedFile> inputs = opt.data ? new_data_files("--data", *opt.data) : std::vector<NamedFile>{};
+  inputs.push_back({"RUN", opt.run_path});
+  std::vector<OutputFile> outputs;
+  if (opt.out) outputs.push_back({"--out", *opt.out, "results file", opt.force});
+  if (opt.save) outputs.push_back({"--save", opt.run_path, "run file", true, opt.run_path});
+  check_command_files(outputs, inputs);
+  if (!opt.out) return OutKind::None;
   const std::string ext = fs::path(*opt.out).extension().string();
   if (ext == ".json") return OutKind::Json;
   if (ext == ".h5" || ext == ".hdf5") return OutKind::RunCopy;

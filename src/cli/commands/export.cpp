@@ -23,7 +23,7 @@ ExportFormat export_format(const ExportOptions& opt) {
 
 int export_model(const ExportOptions& opt) {
   const ExportFormat format = export_format(opt);
-  check_out_file(opt.out, opt.force, {opt.run_path});
+  check_out_file(opt.out, opt.force, {{"RUN", opt.run_path}});
   const ExportedModel m = build_export(opt.run_path, format, {opt.member, opt.ensemble});
   try {
     write_export(opt.out, format, m, opt.force);

@@ -12,7 +12,9 @@ namespace tn {
 int run_merge(const MergeOptions& opt) {
   setup_logging(opt.verbosity);
   return with_user_errors([&] {
-    check_out_file(opt.out, opt.force, opt.parts);
+    std::vector<NamedFile> parts;
+    for (const std::string& p : opt.parts) parts.push_back({"PART", p});
+    check_out_file(opt.out, opt.force, parts, "OUT");
     const RunFile r = merge_shards(opt.parts, opt.out);
     try {
       write_run_file(opt.out, r, opt.force);

@@ -148,7 +148,11 @@ int predict(const PredictOptions& opt) {
     if (id.empty() || id.find('/') != std::string::npos || id == "." || id == "..")
       throw UsageError("--id '" + id + "': name a column of the input; a name with '/' cannot be stored in the HDF5 "
                        "output (/id/<column>), so rename the column");
-  if (opt.out) check_out_file(*opt.out, opt.force, {opt.run_path, opt.input});
+  if (opt.out) {
+    std::vector<NamedFile> inputs = new_data_files("--input", opt.input);
+    inputs.push_back({"RUN", opt.run_path});
+    check_out_file(*opt.out, opt.force, inputs);
+  }
   const PredictOutcome o = predict_stored(opt.run_path, opt.input, parse_combine(opt.combine), opt.threads, opt.ids);
   try {
     if (kind == OutKind::H5) write_prediction_file(*opt.out, prediction_file(o, opt.run_path, opt.input), opt.force);

@@ -142,10 +142,10 @@ int sweep(const SweepOptions& opt) {
     throw UsageError("--mode: unknown mode '" + opt.mode + "'; allowed: swarm, sequential, both");
   if (opt.repeats < 1) throw UsageError("--repeats must be at least 1");
   const OutKind kind = out_kind(opt);
-  if (opt.out) check_out_file(*opt.out, opt.force, {opt.config_path});
   SweepRequest req{opt.config_path, parse_swarm_sizes(opt.swarm), {}, opt.repeats, opt.epochs, opt.set,
                    opt.threads, opt.peak_n};
   req.modes = opt.mode == "both" ? std::vector<std::string>{"swarm", "sequential"} : std::vector<std::string>{opt.mode};
+  if (opt.out) check_out_file(*opt.out, opt.force, sweep_inputs(req));
   const SweepResult res = run_sweep_measurements(req);
   if (world().rank > 0) return kExitOk;  // rank 0 prints and writes the job's table
   if (!print_stdout(table(res.rows, res.peak, res.device))) return kExitIo;

@@ -58,18 +58,18 @@ void check_trial_options(const TrainOptions& opt) {
   if (opt.trials_out && opt.shard)
     throw UsageError("--trials-out with --shard: a shard holds only some trials; merge the shards (turbanet merge) and "
                      "train without --trials-out, or run the whole swarm in one job (mpirun)");
-  if (opt.trials_out) {
-    if (fs::path(*opt.trials_out).extension() != ".json")
-      throw UsageError("--trials-out: '" + *opt.trials_out + "' must end in .json");
-    std::error_code ec;
-    for (const std::string& in : {opt.config_path, *opt.trials})
-      if (fs::equivalent(*opt.trials_out, in, ec))
-        throw UsageError("--trials-out: '" + *opt.trials_out + "' is the input '" + in + "'; write the results elsewhere");
-    // A resumed run replaces the results its interrupted start did not write, as it replaces its run file.
-    if (fs::exists(fs::symlink_status(*opt.trials_out, ec)) && !opt.force && opt.resume.empty())
-      throw UsageError("--trials-out: '" + *opt.trials_out + "' already exists; pass --force to replace it, or write "
-                       "elsewhere");
-  }
+  if (opt.trials_out && fs::path(*opt.trials_out).extension() != ".json")
+    throw UsageError("--trials-out: '" + *opt.trials_out + "' must end in .json");
+}
+
+// --trials and --trials-out, checked with the run's own files (run/command_files.h). A resumed
+// run replaces the results its interrupted start did not write, as it replaces its run file.
+CommandFiles trial_files(const TrainOptions& opt) {
+  CommandFiles f;
+  if (opt.trials) f.inputs.push_back({"--trials", *opt.trials});
+  if (opt.trials_out)
+    f.outputs.push_back({"--trials-out", *opt.trials_out, "trials results file", opt.force || !opt.resume.empty()});
+  return f;
 }
 
 // Writes --trials-out from the run file the finished run wrote; `code` is the run's exit code.
@@ -232,8 +232,9 @@ int train_one(const TrainOptions& opt, std::optional<Shard> ranks_shard) {
   try {
     const Shard shard = ranks_shard ? *ranks_shard : opt.shard ? parse_shard(*opt.shard) : Shard{};
     Config cfg = resolve_config(opt);
-    run = std::make_unique<TrainingRun>(std::move(cfg), opt.threads, opt.force, started, opt.resume, shard);
-  } catch (const UsageError& e) {  // --shard
+    run = std::make_unique<TrainingRun>(std::move(cfg), opt.threads, opt.force, started, opt.resume, shard,
+                                        trial_files(opt));
+  } catch (const UsageError& e) {  // --shard, the files (run/command_files.h)
     spdlog::error("{}", e.what());
     return kExitUsage;
   } catch (const RunFileError& e) {  // the --resume file
@@ -355,7 +356,11 @@ int train_on_ranks(const TrainOptions& opt, const World& w) {
     whole = resolve_config(opt);
     out = whole.output.path;
     if (opt.resume.empty()) {
-      check_out_file(out, opt.force, {});  // before any rank trains
+      // Before any rank trains; each rank's TrainingRun checks its shard's files.
+      CommandFiles files = trial_files(opt);
+      files.outputs.insert(files.outputs.begin(), {"output.path", out, "run file", opt.force});
+      for (const NamedFile& in : config_inputs(whole)) files.inputs.push_back(in);
+      check_command_files(files.outputs, files.inputs);
     } else if (std::filesystem::exists(opt.resume)) {
       throw UsageError("--resume '" + opt.resume + "' with mpirun: ranks resume the shards of an MPI job (or of "
                        "train --shard k/K), which this job finds beside its run file when the --resume file is not "
