@@ -114,6 +114,10 @@ TEST_CASE("SIGINT and SIGTERM keep the work: exit 130/143, checkpoint, marked ru
     const std::string log = slurp(dir / "log");
     CHECK(log.find("continue with:") != std::string::npos);
     CHECK(log.find("--resume " + ck.string()) != std::string::npos);
+    // The printed command names the binary that ran (not on PATH here: its absolute path).
+    CHECK(log.find("continue with:\n  " + fs::canonical(TURBANET_BINARY).string() + " train ") != std::string::npos);
+    CHECK(log.find("resolved configuration") == std::string::npos);  // -v only
+    CHECK(log.find("stopping: finishing the step in progress") < log.find("received: stopped in epoch"));  // at once
     CHECK(temporaries(dir).empty());
     const RunFile r = read_run_file(out.string());
     CHECK(r.meta.interrupted);

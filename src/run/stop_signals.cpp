@@ -17,12 +17,19 @@ static_assert(std::atomic<int>::is_always_lock_free);
 struct sigaction g_old_int, g_old_term;
 int g_depth = 0;  // StopSignals alive (constructed and destroyed on one thread)
 
+// Said at once on the first signal (write(2) is async-signal-safe; spdlog is not), so a
+// user sees the stop taken while the step in progress, the checkpoint and the run file finish.
+constexpr char kAcknowledged[] =
+    "\nstopping: finishing the step in progress, then writing the checkpoint and the run file "
+    "(a second Ctrl-C ends at once and keeps only what is already written)\n";
+
 extern "C" void on_signal(int sig) {
   if (g_signal != 0) {
     io::remove_temporary_now();
     ::_exit(128 + sig);
   }
   g_signal = sig;
+  [[maybe_unused]] const ssize_t n = ::write(STDERR_FILENO, kAcknowledged, sizeof kAcknowledged - 1);
 }
 
 }  // namespace

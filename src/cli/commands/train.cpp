@@ -9,7 +9,9 @@
 #include <cmath>
 #include <filesystem>
 #include <memory>
+#include <cstdlib>
 #include <set>
+#include <sstream>
 
 #include "cli/commands/commands.h"
 #include "config/trials.h"
@@ -95,7 +97,7 @@ void log_start(const TrainOptions& opt, const TrainingRun& run) {
   const PreparedData& data = run.data();
   spdlog::info("turbanet {} | config {} | device {} | threads {}", TURBANET_VERSION, opt.config_path,
                run.backend().name(), run.backend().workers());
-  spdlog::info("resolved configuration:\n{}", to_yaml(cfg));
+  spdlog::debug("resolved configuration (also in the run file's /config):\n{}", to_yaml(cfg));
   spdlog::info("data {}: {} train / {} val / {} test samples, {} features{}", data.origin, data.train.n,
                data.val.n, data.test.n, data.features,
                data.num_classes ? fmt::format(", {} classes", data.num_classes) : "");
@@ -170,7 +172,25 @@ void log_summary(const Config& cfg, const TrainOutput& t, int resumed) {
   log_search(cfg, t);
 }
 
-// The command that continues an interrupted run: the same config and options, --resume CKPT.
+// The binary this process runs, as a command: `turbanet` when that name on PATH is this very
+// file, else its absolute path (a build tree's build/turbanet), so the printed command runs.
+std::string running_binary() {
+  std::error_code ec;
+  const std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (ec) return "turbanet";
+  if (const char* path = std::getenv("PATH")) {
+    std::stringstream dirs(path);
+    for (std::string dir; std::getline(dirs, dir, ':');) {
+      if (dir.empty()) continue;
+      std::error_code same;
+      if (std::filesystem::equivalent(std::filesystem::path(dir) / "turbanet", self, same) && !same) return "turbanet";
+    }
+  }
+  return self.string();
+}
+
+// The command that continues an interrupted run: this binary, the same config and options,
+// --resume CKPT.
 std::string resume_command(const TrainOptions& opt, const std::string& checkpoint) {
   const auto quote = [](const std::string& s) {
     if (s.find_first_of(" '\"$\\`!*?;&|<>()[]{}#~") == std::string::npos && !s.empty()) return s;
@@ -178,7 +198,7 @@ std::string resume_command(const TrainOptions& opt, const std::string& checkpoin
     for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
     return q + "'";
   };
-  std::string cmd = "turbanet train " + quote(opt.config_path);
+  std::string cmd = quote(running_binary()) + " train " + quote(opt.config_path);
   for (const std::string& s : opt.set) cmd += " --set " + quote(s);
   if (opt.swarm) cmd += " --swarm " + std::to_string(*opt.swarm);
   if (opt.seed) cmd += " --seed " + std::to_string(*opt.seed);
