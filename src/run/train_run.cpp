@@ -12,6 +12,7 @@
 
 #include "data/sequence.h"
 #include "eval/own.h"
+#include "io/atomic_file.h"
 #include "model/build.h"
 #include "run/eval_record.h"
 #include "run/fingerprint.h"
@@ -36,11 +37,7 @@ void check_output_path(const std::string& path, bool force, const std::string& k
   const fs::path dir = out.has_parent_path() ? out.parent_path() : fs::path(".");
   fs::create_directories(dir, ec);
   if (ec) throw ConfigError(key + ": cannot create directory '" + dir.string() + "': " + ec.message());
-  const fs::path probe = dir / (".turbanet-probe-" + std::to_string(::getpid()));
-  std::FILE* f = std::fopen(probe.c_str(), "wb");
-  if (!f) throw ConfigError(key + ": cannot write to directory '" + dir.string() + "': " + std::strerror(errno));
-  std::fclose(f);
-  fs::remove(probe, ec);
+  if (const std::string why = io::output_problem(path); !why.empty()) throw ConfigError(key + ": " + why);
 }
 
 // group_by: each member on its own group's samples, with the persistence baseline and the

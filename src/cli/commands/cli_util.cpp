@@ -12,6 +12,7 @@
 #include "cli/commands/commands.h"
 #include "config/config.h"
 #include "data/dataset.h"
+#include "io/atomic_file.h"
 #include "io/run_file.h"
 #include "run/errors.h"
 
@@ -52,6 +53,7 @@ void check_out_file(const std::string& out, bool force, const std::vector<std::s
   for (const std::string& in : inputs)
     if (!in.empty() && fs::equivalent(out, in, ec))
       throw UsageError("--out: '" + out + "' is the command's own input '" + in + "'; write the output elsewhere");
+  if (const std::string why = io::output_problem(out); !why.empty()) throw UsageError("--out: " + why);
   if (fs::exists(fs::symlink_status(out, ec)) && !force)
     throw UsageError("--out: '" + out + "' already exists; pass --force to replace it, or write elsewhere");
 }

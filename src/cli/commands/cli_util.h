@@ -18,7 +18,8 @@ int with_user_errors(const std::function<int()>& fn);
 Combine parse_combine(const std::string& name);
 
 // Checks a command's output file before any work: refused (UsageError, exit 2) when it is one
-// of the command's `inputs` (even with --force), or exists and `force` is false.
+// of the command's `inputs` (even with --force), cannot be written (a loop of symbolic links, a
+// name too long, an unwritable directory: io::output_problem), or exists and `force` is false.
 void check_out_file(const std::string& out, bool force, const std::vector<std::string>& inputs);
 
 // Under mpirun: every log line names the rank ("rank 1 of 4"), and ranks other than 0 log
