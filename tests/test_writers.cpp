@@ -1,7 +1,10 @@
-// Temporary files cannot be redirected: a symbolic link planted at a temporary name is never
-// followed, every legal output name (up to 255 bytes) can be written, and a loop of symbolic
-// links is refused as such.
+// Temporary files cannot be redirected and writers of one file take turns: a symbolic link
+// planted at a temporary name is never followed, every legal output name (up to 255 bytes) can
+// be written, a loop of symbolic links is refused as such, eval --save reads the run file again
+// under its lock (records stored meanwhile are kept, a run that replaced it is not overwritten),
+// and a training run owns its checkpoint and run file until it ends.
 #include <doctest/doctest.h>
+#include <signal.h>
 #include <sys/file.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -14,7 +17,9 @@
 #include "config/config.h"
 #include "eval_test_util.h"
 #include "io/atomic_file.h"
+#include "io/file_lock.h"
 #include "io/text_file.h"
+#include "run/evaluate_run.h"
 #include "run/train_run.h"
 
 using namespace evaltest;
@@ -60,10 +65,36 @@ int exit_code(pid_t pid) {
   return WIFSIGNALED(status) ? 1000 + WTERMSIG(status) : WEXITSTATUS(status);
 }
 
+// A child process that holds the lock of `path` (io/file_lock.h) until killed.
+pid_t hold_lock_in_child(const fs::path& path) {
+  int ready[2];
+  REQUIRE(::pipe(ready) == 0);
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    const tn::io::LockAttempt a = tn::io::lock_file(path.string(), tn::io::Hold::Run);
+    if (::write(ready[1], a.lock.held() ? "1" : "0", 1) != 1) ::_exit(1);
+    for (;;) ::pause();
+  }
+  char c = 0;
+  REQUIRE(::read(ready[0], &c, 1) == 1);
+  ::close(ready[0]);
+  ::close(ready[1]);
+  REQUIRE(c == '1');
+  return pid;
+}
+
 tn::Config spirals_to(const fs::path& out, int seed = 3) {
   return tn::parse_config(spirals_yaml(2, 1) + "output: {path: '" + out.string() + "'}\n", "writers.yaml",
                           {{"seed", std::to_string(seed)}});
 }
+
+std::vector<std::string> eval_names(const fs::path& run) {
+  std::vector<std::string> names;
+  for (const tn::EvalRecord& e : tn::read_run_file(run.string()).evals) names.push_back(e.split);
+  return names;
+}
+
+bool has(const std::vector<std::string>& v, const std::string& s) { return std::find(v.begin(), v.end(), s) != v.end(); }
 
 }  // namespace
 
@@ -171,4 +202,68 @@ TEST_CASE("writers: a loop of symbolic links is refused as such, before any work
   int entries = 0;
   for ([[maybe_unused]] const auto& e : fs::directory_iterator(dir)) ++entries;
   CHECK(entries == 2);  // the links alone: no l2.<pid>-0.csv beside them
+}
+
+TEST_CASE("writers: two eval --save on one run file at once both land") {
+  const fs::path run = scratch("writers-saves.h5");
+  fs::copy_file(trained(), run, fs::copy_options::overwrite_existing);
+  for (int round = 0; round < 4; ++round) {
+    const std::string a = "a" + std::to_string(round), b = "b" + std::to_string(round);
+    const pid_t pa = start_binary({"eval", run.string(), "--save", a, "-q"}, scratch("writers-save-a.log"));
+    const pid_t pb = start_binary({"eval", run.string(), "--save", b, "-q"}, scratch("writers-save-b.log"));
+    CHECK_MESSAGE(exit_code(pa) == 0, slurp(scratch("writers-save-a.log")));
+    CHECK_MESSAGE(exit_code(pb) == 0, slurp(scratch("writers-save-b.log")));
+    const std::vector<std::string> names = eval_names(run);
+    CHECK_MESSAGE(has(names, a), "round " << round);
+    CHECK_MESSAGE(has(names, b), "round " << round);
+  }
+}
+
+TEST_CASE("writers: eval --save refuses a run file that another run replaced while it evaluated, and writes nothing") {
+  const fs::path run = scratch("writers-replaced.h5");
+  fs::copy_file(trained(), run, fs::copy_options::overwrite_existing);
+  tn::EvalOutcome o = tn::evaluate_stored({run.string(), std::nullopt, std::nullopt, tn::Combine::MeanProb, 1});
+  {  // train --force meanwhile: another seed, another run
+    tn::TrainingRun other(spirals_to(run, 4), 1, true, std::chrono::steady_clock::now());
+    other.run({});
+  }
+  const std::string replaced = slurp(run);
+  CHECK_THROWS_WITH_AS(tn::save_evaluation(o, "late", run.string(), false),
+                       doctest::Contains("was replaced by another run while this one was evaluated"), tn::UsageError);
+  CHECK(slurp(run) == replaced);
+  // A record of the same name stored meanwhile is replaced only with --force.
+  tn::EvalOutcome first = tn::evaluate_stored({run.string(), std::nullopt, std::nullopt, tn::Combine::MeanProb, 1});
+  tn::EvalOutcome second = first;
+  tn::save_evaluation(first, "same", run.string(), false);
+  CHECK_THROWS_WITH_AS(tn::save_evaluation(second, "same", run.string(), false),
+                       doctest::Contains("got a record 'same' from another process"), tn::UsageError);
+  tn::save_evaluation(second, "same", run.string(), true);
+  CHECK(has(eval_names(run), "same"));
+}
+
+TEST_CASE("writers: a training run whose checkpoint or run file a live process holds is refused naming it, until that process ends") {
+  const fs::path run = scratch("writers-owned.h5");
+  fs::remove(run);
+  const tn::Config cfg = spirals_to(run);
+  for (const std::string& held : {cfg.train.checkpoint.path, cfg.output.path}) {
+    CAPTURE(held);
+    const pid_t owner = hold_lock_in_child(held);
+    const std::string key = held == cfg.output.path ? "output.path" : "train.checkpoint.path";
+    const std::string refused = key + ": '" + held + "' belongs to a run in progress, process " + std::to_string(owner) + " (";
+    CHECK_THROWS_WITH_AS(tn::TrainingRun(cfg, 1, true, std::chrono::steady_clock::now()), doctest::Contains(refused.c_str()),
+                         tn::ConfigError);
+    // eval --save does not wait for a run either, and names it.
+    const auto asked = std::chrono::steady_clock::now();
+    const tn::io::LockAttempt write = tn::io::lock_file(held, tn::io::Hold::Write);
+    CHECK(std::chrono::steady_clock::now() - asked < tn::io::kWriteWait / 2);
+    CHECK(!write.lock.held());
+    CHECK(write.holder.find("process " + std::to_string(owner) + " (") == 0);
+    ::kill(owner, SIGKILL);
+    CHECK(exit_code(owner) == 1000 + SIGKILL);
+    // Killed: its lock is gone, though its lock file is left; the next run takes it.
+    tn::TrainingRun next(cfg, 1, true, std::chrono::steady_clock::now());
+    CHECK_THROWS_AS(tn::TrainingRun(cfg, 1, true, std::chrono::steady_clock::now()), tn::ConfigError);
+  }
+  for (const auto& e : fs::directory_iterator(run.parent_path()))  // released: no lock file of the run left
+    CHECK(e.path().filename().string().rfind(".writers-owned.", 0) != 0);
 }

@@ -113,6 +113,7 @@ TrainingRun::TrainingRun(Config cfg, int threads, bool force, std::chrono::stead
   if (std::filesystem::weakly_canonical(cfg_.train.checkpoint.path, ec) == std::filesystem::weakly_canonical(cfg_.output.path, ec))
     throw ConfigError("train.checkpoint.path: '" + cfg_.train.checkpoint.path + "' is the run file (output.path); "
                       "leave the key out (the default is beside the run file, with .ckpt.h5) or give another file");
+  held_ = hold_run_files(cfg_);
   be_ = make_backend({cfg_.device, threads, cfg_.device_index, cfg_.device_precision == DevicePrecision::Tf32,
                       world().local_rank},
                      &device_note_);
