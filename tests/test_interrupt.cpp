@@ -79,10 +79,12 @@ bool wait_for(const fs::path& p) {
   return false;
 }
 
+// Temporary files and lock files (io/file_lock.h) left in `dir`.
 std::vector<std::string> temporaries(const fs::path& dir) {
   std::vector<std::string> t;
   for (const auto& e : fs::directory_iterator(dir))
-    if (e.path().filename().string().find(".tmp-") != std::string::npos) t.push_back(e.path().string());
+    if (e.path().filename().string().find(".tmp-") != std::string::npos || e.path().extension() == ".lock")
+      t.push_back(e.path().string());
   return t;
 }
 
@@ -136,7 +138,7 @@ TEST_CASE("SIGINT and SIGTERM keep the work: exit 130/143, checkpoint, marked ru
   }
 }
 
-TEST_CASE("a second signal stops at once: existing files untouched, no temporary file left") {
+TEST_CASE("a second signal stops at once: existing files untouched, no temporary or lock file left") {
   const fs::path dir = scratch_dir("twice");
   const fs::path cfg = dir / "c.yaml", out = dir / "run.h5", ck = dir / "run.ckpt.h5";
   std::ofstream(cfg) << kConfig;

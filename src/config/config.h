@@ -374,7 +374,8 @@ Config parse_config(const std::string& yaml_text, const std::string& origin,
                     const std::optional<std::vector<std::string>>& data_dirs = std::nullopt);
 // A run file's name without its .h5: runs/x.h5 -> runs/x (any other name as it is).
 std::string run_file_stem(const std::string& path);
-// train.checkpoint.path's default: runs/x.h5 -> runs/x.ckpt.h5 (any other name: NAME.ckpt.h5).
+// train.checkpoint.path's default: runs/x.h5 -> runs/x.ckpt.h5 (any other name: NAME.ckpt.h5);
+// a name that would be longer than 255 bytes is cut (io::with_suffix).
 std::string default_checkpoint_path(const std::string& output);
 // Parses "key.path=value" as given to --set. Throws ConfigError on a malformed string.
 Override parse_override(const std::string& arg);

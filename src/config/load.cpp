@@ -14,6 +14,7 @@
 #include "config/load_search.h"
 #include "config/member_values.h"
 #include "config/yaml_util.h"
+#include "io/atomic_file.h"
 #include "math/saturate.h"
 
 namespace tn {
@@ -571,7 +572,9 @@ std::string run_file_stem(const std::string& path) {
   return h5 ? path.substr(0, path.size() - ext.size()) : path;
 }
 
-std::string default_checkpoint_path(const std::string& output) { return run_file_stem(output) + ".ckpt.h5"; }
+std::string default_checkpoint_path(const std::string& output) {
+  return io::with_suffix(run_file_stem(output), ".ckpt.h5");  // fits 255 bytes for any run file name
+}
 
 Config parse_config(const std::string& yaml_text, const std::string& origin,
                     const std::vector<Override>& overrides, const std::optional<std::vector<std::string>>& data_dirs) {

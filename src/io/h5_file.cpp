@@ -16,6 +16,7 @@
 #include <utility>
 #include <vector>
 
+#include "io/fd.h"
 #include "io/file_seal.h"
 
 namespace tn::io {
@@ -55,19 +56,6 @@ namespace {
 // message it wrote to the pipe; or it failed otherwise (or could not report), and the parent's
 // own read reports the error.
 constexpr int kChildFailed = 3, kChildReported = 4;
-
-// Closes a POSIX file descriptor when leaving scope (unless already closed).
-struct Fd {
-  int fd = -1;
-  Fd() = default;
-  explicit Fd(int f) : fd(f) {}
-  Fd(const Fd&) = delete;
-  Fd& operator=(const Fd&) = delete;
-  ~Fd() { close(); }
-  void close() {
-    if (fd >= 0) ::close(std::exchange(fd, -1));
-  }
-};
 
 // Writes all of `text` to `fd`; false when it could not.
 bool write_all(int fd, std::string_view text) {

@@ -126,6 +126,20 @@ void read_architecture_states(const RunFile& f, const Config& cfg, const Prepare
 
 }  // namespace
 
+RunFilesHeld hold_run_files(const Config& cfg) {
+  const auto hold = [&](const std::string& key, const std::string& path) {
+    io::LockAttempt a = io::lock_file(path, io::Hold::Run);
+    if (!a.lock.held())
+      throw ConfigError(key + ": '" + path + "' belongs to a run in progress, " + a.holder +
+                        "; wait for it to end, or give this run another output.path (the checkpoint is beside it)");
+    return std::move(a.lock);
+  };
+  RunFilesHeld held;
+  held.run_file = hold("output.path", cfg.output.path);
+  held.checkpoint = hold("train.checkpoint.path", cfg.train.checkpoint.path);
+  return held;
+}
+
 const std::vector<std::string>& resumable_keys() {
   static const std::vector<std::string> keys = {
       "name", "train.epochs", "train.log_every", "output.path", "model.init_from.path", "train.checkpoint.every_epochs",

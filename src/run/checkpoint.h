@@ -9,10 +9,24 @@
 #include "config/config.h"
 #include "data/member_sets.h"
 #include "data/prepare.h"
+#include "io/file_lock.h"
 #include "io/run_file.h"
 #include "train/trainer.h"
 
 namespace tn {
+
+// What a training run holds from its start-up checks to its end: the locks (io/file_lock.h) of
+// its run file and checkpoint, so that a second run writing either is refused before any work
+// and eval --save waits for the run instead of storing into a file it is about to replace. The
+// kernel releases them when the process ends, however it ends.
+struct RunFilesHeld {
+  io::FileLock run_file, checkpoint;
+};
+
+// Takes both locks of the run `cfg` describes (output.path, train.checkpoint.path) at once,
+// without waiting. Throws ConfigError naming the key, the file and the process that holds it;
+// RunFileError when the lock cannot be taken (e.g. a directory that cannot be written).
+RunFilesHeld hold_run_files(const Config& cfg);
 
 // Keys of the configuration a resumed run may change: they do not change what is trained.
 // train.epochs only when the schedule does not depend on it (not cosine or linear), and

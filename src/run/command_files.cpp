@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <optional>
 
+#include "io/atomic_file.h"
 #include "run/errors.h"
 
 namespace tn {
@@ -67,9 +68,7 @@ const char* kind_of(mode_t mode) {
 void check_kind(const OutputFile& o) {
   errno = 0;
   const std::optional<struct stat> st = status(o.path);
-  if (!st && errno == ELOOP)
-    throw UsageError(o.key + ": '" + o.path + "' is a symbolic link that loops (or a chain of more than 40 links); "
-                     "point it at a file, remove it, or write elsewhere");
+  if (!st && errno == ELOOP) throw UsageError(o.key + ": " + io::output_problem(o.path));  // names the loop
   if (!st || S_ISREG(st->st_mode)) return;
   if (S_ISDIR(st->st_mode))
     throw UsageError(o.key + ": '" + o.path + "' is a directory; give a file name such as " +
@@ -119,6 +118,8 @@ void check_command_files(const std::vector<OutputFile>& outputs, const std::vect
       if (same_path(outputs[j].path, outputs[i].path) || same_file(outputs[j].path, outputs[i].path))
         throw UsageError(outputs[j].key + ": '" + outputs[j].path + "' is the " + outputs[i].what + " (" +
                          outputs[i].key + "); give each output its own file");
+  for (const OutputFile& o : outputs)  // a name too long, an unwritable directory (io/atomic_file.h)
+    if (const std::string why = io::output_problem(o.path); !why.empty()) throw UsageError(o.key + ": " + why);
   for (const OutputFile& o : outputs) {
     std::error_code ec;
     if (!o.replace && fs::exists(fs::symlink_status(o.path, ec)))

@@ -5,13 +5,41 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstring>
 #include <utility>
 
 #include "eval/own.h"
+#include "io/file_lock.h"
 #include "run/eval_record.h"
 #include "run/lineage.h"
 
 namespace tn {
+namespace {
+
+bool same_bits(const Array& a, const Array& b) {
+  return a.shape == b.shape && a.data.size() == b.data.size() &&
+         (a.data.empty() || std::memcmp(a.data.data(), b.data.data(), a.data.size() * sizeof(float)) == 0);
+}
+
+bool same_layers(const std::vector<LayerParams>& a, const std::vector<LayerParams>& b) {
+  return std::equal(a.begin(), a.end(), b.begin(), b.end(), [](const LayerParams& x, const LayerParams& y) {
+    return std::equal(x.tensors.begin(), x.tensors.end(), y.tensors.begin(), y.tensors.end(),
+                      [](const auto& s, const auto& t) { return s.first == t.first && same_bits(s.second, t.second); });
+  });
+}
+
+// Whether `now` holds the run `then` was read from: the same configuration, time of creation
+// and parameters, bit for bit (NaN parameters of diverged members included).
+bool same_run(const RunFile& now, const RunFile& then) {
+  return now.config_yaml == then.config_yaml && now.meta.created == then.meta.created &&
+         same_layers(now.params, then.params) &&
+         std::equal(now.architectures.begin(), now.architectures.end(), then.architectures.begin(),
+                    then.architectures.end(), [](const ArchitectureParams& a, const ArchitectureParams& b) {
+                      return a.members == b.members && same_layers(a.params, b.params);
+                    });
+}
+
+}  // namespace
 
 EvalOutcome evaluate_stored(const EvalRequest& req) {
   EvalOutcome o{load_swarm(req.run_path, !req.data)};
@@ -80,9 +108,30 @@ void save_evaluation(EvalOutcome& o, const std::string& name, const std::string&
   Predictions p = o.predictions;
   EvalRecord e = o.record;
   p.split = e.split = name;
-  o.run.file.put(std::move(p));
-  o.run.file.put(std::move(e));
-  write_run_file(path, o.run.file, replace);
+  if (path != o.run.path) {  // a copy (eval --out FILE.h5): the run as it was read, with the records
+    o.run.file.put(std::move(p));
+    o.run.file.put(std::move(e));
+    write_run_file(path, o.run.file, replace);
+    return;
+  }
+  // The run file itself (eval --save): read again and written under its lock, so that records
+  // other processes stored since it was read are kept, and a run that replaced it meanwhile
+  // (train --force) is not overwritten with the one evaluated.
+  const io::LockAttempt held = io::lock_file(path, io::Hold::Write);
+  if (!held.lock.held())
+    throw UsageError("--save: run file '" + path + "' is being written by " + held.holder +
+                     "; the results were not stored: evaluate it again when that has ended");
+  RunFile now = read_run_file(path);
+  if (!same_run(now, o.run.file))
+    throw UsageError("--save: run file '" + path + "' was replaced by another run while this one was evaluated; "
+                     "the results, which are those of the run it held before, were not stored: evaluate it again");
+  if (!replace && has_record(now, name))
+    throw UsageError("--save: run file '" + path + "' got a record '" + name + "' from another process while this "
+                     "one was evaluated; pass --force to replace it, or choose another name");
+  now.put(std::move(p));
+  now.put(std::move(e));
+  write_run_file(path, now, true);
+  o.run.file = std::move(now);
 }
 
 }  // namespace tn

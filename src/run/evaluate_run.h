@@ -46,10 +46,14 @@ void check_record_name(const std::string& name);
 bool has_record(const RunFile& file, const std::string& name);
 
 // Puts the outcome's records into its run file's contents as /eval/<name> and
-// /predictions/<name> (replacing records of that name; their `split` attribute is `name`, their
-// `source` says what was evaluated) and writes the whole file to `path`: the run file itself
-// (eval --save) or a copy (eval --out FILE.h5; an existing file is replaced only when
-// `replace`). Throws RunFileError; an existing file is left as it was.
+// /predictions/<name> (their `split` attribute is `name`, their `source` says what was
+// evaluated) and writes the whole file to `path`: a copy (eval --out FILE.h5; an existing file
+// is replaced only when `replace`), or the run file itself (eval --save, `path` is
+// outcome.run.path): then under its lock (io/file_lock.h), read again so that records stored by
+// other processes meanwhile are kept, and refused (UsageError, nothing written) when it holds
+// another run now, when a record `name` appeared meanwhile and `replace` is false, or when a
+// training run holds the lock (io::Hold::Run; another writer is waited for, io::kWriteWait).
+// Throws RunFileError when a file cannot be read or written; an existing file is left as it was.
 void save_evaluation(EvalOutcome& outcome, const std::string& name, const std::string& path, bool replace);
 
 }  // namespace tn

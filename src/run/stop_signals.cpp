@@ -7,6 +7,7 @@
 #include <csignal>
 
 #include "io/atomic_file.h"
+#include "io/file_lock.h"
 
 namespace tn {
 namespace {
@@ -26,6 +27,7 @@ constexpr char kAcknowledged[] =
 extern "C" void on_signal(int sig) {
   if (g_signal != 0) {
     io::remove_temporary_now();
+    io::remove_lock_files_now();
     ::_exit(128 + sig);
   }
   g_signal = sig;

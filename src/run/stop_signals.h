@@ -1,8 +1,9 @@
 // SIGINT and SIGTERM during a training run. The first asks the run to stop after the step in
 // progress (on a GPU, and in a chunk of short epochs, after the epoch), keeping the work
 // (TrainCallbacks::stop polls requested()); a second ends the process at once with 128 + the
-// signal, removing the temporary file of a write in progress (io/atomic_file.h) so that
-// existing files stay as they were and nothing half-written remains.
+// signal, removing the temporary file of a write in progress (io/atomic_file.h) and the lock
+// files of the run (io/file_lock.h) so that existing files stay as they were and nothing
+// half-written or stale remains.
 #pragma once
 
 namespace tn {

@@ -12,6 +12,7 @@
 
 #include "data/sequence.h"
 #include "eval/own.h"
+#include "io/atomic_file.h"
 #include "model/build.h"
 #include "run/command_files.h"
 #include "run/errors.h"
@@ -34,11 +35,7 @@ void check_output_directory(const std::string& path, const std::string& key = "o
   const fs::path dir = out.has_parent_path() ? out.parent_path() : fs::path(".");
   fs::create_directories(dir, ec);
   if (ec) throw ConfigError(key + ": cannot create directory '" + dir.string() + "': " + ec.message());
-  const fs::path probe = dir / (".turbanet-probe-" + std::to_string(::getpid()));
-  std::FILE* f = std::fopen(probe.c_str(), "wb");
-  if (!f) throw ConfigError(key + ": cannot write to directory '" + dir.string() + "': " + std::strerror(errno));
-  std::fclose(f);
-  fs::remove(probe, ec);
+  if (const std::string why = io::output_problem(path); !why.empty()) throw ConfigError(key + ": " + why);
 }
 
 // The run file and the checkpoint against the run's inputs and `other` files (run/command_files.h).
@@ -135,6 +132,7 @@ TrainingRun::TrainingRun(Config cfg, int threads, bool force, std::chrono::stead
   check_run_files(cfg_, force, resume, other);
   check_output_directory(cfg_.output.path);
   check_output_directory(cfg_.train.checkpoint.path, "train.checkpoint.path");
+  held_ = hold_run_files(cfg_);
   be_ = make_backend({cfg_.device, threads, cfg_.device_index, cfg_.device_precision == DevicePrecision::Tf32,
                       world().local_rank},
                      &device_note_);

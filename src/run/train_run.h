@@ -96,6 +96,7 @@ class TrainingRun {
   std::string fingerprint_;  // of data_ and sets_ (run/fingerprint.h)
   std::unique_ptr<ResumePoint> resume_;
   std::unique_ptr<WarmStart> warm_;  // model.init_from, when not resuming
+  RunFilesHeld held_;  // the run file and checkpoint, until the run ends (run/checkpoint.h)
   std::string resume_note_;
   Shard shard_;
   std::string whole_yaml_;  // a shard's: the whole swarm's resolved config, which its files store

@@ -65,7 +65,7 @@ int evaluate_run(const EvalOptions& opt, OutKind out_kind) {
   try {
     if (out_kind == OutKind::Json) write_text_atomically(*opt.out, json, opt.force);
     if (out_kind == OutKind::RunCopy) save_evaluation(o, name, *opt.out, opt.force);
-    if (opt.save) save_evaluation(o, name, opt.run_path, true);
+    if (opt.save) save_evaluation(o, name, opt.run_path, opt.force);
   } catch (const RunFileError& err) {
     spdlog::error("{}", err.what());
     return kExitIo;
