@@ -230,9 +230,17 @@ TEST_CASE("eval --threshold auto: each member's and the ensemble's F1-maximizing
   CHECK(j["threshold"]["ensemble"] == 0.3);
   e.threshold = "auto";
   e.json = false;
+  e.save = "test-f1";
   const std::string table = capture(1, [&] { run_eval(e); });
   CHECK(table.find("decision threshold of class 1: ensemble") != std::string::npos);
   CHECK(table.find("each F1-maximizing on the val split") != std::string::npos);
+  // --save keeps the thresholds with the record.
+  const RunFile saved = read_run_file(run.string());
+  const auto rec = std::find_if(saved.evals.begin(), saved.evals.end(), [](const EvalRecord& x) { return x.split == "test-f1"; });
+  REQUIRE(rec != saved.evals.end());
+  CHECK(rec->threshold_from == "val");
+  CHECK(rec->threshold == o.record.threshold);
+  CHECK(rec->member_threshold == o.record.member_threshold);
 }
 
 TEST_CASE("--select, --select-by and --threshold refuse what a run cannot do, exit 2 and write nothing") {
