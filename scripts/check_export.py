@@ -6,7 +6,8 @@
 For every run file it exports the ensemble and one member as ONNX and the ensemble as .npz,
 checks each .onnx with onnx.checker (full_check), and compares:
   - feature-vector runs: onnxruntime on raw inputs (the stored split de-normalized, or random)
-    against `turbanet predict` of the same inputs (CSV), every output of the prediction file;
+    against `turbanet predict` of the same inputs (CSV), every output of the prediction file
+    (with an ensemble selection: the selected members, weighted, in both);
   - sequence runs (predict does not take them yet): each of up to three members' graph on its
     own test windows against the predictions training stored (/predictions/test), in model
     units and, with a normalized target, in original units; the ensemble graph of runs without
@@ -139,7 +140,8 @@ def check_npz(npz, f, members):
             if not np.array_equal(z[key], want):
                 failures.append(f"{npz}: {key} differs from the run file")
         i += 1
-    assert list(z["members/member"]) == members or len(members) == 1
+    first = int(f["meta"].attrs["first_member"])
+    assert list(z["members/member"]) == [m + first for m in members] or len(members) == 1
     if "data/feature_names" in f:
         assert list(z["data/feature_names"]) == list(f["data/feature_names"].asstr()[()])
     print(f"ok   {os.path.basename(npz)}: {i} layers equal to the run file's")
@@ -175,7 +177,11 @@ def check_vectors(turbanet, path, f, d, tag):
         m = outputs(one, x)
         compare(f"{tag} member {k}: output", m["output"], p["members"][len(members) - 1])
     npz = export(turbanet, path, os.path.join(d, f"{tag}.npz"))
-    check_npz(npz, f, list(range(len(members))))
+    first = int(f["meta"].attrs["first_member"])
+    check_npz(npz, f, [m - first for m in members])
+    with h5py.File(pred, "r") as p:
+        if "selection" in p:  # an ensemble selection: its members and weights in the archive too
+            compare(f"{tag} npz: members/weight", np.load(npz)["members/weight"], p["selection/weight"][()])
     npz_one = export(turbanet, path, os.path.join(d, f"{tag}-m{k}.npz"), "--member", str(k))
     check_npz(npz_one, f, [k])
     check_torch(npz_one, x, m["output"], f"{tag} member {k}: to_torch.py vs onnxruntime")

@@ -13,6 +13,8 @@
 #include <string>
 #include <utility>
 
+#include <nlohmann/json.hpp>
+
 #include "cli/commands/commands.h"
 
 namespace evaltest {
@@ -73,6 +75,15 @@ inline fs::path train_run(const std::string& name, const std::string& yaml) {
   o.verbosity = tn::Verbosity::Quiet;
   REQUIRE(tn::run_train(o) == tn::kExitOk);
   return out;
+}
+
+// Runs eval with --json and parses what it prints; requires success.
+inline nlohmann::json eval_json(tn::EvalOptions o) {
+  o.json = true;
+  int rc = -1;
+  const std::string out = capture(1, [&] { rc = tn::run_eval(o); });
+  REQUIRE(rc == tn::kExitOk);
+  return nlohmann::json::parse(out);
 }
 
 inline tn::EvalOptions eval_opts(const fs::path& run) {

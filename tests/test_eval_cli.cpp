@@ -28,15 +28,6 @@ const EvalRecord* find_eval(const RunFile& r, const std::string& split) {
   return nullptr;
 }
 
-// Runs eval with --json and parses what it prints.
-json eval_json(EvalOptions o) {
-  o.json = true;
-  int rc = -1;
-  const std::string out = capture(1, [&] { rc = run_eval(o); });
-  REQUIRE(rc == kExitOk);
-  return json::parse(out);
-}
-
 // Exit code and stderr of a run that should fail.
 std::pair<int, std::string> eval_error(const EvalOptions& o) {
   return exit_and_stderr([&] { return run_eval(o); });
@@ -254,7 +245,7 @@ TEST_CASE("eval: the table names the best member, the member mean ± std and the
   const std::string table = capture(1, [&] { rc = run_eval(eval_opts(run)); });
   CHECK(rc == kExitOk);
   for (const char* part : {"best #", "members mean ± std", "ensemble", "accuracy", "log_loss", "ece",
-                           "members ranked by accuracy", "mutual information", "confusion matrix"})
+                           "members ranked on the val split by accuracy", "mutual information", "confusion matrix"})
     CHECK_MESSAGE(table.find(part) != std::string::npos, part);
 }
 
@@ -404,18 +395,24 @@ TEST_CASE("eval: per-member hyperparameters give the best member per metric and 
   const std::vector<double>& lr = r.members.hparams[0].second;
   CHECK(lr == std::vector<double>{1e-4, 1e-4, 1e-3, 1e-3, 1e-2, 1e-2, 1e-1, 1e-1});
   const json j = eval_json(eval_opts(run));
+  EvalOptions on_val = eval_opts(run);
+  on_val.split = "val";
+  const json val = eval_json(on_val);
   REQUIRE(j.contains("hparams"));
   CHECK(j["hparams"]["keys"].get<std::vector<std::string>>() == std::vector<std::string>{"optimizer.lr", "optimizer.weight_decay"});
-  // The best member per metric is the best in the members list, with its own values.
+  // The best member per metric is the best of the members list on the validation split, with
+  // its own values.
   for (const std::string metric : {"accuracy", "log_loss"}) {
     const bool up = metric == "accuracy";
     int best = 0;
     for (int s = 1; s < 8; ++s) {
-      const double v = j["members"][s][metric].get<double>(), b = j["members"][best][metric].get<double>();
+      const double v = val["members"][s][metric].get<double>(), b = val["members"][best][metric].get<double>();
       if (up ? v > b : v < b) best = s;
     }
     const json& got = j["hparams"]["best"][metric];
     CHECK(got["member"] == best);
+    CHECK(got["chosen_on"] == "val");
+    CHECK(got["chosen_on_value"] == val["members"][best][metric]);
     CHECK(got["optimizer.lr"].get<double>() == lr[best]);
   }
   // By value: 4 learning rates of 2 members each; the mean is over those members.
@@ -432,6 +429,6 @@ TEST_CASE("eval: per-member hyperparameters give the best member per metric and 
   int rc = -1;
   const std::string table = capture(1, [&] { rc = run_eval(eval_opts(run)); });
   CHECK(rc == kExitOk);
-  CHECK(table.find("best member per metric:") != std::string::npos);
+  CHECK(table.find("best member per metric, chosen on the val split") != std::string::npos);
   CHECK(table.find("by optimizer.lr:") != std::string::npos);
 }

@@ -16,6 +16,7 @@
 #include "cli/commands/commands.h"
 #include "eval_test_util.h"
 #include "export/npz.h"
+#include "io/run_file.h"
 #include "python_test_util.h"
 
 using namespace evaltest;
@@ -111,6 +112,18 @@ TEST_CASE("export: onnxruntime reproduces predict and the stored predictions for
                                        "  split: {train: 0.8, val: 0.0, test: 0.2}\n  normalize: minmax\n"
                                        "train: {epochs: 2, batch_size: 16}\n")
                      .string());
+  // An ensemble selection (greedy, on the validation split) that picked a member more than
+  // once: the graph and the archive hold the selected members with their weights.
+  runs.push_back(train_run("select-greedy", "name: greedy\nseed: 2\nswarm: {size: 6}\nmodel:\n  layers:\n"
+                                            "    - {type: dense, units: 8, activation: tanh}\n    - {type: dense, units: 2}\n"
+                                            "loss: cross_entropy\noptimizer: {type: adam, lr: 0.05}\n"
+                                            "data:\n  source: {type: spirals, n: 300}\n  split: {train: 0.6, val: 0.2, test: 0.2}\n"
+                                            "  normalize: standard\n  per_member: bootstrap\ntrain: {epochs: 15, batch_size: 32}\n"
+                                            "ensemble: {select: greedy, k: 8}\n")
+                     .string());
+  const std::vector<double> weights = tn::read_run_file(runs.back()).ensemble.weight;
+  REQUIRE_MESSAGE(weights.size() > 1, "the selection should hold several members");
+  REQUIRE_MESSAGE(weights.front() != weights.back(), "the selection should weigh its members differently");
   // A sequence ensemble (one series, bootstrap): one GRU node per member, a batched dense head.
   std::string csv = "day,price,vol\n";
   double price = 100;
@@ -134,6 +147,7 @@ TEST_CASE("export: onnxruntime reproduces predict and the stored predictions for
   CHECK(out.find("FAIL") == std::string::npos);
   CHECK(out.find("onnx.checker accepts export-stocks-gru-m0.onnx") != std::string::npos);
   CHECK(out.find("ok   seq-ensemble ensemble: members vs /predictions/test/members") != std::string::npos);
+  CHECK(out.find("ok   select-greedy npz: members/weight") != std::string::npos);
 }
 
 TEST_CASE("export: a bad request exits 2 with what to do and writes nothing") {

@@ -6,6 +6,7 @@
 #include <climits>
 #include <cstdio>
 #include <exception>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -70,6 +71,25 @@ std::string unknown_subcommand(const CLI::App& app, int argc, char** argv) {
   }
   return "unknown subcommand '" + word + "'" + (near.empty() ? "" : "; did you mean '" + near + "'?") +
          " Subcommands: " + names + " (turbanet --help describes them)";
+}
+
+// --select and --select-by of eval, predict and export (the ensemble's members).
+struct SelectArgs {
+  std::string select, select_by;
+};
+
+void add_select(CLI::App* cmd, SelectArgs& a) {
+  cmd->add_option("--select", a.select, "Ensemble members: all, top:K (the K best) or greedy[:K] (K rounds of greedy "
+                                        "selection, default 20), chosen on the validation split (default: the run's "
+                                        "config `ensemble`, else all)");
+  cmd->add_option("--select-by", a.select_by, "Metric --select chooses by on the validation split (default: the "
+                                              "loss's: log_loss, mse or mae)");
+}
+
+void take_select(const CLI::App* cmd, const SelectArgs& a, std::optional<std::string>& select,
+                 std::optional<std::string>& select_by) {
+  if (cmd->count("--select")) select = a.select;
+  if (cmd->count("--select-by")) select_by = a.select_by;
 }
 
 tn::Verbosity verbosity(bool quiet, bool verbose) {
@@ -159,8 +179,14 @@ int run_command(int argc, char** argv) {
                                      "(e.g. --save test-vote)");
   e->add_flag("--force", eval.force, "Replace an existing --out file, or the record --save names");
   e->add_option("--threads", eval.threads, kThreadsHelp)->check(whole_number(0));
+  SelectArgs eval_select, predict_select, export_select;
+  std::string threshold;
+  add_select(e, eval_select);
+  e->add_option("--threshold", threshold, "Two-class runs: decide class 1 from this probability on, or auto (each "
+                                          "member's and the ensemble's F1-maximizing threshold on the validation split)");
   add_verbosity(e, &quiet, &verbose);
-  e->footer("Example: turbanet eval runs/spirals.h5 --split all --combine vote --save all-vote");
+  e->footer("Examples: turbanet eval runs/spirals.h5 --split all --combine vote --save all-vote\n"
+            "          turbanet eval runs/diabetes.h5 --select greedy --select-by rmse");
 
   tn::PredictOptions predict;
   std::string predict_out;
@@ -177,6 +203,7 @@ int run_command(int argc, char** argv) {
   p->add_option("--id", predict.ids, "Input column to carry through to the output, as text (repeatable); "
                                      "sequence runs: its value at each series' last row");
   p->add_option("--threads", predict.threads, kThreadsHelp)->check(whole_number(0));
+  add_select(p, predict_select);
   add_verbosity(p, &quiet, &verbose);
   p->footer("Examples: turbanet predict runs/iris.h5 --input data/iris.csv --out runs/iris-predictions.h5\n"
             "          turbanet predict runs/random-walk.h5 --input history.csv --out forecasts.csv");
@@ -210,6 +237,8 @@ int run_command(int argc, char** argv) {
   x->add_option("--member", export_member, "Export this member alone (its global index)")->check(whole_number(0));
   x->add_flag("--ensemble", exp.ensemble, "Export every member in one graph with the combined prediction (default)");
   x->add_flag("--force", exp.force, "Replace an existing --out file");
+  add_select(x, export_select);
+  x->add_option("--threads", exp.threads, kThreadsHelp)->check(whole_number(0));
   add_verbosity(x, &quiet, &verbose);
   x->footer("Examples: turbanet export runs/iris.h5 --format onnx --out iris.onnx\n"
             "          turbanet export runs/stocks-lstm.h5 --member 3 --out stock3.onnx");
@@ -264,6 +293,8 @@ int run_command(int argc, char** argv) {
       if (e->count("--data")) eval.data = data;
       if (e->count("--out")) eval.out = eval_out;
       if (e->count("--save")) eval.save = eval_save;
+      if (e->count("--threshold")) eval.threshold = threshold;
+      take_select(e, eval_select, eval.select, eval.select_by);
       eval.verbosity = verbosity(quiet, verbose);
       return tn::run_eval(eval);
     }
@@ -285,11 +316,13 @@ int run_command(int argc, char** argv) {
     if (x->parsed()) {
       if (x->count("--format")) exp.format = export_format;
       if (x->count("--member")) exp.member = export_member;
+      take_select(x, export_select, exp.select, exp.select_by);
       exp.verbosity = verbosity(quiet, verbose);
       return tn::run_export(exp);
     }
     if (p->parsed()) {
       if (p->count("--out")) predict.out = predict_out;
+      take_select(p, predict_select, predict.select, predict.select_by);
       predict.verbosity = verbosity(quiet, verbose);
       return tn::run_predict(predict);
     }

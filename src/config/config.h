@@ -273,6 +273,16 @@ struct SearchConfig {
   bool maximize() const { return metric_maximized(metric); }
 };
 
+// Which members make the ensemble (`ensemble: {select, k, metric}`): chosen on the validation
+// split (the training split without one) when training ends (eval/select.h), recorded in the
+// run file (/ensemble) and used by eval, predict and export unless they are given --select.
+struct EnsembleConfig {
+  std::string select = "all";  // all | top | greedy
+  int k = 0;                   // top: the members kept; greedy: the rounds (0: 20)
+  std::string metric;          // a metric of the run's task; "": the loss's (log_loss, mse or mae)
+  bool enabled() const { return select != "all"; }
+};
+
 struct OutputConfig {
   std::string path;  // default runs/<name>.h5
 };
@@ -324,6 +334,7 @@ struct Config {
   TrainConfig train;
   OutputConfig output;
   SearchConfig search;
+  EnsembleConfig ensemble;
   std::vector<MemberValues> member_values;  // per-member hyperparameters, in key order
   std::vector<std::string> grid;            // keys combined as a cartesian product
 

@@ -419,6 +419,15 @@ void emit_search(YAML::Emitter& e, const SearchConfig& s) {
   e << YAML::EndMap;
 }
 
+void emit_ensemble(YAML::Emitter& e, const EnsembleConfig& x) {
+  if (!x.enabled()) return;
+  begin(e, "ensemble");
+  kv(e, "select", x.select);
+  if (x.k > 0) kv(e, "k", x.k);
+  if (!x.metric.empty()) kv(e, "metric", x.metric);
+  e << YAML::EndMap;
+}
+
 }  // namespace
 
 std::string to_yaml(const Config& c) {
@@ -441,6 +450,7 @@ std::string to_yaml(const Config& c) {
   emit_data(e, c.data);
   emit_train(e, c.train);
   emit_search(e, c.search);
+  emit_ensemble(e, c.ensemble);
   begin(e, "output");
   kv(e, "path", c.output.path);
   e << YAML::EndMap;

@@ -495,7 +495,7 @@ void check_sizes(const Field& root, const Config& c) {
 
 Config read_config(const Field& root, const std::vector<std::string>& data_dirs) {
   root.check_keys({"name", "seed", "device", "device_precision", "swarm", "model", "loss", "optimizer", "schedule",
-                   "data", "train", "output", "grid", "search"});
+                   "data", "train", "output", "grid", "search", "ensemble"});
   Config c;
   read_name(root["name"], c.name);
   root.get("seed", c.seed);
@@ -514,6 +514,7 @@ Config read_config(const Field& root, const std::vector<std::string>& data_dirs)
   cfg::read_grid(root, c);
   fold_single_architecture(c);
   cfg::read_search(root, c);
+  cfg::read_ensemble(root, c);
   check_consistency(root, c);
   check_sizes(root, c);
   return c;
@@ -558,8 +559,7 @@ void check_not_data(const std::string& path, const std::string& text) {
                          first_line.find('\t') != std::string::npos);
   if (ext == ".csv" || ext == ".tsv" || (ext != ".yaml" && ext != ".yml" && csv_like))
     refuse("a CSV data file", "name it in a config, e.g. data: {source: {type: csv, path: " + path +
-                              ", target: COLUMN}} (configs/iris.yaml is an example); predict takes it as "
-                              "--input");
+                              ", target: COLUMN}} (configs/iris.yaml is an example); predict takes it as --input");
   if (ext == ".npy" || ext == ".npz" || ext == ".onnx" || ext == ".gz" || text.find('\0') != std::string::npos)
     refuse("a binary file", "give the YAML config that describes the run (configs/*.yaml are examples)");
 }

@@ -9,7 +9,7 @@
 namespace tn {
 
 bool higher_is_better(const std::string& name) {
-  for (const char* prefix : {"accuracy", "precision", "recall", "f1", "r2"})
+  for (const char* prefix : {"accuracy", "precision", "recall", "f1", "r2", "roc_auc", "pr_auc"})
     if (name.rfind(prefix, 0) == 0) return true;
   return false;
 }
@@ -23,20 +23,23 @@ std::string HparamReport::value_text(std::size_t key, std::size_t member) const 
 
 HparamReport hparam_report(const Evaluation& e,
                            const std::vector<std::pair<std::string, std::vector<double>>>& hparams,
-                           const std::vector<std::pair<std::string, std::vector<std::string>>>& text) {
+                           const std::vector<std::pair<std::string, std::vector<std::string>>>& text,
+                           const Evaluation* rank_on) {
   HparamReport r;
   const std::size_t M = e.names.size(), S = e.members.size();
-  const auto usable = [&](std::size_t s, std::size_t m) {
-    return s < S && m < e.members[s].values.size() && std::isfinite(e.members[s].values[m]);
+  const auto usable_in = [&](const Evaluation& x, std::size_t s, std::size_t m) {
+    return s < x.members.size() && m < x.members[s].values.size() && std::isfinite(x.members[s].values[m]);
   };
+  const auto usable = [&](std::size_t s, std::size_t m) { return usable_in(e, s, m); };
+  const Evaluation& on = rank_on ? *rank_on : e;
   r.best.assign(M, -1);
-  for (std::size_t m = 0; m < M; ++m) {
-    const bool up = higher_is_better(e.names[m]);
+  for (std::size_t m = 0; m < M && m < on.names.size(); ++m) {
+    const bool up = higher_is_better(on.names[m]);
     for (std::size_t s = 0; s < S; ++s) {
-      if (!usable(s, m)) continue;
+      if (!usable(s, m) || !usable_in(on, s, m)) continue;
       const int b = r.best[m];
-      if (b < 0 || (up ? e.members[s].values[m] > e.members[b].values[m] : e.members[s].values[m] < e.members[b].values[m]))
-        r.best[m] = static_cast<int>(s);
+      const double v = on.members[s].values[m];
+      if (b < 0 || (up ? v > on.members[b].values[m] : v < on.members[b].values[m])) r.best[m] = static_cast<int>(s);
     }
   }
   // Statistics of the members in `groups` (value -> members) for each metric.

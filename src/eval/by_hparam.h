@@ -9,7 +9,8 @@
 
 namespace tn {
 
-// Whether a larger value of metric `name` is better (accuracy, precision, recall, f1, r2).
+// Whether a larger value of metric `name` is better (accuracy, precision, recall, f1, r2,
+// roc_auc, pr_auc).
 bool higher_is_better(const std::string& name);
 
 struct HparamGroup {
@@ -25,7 +26,7 @@ struct HparamReport {
   std::vector<std::string> keys;                   // e.g. "optimizer.lr"
   std::vector<std::vector<double>> values;         // [key][S] each member's value (text keys: empty)
   std::vector<std::vector<std::string>> texts;     // [key][S] a text key's values, else empty
-  std::vector<int> best;                           // per metric: local member index, -1 if none
+  std::vector<int> best;                           // per metric: local member index, -1 if none (chosen on rank_on)
   std::vector<std::vector<HparamGroup>> by_value;  // [key] groups in increasing value (text: first seen first)
   // Member k's value of key `k` as text ("0.01", "relu").
   std::string value_text(std::size_t key, std::size_t member) const;
@@ -35,8 +36,11 @@ struct HparamReport {
 // finite (excluded, diverged) are left out of the best and of the group statistics.
 // `text`: text-valued keys (per-member architectures: model.hidden, activations, and the
 // whole "architecture"), grouped by value in the order members first have them.
+// The best member per metric is chosen on `rank_on` (the same members on the selection
+// split, run/select_run.h) when given, else on `e`.
 HparamReport hparam_report(const Evaluation& e,
                            const std::vector<std::pair<std::string, std::vector<double>>>& hparams,
-                           const std::vector<std::pair<std::string, std::vector<std::string>>>& text = {});
+                           const std::vector<std::pair<std::string, std::vector<std::string>>>& text = {},
+                           const Evaluation* rank_on = nullptr);
 
 }  // namespace tn

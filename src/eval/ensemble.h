@@ -11,6 +11,8 @@ struct EnsembleStats {
 
 // Mean and population standard deviation (ddof = 0) across members of P [S, N, O], over the
 // members whose predictions are all finite. With no finite member, mean and std are NaN.
-EnsembleStats ensemble_mean_std(const std::vector<float>& P, int S, int N, int O);
+// `weights` [S] (null: equal) weight both (Σ w·x / Σ w); members of weight 0 are not used.
+EnsembleStats ensemble_mean_std(const std::vector<float>& P, int S, int N, int O,
+                                const std::vector<double>* weights = nullptr);
 
 }  // namespace tn

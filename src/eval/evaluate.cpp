@@ -55,23 +55,41 @@ void summarize(const Evaluation& e, const std::vector<int>& used, Metrics& mean,
       mean.confusion[i] += e.members[s].confusion[i] / used.size();
 }
 
+// The ensemble's metrics of combined predictions `c` (classes: c.label).
+Metrics ensemble_of(const Combined& c, const std::vector<int>& labels, const std::vector<float>& targets, int N,
+                    bool classification, std::size_t metrics) {
+  if (c.used.empty()) return {std::vector<double>(metrics, kNaN), {}};
+  return metrics_of(c.prediction.data(), &c.label, labels, targets, N, c.width, classification);
+}
+
+std::vector<int> labels_of(const std::vector<float>& targets, bool classification) {
+  std::vector<int> labels;
+  if (classification)
+    for (float y : targets) labels.push_back(static_cast<int>(y));
+  return labels;
+}
+
 }  // namespace
 
 Evaluation evaluate(const SwarmPredictions& p, LossType loss, const std::vector<float>& targets,
-                    Combine how, const Thresholds* thresholds) {
+                    Combine how, const Thresholds* thresholds, const std::vector<double>* weights) {
   Evaluation e;
   e.classification = is_classification(loss);
   e.combined = combine(p, loss, how);
+  e.finite = e.combined.used;
+  e.excluded = e.combined.excluded;
   e.names = e.classification ? classification_metric_names(e.combined.K) : regression_metric_names();
+  const int N = p.N, width = e.combined.width;
+  const std::vector<int> labels = labels_of(targets, e.classification);
+  if (weights) {
+    e.all_members = ensemble_of(e.combined, labels, targets, N, e.classification, e.names.size());
+    e.combined = combine(p, loss, how, weights);
+  }
   if (thresholds && e.combined.K == 2 && how != Combine::Vote)
     e.combined.label = decide(e.combined.prediction.data(), p.N, 2, thresholds->ensemble);
-  const int N = p.N, width = e.combined.width;
-  std::vector<int> labels;
-  if (e.classification)
-    for (float y : targets) labels.push_back(static_cast<int>(y));
   e.members.resize(p.S);
   for (Metrics& m : e.members) m.values.assign(e.names.size(), kNaN);
-  for (int s : e.combined.used) {
+  for (int s : e.finite) {
     const std::vector<float> P = e.classification
         ? class_probabilities(p, loss, s)
         : std::vector<float>(p.outputs.begin() + static_cast<std::ptrdiff_t>(s) * N * width,
@@ -79,41 +97,35 @@ Evaluation evaluate(const SwarmPredictions& p, LossType loss, const std::vector<
     const double threshold = thresholds && static_cast<std::size_t>(s) < thresholds->members.size() ? thresholds->members[s] : kNaN;
     e.members[s] = metrics_of(P.data(), nullptr, labels, targets, N, width, e.classification, threshold);
   }
-  summarize(e, e.combined.used, e.member_mean, e.member_std);
-  if (e.combined.used.empty()) {
-    e.ensemble.values.assign(e.names.size(), kNaN);
-  } else {
-    e.ensemble = metrics_of(e.combined.prediction.data(), &e.combined.label, labels, targets, N,
-                            width, e.classification);
-  }
+  summarize(e, e.finite, e.member_mean, e.member_std);
+  e.ensemble = ensemble_of(e.combined, labels, targets, N, e.classification, e.names.size());
   return e;
+}
+
+Metrics ensemble_metrics(const SwarmPredictions& p, LossType loss, const std::vector<float>& targets, Combine how,
+                         const std::vector<double>* weights, double threshold) {
+  Combined c = combine(p, loss, how, weights);
+  const bool classification = is_classification(loss);
+  if (c.K == 2 && how != Combine::Vote && !std::isnan(threshold)) c.label = decide(c.prediction.data(), p.N, 2, threshold);
+  const std::size_t M = classification ? classification_metric_names(c.K).size() : regression_metric_names().size();
+  return ensemble_of(c, labels_of(targets, classification), targets, p.N, classification, M);
 }
 
 Evaluation evaluate_members(const SwarmPredictions& p, const std::vector<int>& members, LossType loss,
                             const std::vector<float>& targets, Combine how) {
-  SwarmPredictions kept;
-  kept.S = static_cast<int>(members.size());
-  kept.N = p.N;
-  kept.O = p.O;
-  const std::size_t per = static_cast<std::size_t>(p.N) * p.O;
-  for (int s : members) {
-    const auto at = static_cast<std::ptrdiff_t>(static_cast<std::size_t>(s) * per);
-    kept.outputs.insert(kept.outputs.end(), p.outputs.begin() + at, p.outputs.begin() + at + static_cast<std::ptrdiff_t>(per));
-    if (!p.logits.empty())
-      kept.logits.insert(kept.logits.end(), p.logits.begin() + at, p.logits.begin() + at + static_cast<std::ptrdiff_t>(per));
-  }
-  return evaluate(kept, loss, targets, how);
+  return evaluate(member_subset(p, members), loss, targets, how);
 }
 
-Thresholds f1_thresholds(const SwarmPredictions& p, LossType loss, const std::vector<float>& labels, Combine how) {
+Thresholds f1_thresholds(const SwarmPredictions& p, LossType loss, const std::vector<float>& labels, Combine how,
+                         const std::vector<double>* weights) {
   const Combined c = combine(p, loss, how);
   Thresholds t;
   t.members.assign(p.S, kNaN);
   if (c.K != 2) return t;
-  std::vector<int> y(labels.size());
-  for (std::size_t i = 0; i < labels.size(); ++i) y[i] = static_cast<int>(labels[i]);
+  const std::vector<int> y = labels_of(labels, true);
   for (int s : c.used) t.members[s] = f1_threshold(class_probabilities(p, loss, s).data(), y.data(), p.N);
-  t.ensemble = c.used.empty() ? 0.5 : f1_threshold(c.prediction.data(), y.data(), p.N);
+  const Combined ens = weights ? combine(p, loss, how, weights) : c;
+  t.ensemble = ens.used.empty() ? 0.5 : f1_threshold(ens.prediction.data(), y.data(), p.N);
   return t;
 }
 
@@ -125,7 +137,7 @@ Thresholds same_threshold(int S, double threshold) {
 }
 
 std::vector<int> rank_members(const Evaluation& e) {
-  std::vector<int> order = e.combined.used;
+  std::vector<int> order = e.finite;
   const auto at = [&](const char* name) {
     return static_cast<std::size_t>(std::find(e.names.begin(), e.names.end(), name) - e.names.begin());
   };

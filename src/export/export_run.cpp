@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <stdexcept>
 
 #include "export/onnx_model.h"
@@ -66,7 +67,8 @@ void add_params(std::vector<NpyArray>& out, const StoredSwarm& run, const std::v
 
 }  // namespace
 
-std::vector<NpyArray> npz_arrays(const StoredSwarm& run, const std::vector<int>& members, bool one_member) {
+std::vector<NpyArray> npz_arrays(const StoredSwarm& run, const std::vector<int>& members, bool one_member,
+                                 const std::vector<double>& weights) {
   std::vector<NpyArray> out;
   const ModelShape& shape = run.shape;
   if (!run.architectures.empty() && one_member) {  // the member's architecture alone, as any one member
@@ -91,6 +93,7 @@ std::vector<NpyArray> npz_arrays(const StoredSwarm& run, const std::vector<int>&
   std::vector<std::int32_t> global;
   for (int s : members) global.push_back(run.first_member + s);
   out.push_back({"members/member", {global.size()}, global});
+  if (!weights.empty()) out.push_back({"members/weight", {weights.size()}, std::vector<float>(weights.begin(), weights.end())});
   const Normalization& n = run.file.normalization;
   const DataInfo& info = run.file.data;
   const std::size_t F = static_cast<std::size_t>(info.seq_len > 0 ? info.step_features : shape.inputs());
@@ -106,15 +109,52 @@ std::vector<NpyArray> npz_arrays(const StoredSwarm& run, const std::vector<int>&
   return out;
 }
 
-ExportedModel build_export(const std::string& run_path, ExportFormat format, const MemberChoice& choice) {
+namespace {
+
+// The ensemble's members among the finite ones (`finite`, local) and their weights: those of
+// the selection, renormalized over the finite ones; every finite member alike without one.
+std::vector<int> selected_members(const StoredSwarm& run, const SelectionRecord& sel, const std::vector<int>& finite,
+                                  std::vector<double>& weights) {
+  if (!sel.present()) return finite;
+  selection_weights(sel, run.first_member, run.S);  // checks the members
+  std::vector<int> members;
+  double total = 0;
+  for (std::size_t i = 0; i < sel.member.size(); ++i) {
+    const int s = sel.member[i] - run.first_member;
+    if (std::find(finite.begin(), finite.end(), s) == finite.end()) continue;
+    members.push_back(s);
+    weights.push_back(sel.weight[i]);
+    total += sel.weight[i];
+  }
+  if (members.empty())
+    throw UsageError("every member of the ensemble selection of '" + run.path + "' has non-finite parameters; choose "
+                     "again with --select");
+  for (double& w : weights) w /= total;
+  return members;
+}
+
+}  // namespace
+
+ExportedModel build_export(const std::string& run_path, ExportFormat format, const MemberChoice& choice,
+                           const std::optional<SelectSpec>& select, int threads) {
+  if (select && choice.member)
+    throw UsageError("--select chooses the members of the ensemble; --member " + std::to_string(*choice.member) +
+                     " exports one member alone: use one or the other");
   const StoredSwarm run = load_swarm_model(run_path);
-  const std::vector<int> members = choose_members(run, choice);
+  std::vector<int> members = choose_members(run, choice);
   ExportedModel m;
   m.ensemble = !choice.member;
+  std::vector<double> weights;
+  if (m.ensemble) {
+    std::optional<SelectionSplit> sel;
+    if (select && select->method != SelectMethod::All) sel = predict_selection_split(run, Combine::MeanProb, threads);
+    m.selection = command_selection(run, select, sel ? &*sel : nullptr, Combine::MeanProb);
+    members = selected_members(run, m.selection, members, weights);
+  }
   for (int s : members) m.members.push_back(run.first_member + s);
   try {
-    if (format == ExportFormat::Npz) m.bytes = npz_bytes(npz_arrays(run, members, !m.ensemble));
-    else m.bytes = m.ensemble ? onnx_ensemble_model(run, members) : onnx_member_model(run, members.front());
+    if (format == ExportFormat::Npz) m.bytes = npz_bytes(npz_arrays(run, members, !m.ensemble, weights));
+    else m.bytes = m.ensemble ? onnx_ensemble_model(run, members, weights) : onnx_member_model(run, members.front());
   } catch (const std::length_error& e) {
     throw UsageError(std::string(e.what()) + "; export fewer members (--member K) or use --format npz");
   }

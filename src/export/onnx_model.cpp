@@ -240,19 +240,37 @@ std::string mixed_outputs(Graph& g, const StoredSwarm& run, const std::vector<in
 
 }  // namespace
 
-std::string onnx_ensemble_model(const StoredSwarm& run, const std::vector<int>& members) {
+namespace {
+
+// The mean over the member axis (0) of t, of `rank` dimensions: ReduceMean, or with weights
+// [S] the sum of t times the weights (shaped [S, 1, ...] to broadcast).
+std::string member_mean(Graph& g, const std::string& t, int rank, const std::vector<double>& weights) {
+  if (weights.empty()) return g.op("ReduceMean", {t}, {{"axes", std::vector<I64>{0}}, {"keepdims", I64{0}}});
+  std::vector<I64> dims(static_cast<std::size_t>(rank), 1);
+  dims[0] = static_cast<I64>(weights.size());
+  const std::string w = g.constant("member_weight", dims, std::vector<float>(weights.begin(), weights.end()));
+  // Opset 13 on, ReduceSum takes its axes as an input (ReduceMean still as an attribute at 17).
+  return g.op("ReduceSum", {g.op("Mul", {t, w}), g.constant_i64("axes", {1}, {0})}, {{"keepdims", I64{0}}});
+}
+
+}  // namespace
+
+std::string onnx_ensemble_model(const StoredSwarm& run, const std::vector<int>& members,
+                                const std::vector<double>& weights) {
   const I64 S = static_cast<I64>(members.size()), O = run.shape.outputs();
   Graph g(member_name(run) + "_ensemble", kOpset);
   describe(g, run, members);
-  g.doc("turbanet ensemble of members " + member_list(run, members) + " (mean of the member probabilities)" +
+  g.doc("turbanet ensemble of members " + member_list(run, members) +
+        (weights.empty() ? " (mean of the member probabilities)" : " (weighted mean of the member probabilities, "
+                                                                   "weights in member_weight)") +
         (run.architectures.empty() ? "" : ", of several architectures"));
   const std::string x = normalized_input(g, run, 0);
   const std::string members_out =
       run.architectures.empty() ? stacked_outputs(g, run, members, x) : mixed_outputs(g, run, members, x);
   g.output("members", members_out, Elem::Float, {S, "N", O});
-  const std::string mean = g.op("ReduceMean", {members_out}, {{"axes", std::vector<I64>{0}}, {"keepdims", I64{0}}});
+  const std::string mean = member_mean(g, members_out, 3, weights);
   const std::string dev = g.op("Sub", {members_out, mean});
-  const std::string var = g.op("ReduceMean", {g.op("Mul", {dev, dev})}, {{"axes", std::vector<I64>{0}}, {"keepdims", I64{0}}});
+  const std::string var = member_mean(g, g.op("Mul", {dev, dev}), 3, weights);
   g.output("ensemble_std", g.op("Sqrt", {var}), Elem::Float, {"N", O});
   if (!run.classification) {
     g.output("ensemble", mean, Elem::Float, {"N", O});
@@ -260,19 +278,18 @@ std::string onnx_ensemble_model(const StoredSwarm& run, const std::vector<int>& 
   }
   const I64 K = run.K;
   const std::string probs = class_probabilities(g, run, members_out);  // [S, N, K]
-  const std::string p_bar = g.op("ReduceMean", {probs}, {{"axes", std::vector<I64>{0}}, {"keepdims", I64{0}}});
+  const std::string p_bar = member_mean(g, probs, 3, weights);
   const std::string label = g.op("ArgMax", {p_bar}, {{"axis", I64{1}}, {"keepdims", I64{0}}}, "label");  // [N]
   g.output("ensemble", p_bar, Elem::Float, {"N", K});
   g.output("label", label, Elem::Int64, {"N"});
   const std::string h = entropy(g, p_bar, 1);  // [N]
-  const std::string member_h = g.op("ReduceMean", {entropy(g, probs, 2)}, {{"axes", std::vector<I64>{0}}, {"keepdims", I64{0}}});
+  const std::string member_h = member_mean(g, entropy(g, probs, 2), 2, weights);
   g.output("entropy", h, Elem::Float, {"N"});
   g.output("mutual_information", g.op("Relu", {g.op("Sub", {h, member_h})}), Elem::Float, {"N"});
-  // Fraction of members whose class (first argmax) differs from the ensemble's.
+  // Fraction of members whose class (first argmax) differs from the ensemble's (weighted).
   const std::string member_class = g.op("ArgMax", {probs}, {{"axis", I64{2}}, {"keepdims", I64{0}}});  // [S, N]
   const std::string differs = g.op("Not", {g.op("Equal", {member_class, label})});
-  const std::string frac = g.op("ReduceMean", {g.op("Cast", {differs}, {{"to", I64{1}}})},  // 1 = FLOAT
-                                {{"axes", std::vector<I64>{0}}, {"keepdims", I64{0}}});
+  const std::string frac = member_mean(g, g.op("Cast", {differs}, {{"to", I64{1}}}), 2, weights);  // 1 = FLOAT
   g.output("disagreement", frac, Elem::Float, {"N"});
   return g.serialize();
 }

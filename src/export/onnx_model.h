@@ -26,6 +26,9 @@ std::string onnx_member_model(const StoredSwarm& run, int s);
 //   output "members" [S, N, O], "ensemble" [N, K] (mean probability; regression [N, O], the mean),
 //          "ensemble_std" [N, O]; classification also "label" [N] int64, "entropy",
 //          "mutual_information", "disagreement" [N].
-std::string onnx_ensemble_model(const StoredSwarm& run, const std::vector<int>& members);
+// With `weights` [S] (an ensemble selection) every mean over the members is weighted by them,
+// as predict's combine() weights it; the graph then holds them as the constant member_weight.
+std::string onnx_ensemble_model(const StoredSwarm& run, const std::vector<int>& members,
+                                const std::vector<double>& weights = {});
 
 }  // namespace tn

@@ -3,6 +3,7 @@
 
 #include "io/h5.h"
 #include "io/h5_file.h"
+#include "io/run_file_eval.h"
 
 namespace tn {
 namespace {
@@ -37,6 +38,7 @@ void write_objects(hid_t file, const PredictionFile& p) {
   write_array(file, "/mutual_information", p.mutual_information);
   write_array(file, "/disagreement", p.disagreement);
   for (std::size_t k = 0; k < p.id_columns.size(); ++k) h5::write_strings(file, "/id/" + p.id_columns[k], p.ids[k]);
+  io::write_selection(file, "/selection", p.selection);
   if (p.horizon <= 0) return;
   h5::set_int_attr(file, "/", "horizon", p.horizon, H5T_STD_I32LE);
   h5::set_string_attr(file, "/", "series_column", p.series_column);
@@ -72,6 +74,7 @@ PredictionFile read_objects(hid_t file, const std::string& path) {
       p.id_columns.push_back(name);
       p.ids.push_back(h5::read_strings(file, "/id/" + name));
     }
+  p.selection = io::read_selection(file, "/selection");
   if (!h5::has_attr(file, "/", "horizon")) return p;
   p.horizon = static_cast<int>(h5::get_int_attr(file, "/", "horizon"));
   p.series_column = h5::get_string_attr(file, "/", "series_column");

@@ -15,7 +15,8 @@ struct PredictionFile {
   std::string task;     // "classification" or "regression"
   std::string combine;  // as EvalRecord::combine
   std::vector<std::string> feature_names, class_names;
-  std::vector<int> member;    // [S] global member indices
+  std::vector<int> member;    // [S] global member indices (with a selection: the selected members)
+  SelectionRecord selection;  // /selection: how `member` were chosen and weighted, or absent (every member)
   std::vector<int> excluded;  // global indices left out of the ensemble (non-finite outputs)
   Array members;              // [S, N, O] probabilities (classification) or values
   Array ensemble;             // [N, K] class probabilities or [N, O] values

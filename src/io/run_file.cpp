@@ -393,6 +393,7 @@ void write_objects(hid_t file, const RunFile& run) {
   write_encoding(file, run.encoding);
   for (const Predictions& p : run.predictions) write_predictions(file, p);
   for (const EvalRecord& e : run.evals) io::write_eval(file, e);
+  io::write_selection(file, "/ensemble", run.ensemble);
 }
 
 // ---------------------------------------------------------------- reading
@@ -448,6 +449,7 @@ class Reader {
     read_encoding(run.encoding);
     run.predictions = read_predictions();
     run.evals = io::read_evals(file_);
+    run.ensemble = io::read_selection(file_, "/ensemble");
     return run;
   }
 

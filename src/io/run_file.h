@@ -157,6 +157,20 @@ struct ScoreRecord {
   bool empty() const { return members.empty(); }
 };
 
+// How the ensemble was chosen among the members (eval/select.h): /ensemble holds the run's
+// own (config `ensemble`, chosen when it trained), /eval/<split>/selection an evaluation's,
+// /selection a prediction file's. Absent (method "") when the ensemble is every member alike.
+struct SelectionRecord {
+  std::string method;          // @select: "top", "greedy" (or "all" when asked for)
+  int k = 0;                   // @k: top's members, greedy's rounds
+  std::string metric;          // @metric: what the members were chosen by
+  std::string split;           // @split: the split they were chosen on ("val"; "train" without one)
+  double value = 0;            // @value: the chosen ensemble's metric on that split
+  std::vector<int> member;     // member [n]: global indices, distinct
+  std::vector<double> weight;  // weight [n] float64: each member's share of the ensemble, summing to 1
+  bool present() const { return !method.empty(); }
+};
+
 // One evaluation: /eval/<split>/. Metric values are indexed like `metrics`; a member left
 // out of the ensemble (a non-finite prediction) has NaN values.
 struct EvalRecord {
@@ -183,6 +197,14 @@ struct EvalRecord {
   std::string baseline;             // "persistence" when baseline_scores is filled, else ""
   ScoreRecord baseline_scores;      // the last-value forecast, scored the same way
   ScoreRecord original, baseline_original;  // in the target's original units, or empty
+  // The ensemble's members when they are a selection (/eval/<split>/selection), else absent.
+  SelectionRecord selection;
+  // Two-class runs decided by thresholds (eval --threshold): @threshold of the ensemble and
+  // member_threshold [S] (class 1 from the threshold on; NaN: the more probable class), and
+  // @threshold_from: "fixed" or the split the F1-maximizing ones were chosen on. Else empty.
+  std::string threshold_from;
+  double threshold = 0;
+  std::vector<double> member_threshold;
   bool own() const { return combine == "own"; }
 };
 
@@ -252,6 +274,7 @@ struct RunFile {
   EncodingRecord encoding;               // /data/encoding/... (csv categories and fills), may be empty
   std::vector<Predictions> predictions;  // /predictions/<split>/..., one per split
   std::vector<EvalRecord> evals;         // /eval/<split>/..., one per split
+  SelectionRecord ensemble;              // /ensemble (config `ensemble`), or absent: every member
 
   // The entry for `split`, or null.
   const Predictions* find_predictions(const std::string& split) const;

@@ -117,6 +117,16 @@ EvalRecord read_eval(hid_t file, const std::string& split) {
   read_if_present(file, g + "/per_sample/entropy", e.entropy);
   read_if_present(file, g + "/per_sample/mutual_information", e.mutual_information);
   read_if_present(file, g + "/per_sample/disagreement", e.disagreement);
+  e.selection = read_selection(file, g + "/selection");
+  {
+    h5::Handle group = h5::open_group(file, g);
+    if (h5::has_attr(group.get(), g, "threshold_from")) {
+      e.threshold_from = h5::get_string_attr(group.get(), g, "threshold_from");
+      e.threshold = h5::get_double_attr(group.get(), g, "threshold");
+      e.member_threshold = h5::read_doubles(file, g + "/members/threshold");
+      if (e.member_threshold.size() != S) throw h5::Error(g + "/members/threshold does not have one value per member");
+    }
+  }
   return e;
 }
 
@@ -132,8 +142,14 @@ void write_eval(hid_t file, const EvalRecord& e) {
     h5::set_string_attr(group.get(), g, "combine", e.combine);
     h5::set_int_attr(group.get(), g, "n_samples", e.n_samples, H5T_STD_I32LE);
     if (!e.baseline.empty()) h5::set_string_attr(group.get(), g, "baseline", e.baseline);
+    if (!e.threshold_from.empty()) {
+      h5::set_string_attr(group.get(), g, "threshold_from", e.threshold_from);
+      h5::set_double_attr(group.get(), g, "threshold", e.threshold);
+    }
     group.close("group " + g);
   }
+  if (!e.threshold_from.empty()) h5::write_doubles(file, g + "/members/threshold", e.member_threshold);
+  write_selection(file, g + "/selection", e.selection);
   h5::write_strings(file, g + "/metrics", e.metrics);
   h5::write_ints(file, g + "/members/member", e.member);
   const std::size_t S = e.member.size(), M = e.metrics.size();
@@ -168,6 +184,39 @@ std::vector<EvalRecord> read_evals(hid_t file) {
   if (!h5::exists(file, "/eval")) return all;
   for (const std::string& split : h5::list_group(file, "/eval")) all.push_back(read_eval(file, split));
   return all;
+}
+
+void write_selection(hid_t file, const std::string& g, const SelectionRecord& s) {
+  if (!s.present()) return;
+  {
+    h5::Handle group = h5::create_group(file, g);
+    h5::set_string_attr(group.get(), g, "select", s.method);
+    h5::set_int_attr(group.get(), g, "k", s.k, H5T_STD_I32LE);
+    h5::set_string_attr(group.get(), g, "metric", s.metric);
+    h5::set_string_attr(group.get(), g, "split", s.split);
+    h5::set_double_attr(group.get(), g, "value", s.value);
+    group.close("group " + g);
+  }
+  h5::write_ints(file, g + "/member", s.member);
+  h5::write_doubles(file, g + "/weight", s.weight);
+}
+
+SelectionRecord read_selection(hid_t file, const std::string& g) {
+  SelectionRecord s;
+  if (!h5::exists(file, g)) return s;
+  {
+    h5::Handle group = h5::open_group(file, g);
+    s.method = h5::get_string_attr(group.get(), g, "select");
+    s.k = static_cast<int>(h5::get_int_attr(group.get(), g, "k"));
+    s.metric = h5::get_string_attr(group.get(), g, "metric");
+    s.split = h5::get_string_attr(group.get(), g, "split");
+    s.value = h5::get_double_attr(group.get(), g, "value");
+  }
+  s.member = h5::read_ints(file, g + "/member");
+  s.weight = h5::read_doubles(file, g + "/weight");
+  if (s.member.size() != s.weight.size() || s.member.empty())
+    throw h5::Error(g + "/member and " + g + "/weight must name the same members, at least one");
+  return s;
 }
 
 }  // namespace tn::io

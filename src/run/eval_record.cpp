@@ -25,10 +25,11 @@ Array per_sample(const std::vector<float>& v) {
 }  // namespace
 
 Predictions make_predictions(const std::string& split, const SwarmPredictions& p,
-                             const std::vector<float>& targets, bool classification) {
+                             const std::vector<float>& targets, bool classification,
+                             const std::vector<double>* weights) {
   const auto S = static_cast<std::uint64_t>(p.S), N = static_cast<std::uint64_t>(p.N),
              O = static_cast<std::uint64_t>(p.O);
-  const EnsembleStats ens = ensemble_mean_std(p.outputs, p.S, p.N, p.O);
+  const EnsembleStats ens = ensemble_mean_std(p.outputs, p.S, p.N, p.O, weights);
   Predictions r;
   r.split = split;
   r.members = array({S, N, O}, p.outputs);
@@ -61,7 +62,7 @@ EvalRecord make_eval_record(const Evaluation& e, const std::string& split,
   r.member_mean = e.member_mean.values;
   r.member_std = e.member_std.values;
   r.ensemble = e.ensemble.values;
-  for (int s : e.combined.excluded) r.excluded.push_back(first_member + s);
+  for (int s : e.excluded) r.excluded.push_back(first_member + s);
   if (e.classification) {
     const auto k = static_cast<std::uint64_t>(K);
     r.member_confusion = array({static_cast<std::uint64_t>(S), k, k}, std::move(member_confusion));

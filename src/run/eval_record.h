@@ -10,10 +10,12 @@
 
 namespace tn {
 
-// Members' outputs [S, N, O], their ensemble mean and spread (eval/ensemble.h), and the
-// targets: [N] labels (classification) or [N, T] values; none when `targets` is empty.
+// Members' outputs [S, N, O], their ensemble mean and spread (eval/ensemble.h; weighted by
+// `weights` [S] when given), and the targets: [N] labels (classification) or [N, T] values;
+// none when `targets` is empty.
 Predictions make_predictions(const std::string& split, const SwarmPredictions& p,
-                             const std::vector<float>& targets, bool classification);
+                             const std::vector<float>& targets, bool classification,
+                             const std::vector<double>* weights = nullptr);
 
 // The /eval/<split> record of `e`; members are numbered from `first_member`.
 EvalRecord make_eval_record(const Evaluation& e, const std::string& split,

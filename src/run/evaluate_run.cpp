@@ -41,10 +41,32 @@ bool same_run(const RunFile& now, const RunFile& then) {
 
 }  // namespace
 
+namespace {
+
+// What the run cannot do of what `req` asks: choose members or thresholds with one member
+// per group, thresholds for more than two classes or with votes.
+void check_request(const StoredSwarm& run, const EvalRequest& req) {
+  const bool thresholds = req.threshold || req.threshold_auto;
+  if ((req.select || thresholds) && one_member_per_group(run))
+    throw UsageError(std::string(req.select ? "--select" : "--threshold") + ": this run has one member per group "
+                     "(data.per_member group_by), each scored on its own group, so there is no ensemble to choose "
+                     "members or thresholds for");
+  if (!thresholds) return;
+  if (run.K != 2)
+    throw UsageError("--threshold: a decision threshold needs a two-class run; this one " +
+                     (run.classification ? "has " + std::to_string(run.K) + " classes" : std::string("is a regression")));
+  if (req.combine == Combine::Vote)
+    throw UsageError("--threshold decides from the probability of class 1, and --combine vote decides by counting "
+                     "votes; use --combine mean_prob or mean_logit with --threshold");
+}
+
+}  // namespace
+
 EvalOutcome evaluate_stored(const EvalRequest& req) {
   EvalOutcome o{load_swarm(req.run_path, !req.data)};
   const StoredSwarm& run = o.run;
   check_combine(run, req.combine);
+  check_request(run, req);
   const Inputs in = req.data ? new_data(run, *req.data, true) : own_split(run, req.split);
   if (in.n == 0) throw UsageError(in.source + " has no samples");
   o.source = in.source;
@@ -68,18 +90,44 @@ EvalOutcome evaluate_stored(const EvalRequest& req) {
   }
   spdlog::info("evaluating {} members of {} on {} ({} samples)", run.S, req.run_path, in.source, in.n);
   const SwarmPredictions preds = run_swarm(run, in, req.threads);
-  o.eval = evaluate(preds, run.cfg.loss.type, in.y, req.combine);
+  const bool needs_split = (req.select && req.select->method != SelectMethod::All) || req.threshold_auto;
+  SelectionSplit sel;
+  try {
+    sel = predict_selection_split(run, req.combine, req.threads, req.data ? nullptr : &in, &preds);
+    o.select_split = sel.in.split;
+    o.select_eval = sel.eval;
+    o.ranked = rank_members(sel.eval);
+  } catch (const std::runtime_error& e) {  // the data cannot be rebuilt: no ranking, no choice made now
+    if (needs_split) throw;
+    o.select_note = e.what();
+    spdlog::warn("members are not ranked on the validation split, which could not be rebuilt: {}", e.what());
+  }
+  const SelectionRecord selection = command_selection(run, req.select, o.select_split.empty() ? nullptr : &sel, req.combine);
+  const std::vector<double> w = selection_weights(selection, run.first_member, run.S);
+  const std::vector<double>* weights = w.empty() ? nullptr : &w;
+  Thresholds thresholds;
+  if (req.threshold_auto) thresholds = f1_thresholds(sel.preds, run.cfg.loss.type, sel.in.y, req.combine, weights);
+  else if (req.threshold) thresholds = same_threshold(run.S, *req.threshold);
+  const bool thresholded = req.threshold || req.threshold_auto;
+  o.eval = evaluate(preds, run.cfg.loss.type, in.y, req.combine, thresholded ? &thresholds : nullptr, weights);
   o.record = make_eval_record(o.eval, in.split, in.source, req.combine, run.first_member, in.n);
+  o.record.selection = selection;
+  if (thresholded) {
+    o.record.threshold_from = req.threshold_auto ? o.select_split : "fixed";
+    o.record.threshold = thresholds.ensemble;
+    o.record.member_threshold = thresholds.members;
+  }
   if (!o.record.excluded.empty())
     spdlog::warn("members {} have non-finite predictions (diverged): left out of the ensemble and "
                  "the member mean", fmt::join(o.record.excluded, ", "));
-  o.hparams = hparam_report(o.eval, run.file.members.hparams, architecture_hparams(run));
+  o.hparams = hparam_report(o.eval, run.file.members.hparams, architecture_hparams(run),
+                            o.select_split.empty() ? nullptr : &o.select_eval);
   // Each group's own ensemble (members of one learning rate, one architecture, ...).
   for (std::vector<HparamGroup>& groups : o.hparams.by_value)
     for (HparamGroup& g : groups)
       if (g.members > 0)
         g.ensemble = evaluate_members(preds, g.member_list, run.cfg.loss.type, in.y, req.combine).ensemble.values;
-  o.predictions = make_predictions(in.split, preds, in.y, run.classification);
+  o.predictions = make_predictions(in.split, preds, in.y, run.classification, weights);
   const SearchRecord& search = run.file.search;
   if (search.type == "halving" && static_cast<int>(search.rung.size()) == run.S) {
     o.finished = halving_kept(search.rung, run.file.diverged_epoch);

@@ -7,6 +7,7 @@
 #include "eval/by_hparam.h"
 #include "eval/evaluate.h"
 #include "io/run_file.h"
+#include "run/select_run.h"
 #include "run/stored_swarm.h"
 
 namespace tn {
@@ -17,6 +18,12 @@ struct EvalRequest {
   std::optional<std::string> data;   // evaluate this config's data or CSV file instead
   Combine combine = Combine::MeanProb;  // ignored by group_by runs (no ensemble)
   int threads = 0;
+  std::optional<SelectSpec> select;  // the ensemble chosen now (--select); else the run's /ensemble
+  // Two-class runs (not with vote): decide class 1 from this threshold on, for every member
+  // and the ensemble; with threshold_auto, from each one's F1-maximizing threshold on the
+  // selection split instead.
+  std::optional<double> threshold;
+  bool threshold_auto = false;
 };
 
 struct EvalOutcome {
@@ -32,11 +39,19 @@ struct EvalOutcome {
   Evaluation finished_eval;
   EvalRecord record;     // what /eval/<split> stores
   Predictions predictions;  // what /predictions/<split> stores
+  // Not own: the split members are ranked on ("val", else "train"; run/select_run.h) and
+  // every member's evaluation there; select_split is "" when that split could be neither
+  // read nor rebuilt (select_note says why).
+  std::string select_split, select_note;
+  Evaluation select_eval;
+  std::vector<int> ranked;  // finite members, best first on the selection split (rank_members)
 };
 
 // Loads the run (throws RunFileError, ConfigError, UsageError), builds the inputs (DataError,
-// UsageError), predicts with every member and evaluates. Members with non-finite
-// predictions are left out (record.excluded).
+// UsageError), predicts with every member and evaluates: members are ranked on the selection
+// split, the ensemble is req.select's choice (else the run's /ensemble, else every member,
+// record.selection), decided by req's thresholds (record.threshold_from). Members with
+// non-finite predictions are left out (record.excluded).
 EvalOutcome evaluate_stored(const EvalRequest& req);
 
 // A name for the records `eval --save NAME` writes (/eval/NAME, /predictions/NAME): letters,

@@ -347,21 +347,9 @@ SwarmPredictions run_swarm(const StoredSwarm& run, const Inputs& in, int threads
   if (!note.empty()) spdlog::debug("{}", note);
   if (run.architectures.empty())
     return predict_swarm(*be, run.shape, run.cfg.loss.type, run.params, run.S, in.X, in.n, in.batch);
-  // Each architecture's members as a swarm of their own, their outputs put at their places.
-  SwarmPredictions all{run.S, in.n, run.shape.outputs(), {}, {}};
-  const std::size_t per = static_cast<std::size_t>(in.n) * all.O;
-  all.outputs.assign(static_cast<std::size_t>(run.S) * per, 0.0f);
-  all.logits.assign(all.outputs.size(), 0.0f);
-  for (const StoredArchitecture& a : run.architectures) {
-    const SwarmPredictions p = predict_swarm(*be, a.shape, run.cfg.loss.type, a.params,
-                                             static_cast<int>(a.members.size()), in.X, in.n, in.batch);
-    for (std::size_t i = 0; i < a.members.size(); ++i) {
-      const auto at = static_cast<std::ptrdiff_t>(static_cast<std::size_t>(a.members[i]) * per);
-      std::copy_n(p.outputs.begin() + static_cast<std::ptrdiff_t>(i * per), per, all.outputs.begin() + at);
-      if (!p.logits.empty()) std::copy_n(p.logits.begin() + static_cast<std::ptrdiff_t>(i * per), per, all.logits.begin() + at);
-    }
-  }
-  return all;
+  std::vector<SwarmPart> parts;
+  for (const StoredArchitecture& a : run.architectures) parts.push_back({&a.shape, &a.params, a.members});
+  return predict_parts(*be, run.cfg.loss.type, parts, run.S, run.shape.outputs(), in.X, in.n, in.batch);
 }
 
 void check_combine(const StoredSwarm& run, Combine how) {

@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <limits>
 
 #include <spdlog/spdlog.h>
 
@@ -14,11 +15,13 @@
 #include "eval/own.h"
 #include "io/atomic_file.h"
 #include "model/build.h"
+#include "train/predict.h"
 #include "run/command_files.h"
 #include "run/errors.h"
 #include "run/eval_record.h"
 #include "run/fingerprint.h"
 #include "run/lineage.h"
+#include "run/select_run.h"
 #include "run/swarm_file.h"
 #include "run/world/world.h"
 
@@ -101,15 +104,54 @@ FinalEval evaluate_final_own(const Config& cfg, const PreparedData& data, const 
   return f;
 }
 
-FinalEval evaluate_final(const Config& cfg, const PreparedData& data, const TrainOutput& t) {
+// Every member's outputs on `split` with the trained parameters, as eval computes them
+// (diverged members: NaN).
+SwarmPredictions predict_trained(const Config& cfg, const PreparedData& data, const TrainOutput& t,
+                                 const SplitData& split, Backend& be) {
+  const int S = cfg.swarm.size, batch = std::max(1, std::min(cfg.train.batch_size, data.train.n));
+  SwarmPredictions p;
+  if (t.architectures.empty()) {
+    p = predict_swarm(be, t.shape, cfg.loss.type, t.params, S, split.X, split.n, batch);
+  } else {
+    std::vector<SwarmPart> parts;
+    for (const ArchitectureOutput& a : t.architectures) parts.push_back({&a.shape, &a.params, a.members});
+    p = predict_parts(be, cfg.loss.type, parts, S, t.shape.outputs(), split.X, split.n, batch);
+  }
+  const std::size_t per = static_cast<std::size_t>(p.N) * p.O;
+  for (int s = 0; s < S; ++s)
+    if (t.diverged_epoch[s] > 0)
+      for (std::vector<float>* v : {&p.outputs, &p.logits})
+        std::fill_n(v->begin() + static_cast<std::ptrdiff_t>(s * per), per, std::numeric_limits<float>::quiet_NaN());
+  return p;
+}
+
+// Members ranked and the ensemble chosen (config `ensemble`) on the validation split, else the
+// training split; never on the split the run is scored on. A shard sees a block of the swarm
+// only, so it chooses no ensemble.
+void choose_on_selection_split(const Config& cfg, const PreparedData& data, const TrainOutput& t, Backend& be,
+                               bool shard, FinalEval& f) {
+  f.select_split = data.val.n > 0 ? &data.val : &data.train;
+  const SwarmPredictions p = predict_trained(cfg, data, t, *f.select_split, be);
+  f.select_eval = evaluate(p, cfg.loss.type, f.select_split->y, Combine::MeanProb);
+  if (!cfg.ensemble.enabled() || shard) return;
+  const Selection s = select_members(p, f.select_eval, cfg.loss.type, f.select_split->y, Combine::MeanProb,
+                                     config_selection(cfg.ensemble));
+  if (!s.members.empty()) f.selection = selection_record(s, f.select_split->name, cfg.swarm.first_member);
+}
+
+FinalEval evaluate_final(const Config& cfg, const PreparedData& data, const TrainOutput& t, Backend& be, bool shard) {
   if (!t.pred_member.empty()) return evaluate_final_own(cfg, data, t);
   FinalEval f;
   f.split = t.pred_split == "test" ? &data.test : &data.train;
   f.preds = {cfg.swarm.size, t.pred_n, t.shape.outputs(), t.pred_members, {}};
-  f.eval = evaluate(f.preds, cfg.loss.type, f.split->y, Combine::MeanProb);
+  choose_on_selection_split(cfg, data, t, be, shard, f);
+  const std::vector<double> w = selection_weights(f.selection, cfg.swarm.first_member, cfg.swarm.size);
+  f.eval = evaluate(f.preds, cfg.loss.type, f.split->y, Combine::MeanProb, nullptr, w.empty() ? nullptr : &w);
   f.record = make_eval_record(f.eval, f.split->name, f.split->name + " split of " + data.origin,
                               Combine::MeanProb, cfg.swarm.first_member, t.pred_n);
-  f.predictions = make_predictions(t.pred_split, f.preds, f.split->y, is_classification(cfg.loss.type));
+  f.record.selection = f.selection;
+  f.predictions = make_predictions(t.pred_split, f.preds, f.split->y, is_classification(cfg.loss.type),
+                                   w.empty() ? nullptr : &w);
   f.kept = halving_kept(t.search_rung, t.diverged_epoch);
   if (!f.kept.empty()) f.kept_eval = evaluate_members(f.preds, f.kept, cfg.loss.type, f.split->y, Combine::MeanProb);
   return f;
@@ -205,13 +247,14 @@ TrainResult TrainingRun::run(const TrainCallbacks& report) {
   r.out = train_swarm_in_chunks(cfg_, data_, sets_, *be_, report.progress, plan_.chunk, control);
   if (report.trained) report.trained(r.out);
   const auto eval_start = std::chrono::steady_clock::now();
-  r.final_eval = evaluate_final(cfg_, data_, r.out);
+  r.final_eval = evaluate_final(cfg_, data_, r.out, *be_, shard_.enabled());
   if (report.evaluated) report.evaluated(r.final_eval);
   const auto write_start = std::chrono::steady_clock::now();
   // Without --force the file is linked into place only if nothing is there now: one created
   // while this run trained is kept, and this result is written beside it.
   RunFile file = make_run_file(cfg_, data_, sets_, r.out, *be_, seconds_between(started_, write_start),
                                r.final_eval.predictions, r.final_eval.record);
+  file.ensemble = r.final_eval.selection;
   file.state = std::move(interrupted);  // empty unless interrupted: the run file can be resumed too
   mark_shard(file);
   write_run_file(cfg_.output.path, file, force_);

@@ -33,6 +33,12 @@ struct FinalEval {
   // alone; empty when the rungs stopped none (or all).
   std::vector<int> kept;
   Evaluation kept_eval;
+  // Not group_by: the split members are ranked and the ensemble is chosen on (validation,
+  // else training), every member's evaluation there, and the ensemble config `ensemble`
+  // chose (absent: every member; `eval` above is of this ensemble).
+  const SplitData* select_split = nullptr;
+  Evaluation select_eval;
+  SelectionRecord selection;
 };
 
 // Where a run reports while it works; each callback may be empty.

@@ -72,6 +72,23 @@ SwarmPredictions predict_swarm(Backend& be, const ModelShape& shape, LossType lo
   return r;
 }
 
+SwarmPredictions predict_parts(Backend& be, LossType loss, const std::vector<SwarmPart>& parts, int S, int O,
+                               const std::vector<float>& X, int N, int batch) {
+  SwarmPredictions all{S, N, O, {}, {}};
+  const std::size_t per = static_cast<std::size_t>(N) * O;
+  all.outputs.assign(static_cast<std::size_t>(S) * per, 0.0f);
+  all.logits.assign(all.outputs.size(), 0.0f);
+  for (const SwarmPart& a : parts) {
+    const SwarmPredictions p = predict_swarm(be, *a.shape, loss, *a.params, static_cast<int>(a.members.size()), X, N, batch);
+    for (std::size_t i = 0; i < a.members.size(); ++i) {
+      const auto at = static_cast<std::ptrdiff_t>(static_cast<std::size_t>(a.members[i]) * per);
+      std::copy_n(p.outputs.begin() + static_cast<std::ptrdiff_t>(i * per), per, all.outputs.begin() + at);
+      if (!p.logits.empty()) std::copy_n(p.logits.begin() + static_cast<std::ptrdiff_t>(i * per), per, all.logits.begin() + at);
+    }
+  }
+  return all;
+}
+
 OwnPredictions predict_own_swarm(Backend& be, const ModelShape& shape, LossType loss,
                                  const std::vector<float>& params, int S, const std::vector<float>& X,
                                  int N, int batch, const std::vector<int>& member) {

@@ -18,6 +18,19 @@ SwarmPredictions predict_swarm(Backend& be, const ModelShape& shape, LossType lo
                                const std::vector<float>& params, int S,
                                const std::vector<float>& X, int N, int batch);
 
+// Members of one architecture in a swarm of several: its shape, its members' parameters
+// (ParamLayout(*shape, members.size()) order) and their local indices in the swarm.
+struct SwarmPart {
+  const ModelShape* shape = nullptr;
+  const std::vector<float>* params = nullptr;
+  std::vector<int> members;
+};
+
+// predict_swarm for a swarm of S members with O outputs made of `parts`: each part runs as a
+// swarm of its own and its outputs are put at its members' places.
+SwarmPredictions predict_parts(Backend& be, LossType loss, const std::vector<SwarmPart>& parts, int S, int O,
+                               const std::vector<float>& X, int N, int batch);
+
 // The outputs of group_by members on their own samples only: sample i is run through local
 // member member[i] alone (member[i] outside [0, S): no member, output left 0). Each member's
 // samples go through the same ops in batches of at most `batch` of its own rows.

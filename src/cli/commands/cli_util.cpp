@@ -45,6 +45,26 @@ Combine parse_combine(const std::string& name) {
   throw UsageError("--combine: unknown rule '" + name + "'; allowed: mean_prob, vote, mean_logit");
 }
 
+std::optional<SelectSpec> parse_select_options(const std::optional<std::string>& select,
+                                               const std::optional<std::string>& select_by) {
+  if (!select) {
+    if (select_by)
+      throw UsageError("--select-by " + *select_by + " chooses the members of --select top:K or greedy[:K]; add one "
+                       "of them");
+    return std::nullopt;
+  }
+  SelectSpec spec;
+  try {
+    spec = parse_select(*select);
+  } catch (const std::invalid_argument& e) {
+    throw UsageError(std::string("--select: ") + e.what());
+  }
+  if (select_by && spec.method == SelectMethod::All)
+    throw UsageError("--select-by " + *select_by + " has nothing to choose with --select all; use top:K or greedy[:K]");
+  if (select_by) spec.metric = *select_by;
+  return spec;
+}
+
 void check_out_file(const std::string& out, bool force, const std::vector<NamedFile>& inputs, const std::string& key) {
   check_command_files({{key, out, "output", force}}, inputs);
 }

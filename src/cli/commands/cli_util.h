@@ -1,10 +1,12 @@
 // Command-line helpers shared by the subcommands.
 #pragma once
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "eval/combine.h"
+#include "eval/select.h"
 #include "run/command_files.h"
 #include "run/world/world.h"
 
@@ -17,6 +19,12 @@ int with_user_errors(const std::function<int()>& fn);
 // "mean_prob" | "vote" | "mean_logit" → Combine. Throws UsageError naming the allowed rules
 // (whether a rule fits the run is the run services' check, run/stored_swarm.h).
 Combine parse_combine(const std::string& name);
+
+// --select (all | top:K | greedy[:K]) and --select-by METRIC → the selection a command makes
+// (eval/select.h), or nullopt without --select (the run's own /ensemble). Throws UsageError
+// for a malformed --select, or --select-by without a top or greedy --select.
+std::optional<SelectSpec> parse_select_options(const std::optional<std::string>& select,
+                                               const std::optional<std::string>& select_by);
 
 // Checks a command's one output file, named by option `key`, before any work
 // (run/command_files.h): refused (UsageError, exit 2) when it is one of the command's `inputs`

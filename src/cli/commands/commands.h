@@ -47,6 +47,10 @@ struct EvalOptions {
   std::optional<std::string> save;
   bool force = false;                 // replace an existing --out file, or a record --save names
   int threads = 0;
+  // The ensemble: all | top:K | greedy[:K] chosen on the validation split by --select-by (a
+  // metric; default: the loss's); without --select the run's own (config `ensemble`).
+  std::optional<std::string> select, select_by;
+  std::optional<std::string> threshold;  // two-class runs: auto (F1-maximizing on val) or a probability
   Verbosity verbosity = Verbosity::Normal;
 };
 
@@ -62,6 +66,7 @@ struct PredictOptions {
   std::string combine = "mean_prob";
   std::vector<std::string> ids;    // --id: input columns carried through to the output
   int threads = 0;
+  std::optional<std::string> select, select_by;  // as EvalOptions
   Verbosity verbosity = Verbosity::Normal;
 };
 
@@ -85,6 +90,8 @@ struct ExportOptions {
   std::optional<int> member;          // one member (global index); else the ensemble
   bool ensemble = false;              // every member in one graph (the default)
   bool force = false;                 // replace an existing --out file
+  std::optional<std::string> select, select_by;  // as EvalOptions: the members the ensemble holds
+  int threads = 0;                               // for choosing them (--select)
   Verbosity verbosity = Verbosity::Normal;
 };
 

@@ -42,8 +42,38 @@ OutKind check_options(const EvalOptions& opt) {
                    "the run file with the results)");
 }
 
+// --threshold: "auto" or a probability in [0, 1].
+void parse_threshold(const std::optional<std::string>& text, EvalRequest& req) {
+  if (!text) return;
+  if (*text == "auto") {
+    req.threshold_auto = true;
+    return;
+  }
+  const auto bad = [&] {
+    return UsageError("--threshold: '" + *text + "' is neither auto (the F1-maximizing threshold on the validation "
+                      "split) nor a probability in [0, 1], e.g. 0.3");
+  };
+  std::size_t used = 0;
+  double v = 0;
+  try {
+    v = std::stod(*text, &used);
+  } catch (const std::exception&) {
+    throw bad();
+  }
+  if (used != text->size() || !(v >= 0 && v <= 1)) throw bad();
+  req.threshold = v;
+}
+
 int evaluate_run(const EvalOptions& opt, OutKind out_kind) {
-  EvalOutcome o = evaluate_stored({opt.run_path, opt.split, opt.data, parse_combine(opt.combine), opt.threads});
+  EvalRequest req;
+  req.run_path = opt.run_path;
+  req.split = opt.split;
+  req.data = opt.data;
+  req.combine = parse_combine(opt.combine);
+  req.threads = opt.threads;
+  req.select = parse_select_options(opt.select, opt.select_by);
+  parse_threshold(opt.threshold, req);
+  EvalOutcome o = evaluate_stored(req);
   const StoredSwarm& run = o.run;
   // Checked before anything is printed or written: a record is replaced only when asked.
   if (opt.save && has_record(run.file, *opt.save) && !opt.force)
@@ -51,15 +81,16 @@ int evaluate_run(const EvalOptions& opt, OutKind out_kind) {
                      "' (/eval/" + *opt.save + " or /predictions/" + *opt.save +
                      "); pass --force to replace it, or choose another name");
   const std::vector<std::string>& groups = run.file.members.group_names;
-  const std::vector<int> ranked = rank_members(o.eval);
+  const RankView rank{o.select_split, o.select_split.empty() ? nullptr : &o.select_eval, o.ranked, o.select_note};
+  const std::vector<int> ranked = o.select_split.empty() ? rank_members(o.eval) : o.ranked;
   const SearchView search{&run.file.search, run.file.meta.epochs, run.file.meta.swarm_size, &run.file.diverged_epoch,
                           ranked.empty() ? -1 : ranked.front(), run.file.meta.interrupted, &o.finished,
                           &o.finished_eval};
   const std::string json = o.own ? own_eval_json(o.record, opt.run_path, run.class_names, groups)
-                                 : eval_json(o.record, opt.run_path, run.class_names, &o.hparams, &search);
+                                 : eval_json(o.eval, o.record, opt.run_path, run.class_names, rank, &o.hparams, &search);
   const std::string text = opt.json ? json
                            : o.own  ? own_eval_table(o.record, opt.run_path, groups)
-                                    : eval_table(o.eval, o.record, opt.run_path, run.class_names, &o.hparams, &search);
+                                    : eval_table(o.eval, o.record, opt.run_path, run.class_names, rank, &o.hparams, &search);
   if (!print_stdout(text)) return kExitIo;
   const std::string name = opt.save.value_or(o.record.split);
   try {

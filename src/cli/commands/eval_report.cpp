@@ -7,8 +7,9 @@
 #include <cmath>
 #include <nlohmann/json.hpp>
 
-#include "run/lineage.h"
 #include "eval/own.h"
+#include "run/lineage.h"
+#include "run/select_run.h"
 
 namespace tn {
 namespace {
@@ -59,8 +60,22 @@ std::string member_list(const std::vector<int>& members) {
   return fmt::format("{}", fmt::join(members, ", "));
 }
 
-// "#12 0.9902, #5 0.9804, ..., #40 0.9314" (the first 5 and last 3 of long rankings).
-std::string ranking(const Evaluation& e, const std::vector<int>& order, int first_member) {
+// The members best first: as ranked on the selection split, else on `e` itself.
+std::vector<int> ranked_members(const Evaluation& e, const RankView& rank) {
+  return rank.eval ? rank.ranked : rank_members(e);
+}
+
+// What members are ranked by (rank_members): "accuracy (ties: log_loss)" or "mse".
+const char* ranked_by(const Evaluation& e) { return e.classification ? "accuracy (ties: log_loss)" : "mse"; }
+
+// The split members are ranked on: the selection split, else the evaluated one.
+std::string ranked_on(const RankView& rank, const EvalRecord& r) { return rank.eval ? rank.split : r.split; }
+
+// "#12 0.9902 (val 0.9950), #5 0.9804 (val 0.9900), ..., #40 0.9314 (val 0.9400)" (the first 5
+// and last 3 of long rankings); the value on the selection split when it is another split.
+std::string ranking(const Evaluation& e, const std::vector<int>& order, int first_member, const RankView& rank,
+                    const EvalRecord& r) {
+  const bool both = rank.eval && rank.split != r.split;
   std::string text;
   for (std::size_t i = 0; i < order.size(); ++i) {
     if (order.size() > 10 && i == 5) {
@@ -69,8 +84,67 @@ std::string ranking(const Evaluation& e, const std::vector<int>& order, int firs
       continue;
     }
     text += fmt::format("{}#{} {}", i ? ", " : "", first_member + order[i], num(e.members[order[i]].values[0]));
+    if (both) text += fmt::format(" ({} {})", rank.split, num(rank.eval->members[order[i]].values[0]));
   }
   return text;
+}
+
+json selection_json(const Evaluation& e, const EvalRecord& r) {
+  const SelectionRecord& s = r.selection;
+  if (!s.present()) return nullptr;
+  json all = json::object();
+  for (std::size_t m = 0; m < e.names.size() && m < e.all_members.values.size(); ++m)
+    all[e.names[m]] = number(e.all_members.values[m]);
+  return {{"select", s.method}, {"k", s.k},         {"metric", s.metric},   {"chosen_on", s.split},
+          {"value", number(s.value)}, {"members", s.member}, {"weights", s.weight}, {"all_members_ensemble", all}};
+}
+
+json threshold_json(const EvalRecord& r) {
+  if (r.threshold_from.empty()) return nullptr;
+  json members = json::array();
+  for (double t : r.member_threshold) members.push_back(number(t));
+  return {{"from", r.threshold_from}, {"ensemble", number(r.threshold)}, {"members", members}};
+}
+
+json best_member_json(const Evaluation& e, const EvalRecord& r, const RankView& rank) {
+  const std::vector<int> order = ranked_members(e, rank);
+  if (order.empty()) return nullptr;
+  const int b = order.front();
+  const auto metrics = [&](const Evaluation& x) {
+    json o = json::object();
+    for (std::size_t m = 0; m < x.names.size(); ++m) o[x.names[m]] = number(x.members[b].values[m]);
+    return o;
+  };
+  json j = {{"chosen_on", ranked_on(rank, r)},
+            {"by", e.classification ? json::array({"accuracy", "log_loss"}) : json::array({"mse"})},
+            {"member", r.member[b]}};
+  j["chosen_on_metrics"] = metrics(rank.eval ? *rank.eval : e);
+  j["metrics"] = metrics(e);
+  if (!rank.eval && !rank.note.empty()) j["note"] = rank.note;
+  return j;
+}
+
+// The lines that say how the ensemble and the decisions were made, and where members are ranked.
+std::string choices_text(const Evaluation& e, const EvalRecord& r, const RankView& rank) {
+  std::string t;
+  if (r.selection.present()) t += "ensemble of the selected members: " + describe_selection(r.selection) + "\n";
+  if (!r.threshold_from.empty()) {
+    double lo = NAN, hi = NAN;
+    for (double x : r.member_threshold)
+      if (std::isfinite(x)) {
+        lo = std::isnan(lo) ? x : std::min(lo, x);
+        hi = std::isnan(hi) ? x : std::max(hi, x);
+      }
+    t += fmt::format("decision threshold of class 1: ensemble {}, members {}..{} ({})\n", num(r.threshold), num(lo), num(hi),
+                     r.threshold_from == "fixed" ? "fixed" : "each F1-maximizing on the " + r.threshold_from + " split");
+  }
+  if (rank.eval)
+    t += fmt::format("members ranked on the {} split by {}{}\n", rank.split, ranked_by(e),
+                     rank.split == r.split ? "" : "; the values below are on the " + r.split + " split");
+  else
+    t += fmt::format("members ranked on the {} split itself by {} (optimistic: the validation split could not be "
+                     "read{})\n", r.split, ranked_by(e), rank.note.empty() ? "" : ": " + rank.note);
+  return t;
 }
 
 std::string confusion_table(const std::vector<double>& c, const std::vector<std::string>& names) {
@@ -87,7 +161,7 @@ std::string confusion_table(const std::vector<double>& c, const std::vector<std:
 }
 
 
-json hparams_json(const HparamReport& hp, const EvalRecord& r) {
+json hparams_json(const HparamReport& hp, const EvalRecord& r, const RankView& rank) {
   const auto metrics = [&](const std::vector<double>& v) {
     json o = json::object();
     for (std::size_t m = 0; m < r.metrics.size() && m < v.size(); ++m) o[r.metrics[m]] = number(v[m]);
@@ -96,7 +170,8 @@ json hparams_json(const HparamReport& hp, const EvalRecord& r) {
   json best = json::object();
   for (std::size_t m = 0; m < r.metrics.size() && m < hp.best.size(); ++m) {
     if (hp.best[m] < 0) continue;
-    json b = {{"member", r.member[hp.best[m]]}};
+    json b = {{"member", r.member[hp.best[m]]}, {"chosen_on", ranked_on(rank, r)}};
+    if (rank.eval) b["chosen_on_value"] = number(rank.eval->members[hp.best[m]].values[m]);
     for (std::size_t k = 0; k < hp.keys.size(); ++k)
       b[hp.keys[k]] = hp.texts[k].empty() ? json(hp.values[k][hp.best[m]]) : json(hp.texts[k][hp.best[m]]);
     best[r.metrics[m]] = b;
@@ -112,14 +187,19 @@ json hparams_json(const HparamReport& hp, const EvalRecord& r) {
   return {{"keys", hp.keys}, {"best", best}, {"by_value", by_value}};
 }
 
-std::string hparams_table(const Evaluation& e, const HparamReport& hp, int first) {
-  std::string t = "\nper-member hyperparameters (/members/hparams)\nbest member per metric:\n";
+std::string hparams_table(const Evaluation& e, const HparamReport& hp, int first, const RankView& rank,
+                          const EvalRecord& r) {
+  const bool both = rank.eval && rank.split != r.split;
+  std::string t = fmt::format("\nper-member hyperparameters (/members/hparams)\nbest member per metric, chosen on the "
+                              "{} split{}:\n", ranked_on(rank, r), both ? " (its value there, then on the " + r.split + " split)" : "");
   for (std::size_t m = 0; m < e.names.size(); ++m) {
     if (hp.best[m] < 0) continue;
     std::string values;
     for (std::size_t k = 0; k < hp.keys.size(); ++k)
       values += fmt::format("  {}={}", hp.keys[k], hp.value_text(k, static_cast<std::size_t>(hp.best[m])));
-    t += fmt::format("  {:<16}#{:<6}{:>10}{}\n", e.names[m], first + hp.best[m], num(e.members[hp.best[m]].values[m]), values);
+    const std::string chosen = both ? fmt::format("{:>10}", num(rank.eval->members[hp.best[m]].values[m])) : "";
+    t += fmt::format("  {:<16}#{:<6}{}{:>10}{}\n", e.names[m], first + hp.best[m], chosen,
+                     num(e.members[hp.best[m]].values[m]), values);
   }
   const std::vector<std::size_t> shown = headline_metrics(e.names);
   for (std::size_t k = 0; k < hp.keys.size(); ++k) {
@@ -226,8 +306,9 @@ static json record_header(const EvalRecord& r, const std::string& run_path, cons
   return j;
 }
 
-std::string eval_json(const EvalRecord& r, const std::string& run_path,
-                      const std::vector<std::string>& class_names, const HparamReport* hp, const SearchView* sv) {
+std::string eval_json(const Evaluation& e, const EvalRecord& r, const std::string& run_path,
+                      const std::vector<std::string>& class_names, const RankView& rank, const HparamReport* hp,
+                      const SearchView* sv) {
   json j = record_header(r, run_path, class_names);
   const std::size_t M = r.metrics.size(), KK = r.member_confusion.shape.size() == 3
       ? r.member_confusion.shape[1] * r.member_confusion.shape[2] : 0;
@@ -247,30 +328,38 @@ std::string eval_json(const EvalRecord& r, const std::string& run_path,
     j["uncertainty"] = {{"mean_entropy", number(mean_of(r.entropy))},
                         {"mean_mutual_information", number(mean_of(r.mutual_information))},
                         {"mean_disagreement", number(mean_of(r.disagreement))}};
-  if (hp && !hp->keys.empty()) j["hparams"] = hparams_json(*hp, r);
+  j["best_member"] = best_member_json(e, r, rank);
+  j["ensemble_selection"] = selection_json(e, r);
+  j["threshold"] = threshold_json(r);
+  if (hp && !hp->keys.empty()) j["hparams"] = hparams_json(*hp, r, rank);
   if (shows(sv)) j["search"] = search_json(*sv, r.member.empty() ? 0 : r.member.front());
   return j.dump(2) + "\n";
 }
 
 std::string eval_table(const Evaluation& e, const EvalRecord& r, const std::string& run_path,
-                       const std::vector<std::string>& class_names, const HparamReport* hp, const SearchView* sv) {
+                       const std::vector<std::string>& class_names, const RankView& rank, const HparamReport* hp,
+                       const SearchView* sv) {
   const int first = r.member.empty() ? 0 : r.member.front();
-  const std::vector<int> order = rank_members(e);
+  const std::vector<int> order = ranked_members(e, rank);
   std::string t = fmt::format("{}: {}, {} samples\n{} members (#{}..#{}), ensemble by {}\n", run_path, r.source,
                               r.n_samples, r.member.size(), first, first + static_cast<int>(r.member.size()) - 1, r.combine);
   if (!r.excluded.empty())
     t += fmt::format("left out (non-finite predictions, diverged): members {}\n", member_list(r.excluded));
+  t += choices_text(e, r, rank);
+  const bool selected = r.selection.present();
   const std::string best = order.empty() ? "best" : fmt::format("best #{}", first + order.front());
   const std::string worst = order.empty() ? "worst" : fmt::format("worst #{}", first + order.back());
-  t += fmt::format("\n{:<16}{:>12}{:>12}{:>22}{:>12}\n", "metric", best, worst, "members mean ± std", "ensemble");
+  t += fmt::format("\n{:<16}{:>12}{:>12}{:>22}{:>12}{}\n", "metric", best, worst, "members mean ± std", "ensemble",
+                   selected ? fmt::format("{:>14}", "all members") : "");
   for (std::size_t m = 0; m < e.names.size(); ++m) {
     const auto member = [&](bool top) { return order.empty() ? "nan" : num(e.members[top ? order.front() : order.back()].values[m]); };
-    t += fmt::format("{:<16}{:>12}{:>12}{:>22}{:>12}\n", e.names[m], member(true), member(false),
-                     num(e.member_mean.values[m]) + " ± " + num(e.member_std.values[m]), num(e.ensemble.values[m]));
+    t += fmt::format("{:<16}{:>12}{:>12}{:>22}{:>12}{}\n", e.names[m], member(true), member(false),
+                     num(e.member_mean.values[m]) + " ± " + num(e.member_std.values[m]), num(e.ensemble.values[m]),
+                     selected && m < e.all_members.values.size() ? fmt::format("{:>14}", num(e.all_members.values[m])) : "");
   }
-  t += fmt::format("\nmembers ranked by {}: {}\n",
-                   e.classification ? "accuracy (ties: log_loss)" : "mse", ranking(e, order, first));
-  if (hp && !hp->keys.empty()) t += hparams_table(e, *hp, first);
+  t += fmt::format("\nmembers ranked on the {} split by {}: {}\n", ranked_on(rank, r), ranked_by(e),
+                   ranking(e, order, first, rank, r));
+  if (hp && !hp->keys.empty()) t += hparams_table(e, *hp, first, rank, r);
   if (hp && !hp->keys.empty() && shows(sv) && sv->record->type == "pbt")
     t += "  (the values members started with: PBT changed them while training, see the lineage below)\n";
   if (shows(sv)) t += search_table(*sv, first);
@@ -284,13 +373,19 @@ std::string eval_table(const Evaluation& e, const EvalRecord& r, const std::stri
   return t;
 }
 
-std::string eval_summary(const Evaluation& e, const EvalRecord& r) {
-  const std::vector<int> order = rank_members(e);
+std::string eval_summary(const Evaluation& e, const EvalRecord& r, const RankView& rank) {
+  const std::vector<int> order = ranked_members(e, rank);
   const std::string metric = e.names.front();
-  return fmt::format("{} ({} samples): ensemble {} {} | members {} ± {}, best {}{}", r.source, r.n_samples, metric,
-                     num(e.ensemble.values[0]), num(e.member_mean.values[0]), num(e.member_std.values[0]),
-                     order.empty() ? "nan" : num(e.members[order.front()].values[0]),
-                     order.empty() ? "" : fmt::format(" (#{})", r.member[order.front()]));
+  std::string t = fmt::format("{} ({} samples): {} {} {} | members {} ± {}", r.source, r.n_samples,
+                              r.selection.present() ? "ensemble of the selected members" : "ensemble", metric,
+                              num(e.ensemble.values[0]), num(e.member_mean.values[0]), num(e.member_std.values[0]));
+  if (r.selection.present()) t = fmt::format("{} | all members' ensemble {}", t, num(e.all_members.values[0]));
+  if (order.empty()) return t + " | no member with finite predictions";
+  const int b = order.front();
+  if (!rank.eval || rank.split == r.split)
+    return t + fmt::format(" | best on the {} split #{}: {}", ranked_on(rank, r), r.member[b], num(e.members[b].values[0]));
+  return t + fmt::format(" | best on the {} split #{}: {} {}, {} {}", rank.split, r.member[b], rank.split,
+                         num(rank.eval->members[b].values[0]), r.split, num(e.members[b].values[0]));
 }
 
 namespace {

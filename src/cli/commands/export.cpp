@@ -24,14 +24,17 @@ ExportFormat export_format(const ExportOptions& opt) {
 int export_model(const ExportOptions& opt) {
   const ExportFormat format = export_format(opt);
   check_out_file(opt.out, opt.force, {{"RUN", opt.run_path}});
-  const ExportedModel m = build_export(opt.run_path, format, {opt.member, opt.ensemble});
+  const ExportedModel m = build_export(opt.run_path, format, {opt.member, opt.ensemble},
+                                       parse_select_options(opt.select, opt.select_by), opt.threads);
   try {
     write_export(opt.out, format, m, opt.force);
   } catch (const RunFileError& e) {
     spdlog::error("{}", e.what());
     return kExitIo;
   }
-  if (m.ensemble) spdlog::info("wrote the ensemble of {} members to {}", m.members.size(), opt.out);
+  if (m.ensemble && m.selection.present())
+    spdlog::info("wrote the ensemble of the selected members ({}) to {}", describe_selection(m.selection), opt.out);
+  else if (m.ensemble) spdlog::info("wrote the ensemble of {} members to {}", m.members.size(), opt.out);
   else spdlog::info("wrote member {} to {}", m.members.front(), opt.out);
   return kExitOk;
 }

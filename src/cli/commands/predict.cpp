@@ -61,7 +61,7 @@ std::string forecast_csv(const PredictOutcome& r) {
   } else {
     head.push_back("forecast");
     head.push_back("std");
-    for (int s = 0; s < r.run.S; ++s) head.push_back("member_" + std::to_string(r.run.first_member + s));
+    for (int m : r.member) head.push_back("member_" + std::to_string(m));
   }
   std::string text;
   for (const std::string& h : head) cell(text, h);
@@ -79,7 +79,7 @@ std::string forecast_csv(const PredictOutcome& r) {
     } else {
       cell(line, csv_number(f.value[i]));
       cell(line, csv_number(f.std[i]));
-      for (int s = 0; s < r.run.S; ++s) cell(line, csv_number(f.members[static_cast<std::size_t>(s) * f.N + i]));
+      for (std::size_t s = 0; s < r.member.size(); ++s) cell(line, csv_number(f.members[s * f.N + i]));
     }
     text += line.substr(1) + '\n';
   }
@@ -93,7 +93,7 @@ std::string to_csv(const PredictOutcome& r) {
   if (r.forecast) return forecast_csv(r);
   const int S = r.p.S, N = r.p.N, O = r.p.O, W = r.c.width;
   const auto suffix = [&](int j) { return O == 1 ? std::string() : std::string("_") + std::to_string(j); };
-  const auto member = [&](int s) { return std::string("member_") + std::to_string(r.run.first_member + s); };
+  const auto member = [&](int s) { return std::string("member_") + std::to_string(r.member[static_cast<std::size_t>(s)]); };
   std::string text = "row";
   for (const std::string& c : r.id_columns) cell(text, csv_field(c));
   if (r.run.classification) {
@@ -153,7 +153,8 @@ int predict(const PredictOptions& opt) {
     inputs.push_back({"RUN", opt.run_path});
     check_out_file(*opt.out, opt.force, inputs);
   }
-  const PredictOutcome o = predict_stored(opt.run_path, opt.input, parse_combine(opt.combine), opt.threads, opt.ids);
+  const std::optional<SelectSpec> select = parse_select_options(opt.select, opt.select_by);
+  const PredictOutcome o = predict_stored(opt.run_path, opt.input, parse_combine(opt.combine), opt.threads, opt.ids, select);
   try {
     if (kind == OutKind::H5) write_prediction_file(*opt.out, prediction_file(o, opt.run_path, opt.input), opt.force);
     else if (kind == OutKind::Csv) write_text_atomically(*opt.out, to_csv(o), opt.force);

@@ -22,6 +22,7 @@
 #include "cli/commands/cli_util.h"
 #include "run/errors.h"
 #include "run/lineage.h"
+#include "run/select_run.h"
 #include "run/world/world.h"
 #include "run/stop_signals.h"
 #include "run/train_run.h"
@@ -223,7 +224,15 @@ void log_eval(const Config& cfg, const PreparedData& data, const FinalEval& f) {
   if (f.split->name != "test")
     spdlog::info("no test split: evaluated on the training split, which the members were trained on (optimistic)");
   if (!f.record.own()) {
-    spdlog::info("{}", eval_summary(f.eval, f.record));
+    const RankView rank{f.select_split->name, &f.select_eval, rank_members(f.select_eval), ""};
+    if (f.select_split->name != "val")
+      spdlog::info("no validation split: members are ranked{} on the training split (set data.split.val to choose on "
+                   "data they did not train on)", cfg.ensemble.enabled() ? " and the ensemble is chosen" : "");
+    if (f.selection.present()) spdlog::info("ensemble of the selected members: {}", describe_selection(f.selection));
+    else if (cfg.ensemble.enabled())
+      spdlog::info("ensemble: every member (a shard does not choose among the members; choose on the merged run with "
+                   "eval, predict or export --select)");
+    spdlog::info("{}", eval_summary(f.eval, f.record, rank));
     log_kept_ensemble(f);
     return;
   }
