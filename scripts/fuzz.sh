@@ -77,6 +77,8 @@ for h in "${HARNESSES[@]}"; do
   cp tests/fuzz/regressions/"$h"/* "$work/regressions/" 2>/dev/null || true
   budget=(-max_total_time="$SECONDS_PER_HARNESS")
   if ((ci)); then budget+=(-runs="${CI_RUNS[$h]}"); fi
+  # A harness's dictionary (tokens libFuzzer inserts), when it has one: tests/fuzz/<harness>.dict.
+  if [ -f "tests/fuzz/$h.dict" ]; then budget+=(-dict="$root/tests/fuzz/$h.dict"); fi
   echo "=== fuzz_$h: ${budget[*]}, seeds: $(ls tests/fuzz/corpus/"$h" | wc -l) ==="
   # -timeout: one input may take at most 30 s (the run-file reader alone allows an unsealed
   # file 5 s in its child process). -rss_limit_mb: 4 GB, also the largest single allocation.

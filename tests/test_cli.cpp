@@ -150,3 +150,31 @@ TEST_CASE("CLI flags override the config") {
   CHECK(r.meta.threads == 1);
   CHECK(r.config_yaml.find("seed: 99") != std::string::npos);
 }
+
+namespace {
+
+// Runs `turbanet ARGS` with standard output on /dev/full (a full disk): its exit code and what
+// it printed on stderr.
+std::pair<int, std::string> run_on_full_disk(const std::string& args) {
+  const fs::path err = scratch("full-disk-stderr");
+  const int status = std::system((std::string(TURBANET_BINARY) + " " + args + " >/dev/full 2>" + err.string()).c_str());
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : 1000, slurp(err)};
+}
+
+}  // namespace
+
+TEST_CASE("--help, --version and devices with standard output on a full disk exit 1, saying so") {
+  if (!fs::exists("/dev/full")) {
+    MESSAGE("SKIPPED: no /dev/full on this machine");
+    return;
+  }
+  for (const std::string args : {"--version", "--help", "train --help", "devices"}) {
+    const auto [rc, err] = run_on_full_disk(args);
+    CAPTURE(args);
+    CHECK(rc == kExitIo);  // 0 before: the lost output went unnoticed
+    CHECK_MESSAGE(err.find("writing to standard output failed: No space left on device") != std::string::npos, err);
+  }
+  const auto [rc, out] = tn::test::run_binary_in(scratch(""), {"--version"});
+  CHECK(rc == kExitOk);
+  CHECK(out.rfind("turbanet ", 0) == 0);
+}

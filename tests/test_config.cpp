@@ -364,3 +364,53 @@ TEST_CASE("config: csv source paths") {
             "data.source.target: missing required key");
   fs::remove_all(dir);
 }
+
+TEST_CASE("config: YAML aliases that loop or expand without bound exit 2 with the position") {
+  // An alias inside the node it repeats: a loop (a stack overflow in the reader before).
+  CHECK_HAS(error_of(std::string(kMinimal) + "zzz: &a [*a]\n"), "cfg.yaml:6:10: this alias refers to a node that contains it");
+  CHECK_HAS(error_of(kMinimal, {parse_override("zzz=&a [*a]")}),
+            "--set zzz=&a [*a]: character 5 of the value: this alias refers to a node that contains it");
+  CHECK_HAS(error_of(kMinimal, {parse_override("model=&m {layers: [*m]}")}), "a loop");
+  // "Billion laughs": six levels of nine aliases each, 307 bytes that stood for 9^6 nodes.
+  std::string laughs = "[&a [1,1,1,1,1,1,1,1,1]";
+  for (char level = 'b'; level <= 'f'; ++level) {
+    laughs += std::string(", &") + level + " [";
+    for (int k = 0; k < 9; ++k) laughs += std::string(k ? "," : "") + "*" + static_cast<char>(level - 1);
+    laughs += "]";
+  }
+  laughs += "]";
+  CHECK_HAS(error_of(kMinimal, {parse_override("zzz=" + laughs)}), "aliases expand to more than 10000 nodes");
+  CHECK_HAS(error_of(std::string(kMinimal) + "zzz: " + laughs + "\n"), "cfg.yaml:6:");
+  // Nesting, with aliases counted as what they repeat, or written out.
+  CHECK_HAS(error_of(kMinimal, {parse_override("zzz=" + std::string(70, '[') + std::string(70, ']'))}),
+            "nested more than 64 levels deep");
+  std::string deep = "a: &a " + std::string(40, '[') + std::string(40, ']') + "\nb: &b " + std::string(30, '[') + "*a" +
+                     std::string(30, ']') + "\n";
+  CHECK_HAS(error_of(std::string(kMinimal) + deep), "cfg.yaml:7:37: nested more than 64 levels deep");
+  // A stored configuration (a run file's /config) is read the same way.
+  CHECK_THROWS_WITH_AS(config_text_differences("a: &a [*a]\n", "a: 1\n"), doctest::Contains("contains it"), ConfigError);
+}
+
+TEST_CASE("config: aliases within the limits read as the nodes they repeat") {
+  const Config c = parse(
+      "model:\n  layers:\n    - &hidden {type: dense, units: 8, activation: tanh}\n    - *hidden\n    - {units: 2}\n"
+      "data: {source: spirals}\n");
+  REQUIRE(c.model.layers.size() == 3);
+  CHECK(c.model.layers[1].units == 8);
+  CHECK(c.model.layers[1].activation == Activation::Tanh);
+  const Config s = parse(kMinimal, {parse_override("optimizer.lr={values: &v [0.1, 0.2]}"), parse_override("swarm.size=2")});
+  CHECK(s.member_values.size() == 1);
+}
+
+TEST_CASE("config: bytes that are not UTF-8 exit 2 at their line and column, in a file or a --set") {
+  CHECK(error_of(std::string(kMinimal) + "name: caf\xE9\n") ==
+        "cfg.yaml:6:10: byte 0xE9 is not valid UTF-8; text must be UTF-8 (a Latin-1 file converts with iconv -f "
+        "latin1 -t utf-8)");
+  CHECK_HAS(error_of("# \xC3\x28\n" + std::string(kMinimal)), "cfg.yaml:1:3: byte 0xC3");  // a cut sequence
+  CHECK_HAS(error_of("# \xED\xA0\x80 (a surrogate)\n" + std::string(kMinimal)), "cfg.yaml:1:3: byte 0xED");
+  CHECK(error_of("# caf\xC3\xA9 \xF0\x9F\x90\x9D\n" + std::string(kMinimal)) == "<no error>");
+  // The argument is not echoed past its valid part.
+  CHECK(override_error("name=caf\xFF") ==
+        "--set name=caf...: character 9: byte 0xFF is not valid UTF-8; text must be UTF-8 (a Latin-1 file converts "
+        "with iconv -f latin1 -t utf-8)");
+}

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include <cmath>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -15,6 +16,7 @@
 #include "io/prediction_file.h"
 #include "io/run_file.h"
 #include "python_test_util.h"
+#include "util/host_memory.h"
 
 using namespace tn;
 using namespace evaltest;
@@ -101,6 +103,47 @@ TEST_CASE("categories are fitted on the training split, others are all zeros, wi
   apply_encoding(e, nd);
   CHECK(nd.features == 3);
   CHECK(nd.X == std::vector<float>{0, 1, -1, 0, 0, 0});
+}
+
+TEST_CASE("one-hot width: an identifier-like column and encoded data beyond memory are refused before encoding") {
+  // 3000 rows, each its own category (std::bad_alloc, exit 1, at 200,000 before; 2.5 GB at 20,000).
+  std::string ids = "id,x,y\n";
+  for (int i = 0; i < 3000; ++i) ids += "k" + std::to_string(i) + "," + std::to_string(i % 7) + "," + std::to_string(i % 2) + "\n";
+  const std::string path = write_file("ids.csv", ids).string();
+  std::string msg = error_of(csv_data(path, "  split: {train: 0.8, test: 0.2}\n"));
+  CHECK_MESSAGE(msg.find("ids.csv: column 'id' has 2400 categories in 2400 training rows, so most are seen once or "
+                         "twice") != std::string::npos, msg);
+  CHECK_MESSAGE(msg.find("its 2400 inputs would take an estimated 54.9 MiB; drop the column (list the columns to use "
+                         "in data.source.features) or give it one input, the category's index: data.features: "
+                         "{id: {encoding: ordinal}}") != std::string::npos, msg);
+  // What the message offers works: the column as its index, or left out.
+  CHECK(error_of(csv_data(path, "  features: {id: {encoding: ordinal}}\n")).empty());
+  const DataConfig only_x =
+      parse_config("model: {layers: [{units: 2}]}\ndata: {source: {type: csv, path: " + path + ", target: y, features: [x]}}\n",
+                   "c.yaml").data;
+  CHECK(prepared(only_x).features == 1);
+  // 1000 categories or fewer are one-hot whatever the rows.
+  std::string few = "c,y\n";
+  for (int i = 0; i < 1000; ++i) few += "k" + std::to_string(i) + "," + std::to_string(i % 2) + "\n";
+  CHECK(prepared(csv_data(write_file("few.csv", few).string())).features == 1000);
+
+  // Encoded data beyond the memory available (MemAvailable), from the training split or a run file's encoding.
+  std::string wide = "c,y\n";
+  for (int i = 0; i < 400; ++i) wide += "k" + std::to_string(i % 40) + "," + std::to_string(i % 2) + "\n";
+  const DataConfig d = csv_data(write_file("wide.csv", wide).string());
+  override_available_memory(100000);
+  msg = error_of(d);
+  const Dataset raw = load_dataset(d, true);
+  FeatureEncoding stored;
+  stored.columns.push_back({"c", Encoding::OneHot, raw.levels[0], std::numeric_limits<float>::quiet_NaN()});
+  Dataset copy = raw;
+  CHECK_THROWS_WITH_AS(apply_encoding(stored, copy), doctest::Contains("column 'c' has 40 categories"), DataError);
+  override_available_memory(128000);
+  CHECK(error_of(d).empty());
+  override_available_memory(std::nullopt);
+  CHECK_MESSAGE(msg.find("wide.csv: column 'c' has 40 categories, one input each: the encoded data (400 rows of 40 "
+                         "inputs, held twice while the splits are cut) need an estimated 125.0 KiB, more than the 97.7 "
+                         "KiB available (MemAvailable); drop the column") != std::string::npos, msg);
 }
 
 TEST_CASE("missing values: error by default, naming file:line, drop_rows, mean, median") {

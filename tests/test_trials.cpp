@@ -196,6 +196,27 @@ TEST_CASE("trials: bad files and options exit 2 naming the row and column") {
   CHECK_HAS(log, "--trials-out reports the trials of --trials FILE");
 }
 
+TEST_CASE("trials: JSON numbers beyond a double's range and text that is not UTF-8 exit 2 naming the trial") {
+  const fs::path cfg = config("range");
+  const auto error = [&](const std::string& name, const std::string& text) {
+    std::string log;
+    CHECK(train(cfg, "range.h5", write(name, text).string(), std::nullopt, {}, &log) == kExitUsage);
+    return log;
+  };
+  // (an internal error, exit 1, before: nlohmann's "number overflow")
+  CHECK_HAS(error("a.json", R"([{"optimizer.lr": 0.1}, {"optimizer.lr": 1e999}])"),
+            "a.json: trial 2, key optimizer.lr: '1e999' is outside the range of a double-precision number");
+  CHECK_HAS(error("b.json", R"({"trials": [{"trial": 7, "optimizer.lr": -2e400}]})"),
+            "b.json: trial 1, key optimizer.lr: '-2e400' is outside the range");
+  CHECK_HAS(error("c.json", R"([{"optimizer.lr": 0.1, "trial": 1e999}])"), "trial 1, key trial: '1e999'");
+  CHECK_HAS(error("d.json", R"([{"optimizer.lr": NaN}])"), "is not valid JSON");
+  CHECK_HAS(error("e.csv", "optimizer.lr\ninf\n"), "row 2, column optimizer.lr: 'inf' is not a finite number");
+  CHECK_HAS(error("f.csv", "trial,optimizer.lr\ncaf\xE9,0.1\n"), "f.csv: line 2, column 4: byte 0xE9 is not valid UTF-8");
+  const std::string log = error("g.json", "[{\"optimizer.lr\": 0.1,\n  \"trial\": \"caf\xE9\"}]");
+  CHECK_HAS(log, "g.json: line 2, column 16: byte 0xE9 is not valid UTF-8");
+  CHECK(log.find('\xE9') == std::string::npos);
+}
+
 TEST_CASE("trials: scripts/optuna_swarm.py runs a study round by round and Optuna's sequential loop") {
   const char* env = std::getenv("TURBANET_TEST_VENV");
   const fs::path py = (env ? fs::path(env) : fs::path(TURBANET_SOURCE_DIR) / ".venv-test") / "bin" / "python";

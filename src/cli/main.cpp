@@ -7,9 +7,11 @@
 #include <cstdio>
 #include <exception>
 #include <optional>
+#include <sstream>
 #include <string>
 #include <vector>
 
+#include "cli/commands/cli_util.h"
 #include "cli/commands/commands.h"
 #include "run/world/world.h"
 #include "turbanet_version.h"
@@ -108,6 +110,7 @@ int main(int argc, char** argv) {
 }
 
 int run_command(int argc, char** argv) {
+  tn::setup_logging(tn::Verbosity::Normal);  // on stderr until a command sets its verbosity
   CLI::App app{"turbanet: train swarms of small neural networks, vectorized over members"};
   app.set_version_flag("--version", std::string("turbanet ") + TURBANET_VERSION);
   app.require_subcommand(1);
@@ -274,7 +277,12 @@ int run_command(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    const int code = app.exit(e);
+    // --help and --version print on standard output, checked like every write there: on a full
+    // disk or a closed file they exit 1 with the error on stderr instead of 0.
+    std::ostringstream out, err;
+    const int code = app.exit(e, out, err);
+    std::fputs(err.str().c_str(), stderr);
+    if (!out.str().empty() && !tn::print_stdout(out.str())) return tn::kExitIo;
     return code == 0 ? 0 : tn::kExitUsage;
   }
   try {

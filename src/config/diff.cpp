@@ -1,8 +1,6 @@
 // Which keys of two resolved configurations differ: both are emitted (to_yaml, every key with
 // its default) and the two YAML trees compared leaf by leaf.
-#include <yaml-cpp/yaml.h>
-
-#include "config/config.h"
+#include "config/yaml_util.h"
 
 namespace tn {
 namespace {
@@ -37,16 +35,16 @@ void compare(const YAML::Node& a, const YAML::Node& b, const std::string& path, 
 
 std::vector<std::string> config_differences(const Config& a, const Config& b) {
   std::vector<std::string> out;
-  compare(YAML::Load(to_yaml(a)), YAML::Load(to_yaml(b)), "", out);
+  compare(cfg::load_yaml(to_yaml(a)), cfg::load_yaml(to_yaml(b)), "", out);
   return out;
 }
 
 std::vector<std::string> config_text_differences(const std::string& a, const std::string& b) {
   std::vector<std::string> out;
   try {
-    compare(YAML::Load(a), YAML::Load(b), "", out);
+    compare(cfg::load_yaml(a), cfg::load_yaml(b), "", out);
   } catch (const YAML::Exception& e) {
-    throw ConfigError(std::string("a stored configuration is not YAML: ") + e.what());
+    throw ConfigError(std::string("a stored configuration cannot be read: ") + e.what());
   }
   return out;
 }

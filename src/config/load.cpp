@@ -520,17 +520,6 @@ Config read_config(const Field& root, const std::vector<std::string>& data_dirs)
   return c;
 }
 
-// The document of `text`, with YAML syntax errors reported at their location.
-YAML::Node parse_yaml(const std::string& text, const cfg::Origin& origin) {
-  try {
-    YAML::Node root = YAML::Load(text);
-    if (!root.IsDefined() || root.IsNull()) root.reset(YAML::Node(YAML::NodeType::Map));
-    return root;
-  } catch (const YAML::Exception& e) {
-    throw ConfigError(origin.where(e.mark, "") + ": invalid YAML: " + e.msg);
-  }
-}
-
 std::string read_file(const std::string& path) {
   std::error_code ec;
   if (std::filesystem::is_directory(path, ec))
@@ -579,7 +568,7 @@ std::string default_checkpoint_path(const std::string& output) {
 Config parse_config(const std::string& yaml_text, const std::string& origin,
                     const std::vector<Override>& overrides, const std::optional<std::vector<std::string>>& data_dirs) {
   const cfg::Origin where{origin, overrides};
-  YAML::Node root = parse_yaml(yaml_text, where);
+  YAML::Node root = cfg::parse_document(yaml_text, where);
   const Field top(where, root, "", root.Mark());
   if (!root.IsMap()) top.fail_type("a map of settings (name, model, data, ...) at the top level");
   try {

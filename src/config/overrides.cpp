@@ -4,6 +4,7 @@
 #include <cctype>
 
 #include "config/yaml_util.h"
+#include "util/utf8.h"
 
 namespace tn {
 namespace {
@@ -45,7 +46,9 @@ std::vector<std::string> split_key(const std::string& key, const std::string& ar
 // The value of an override, parsed as YAML, with marks cleared.
 YAML::Node parse_value(const std::string& text, const std::string& arg) {
   try {
-    return cfg::without_marks(YAML::Load(text));
+    return cfg::without_marks(cfg::load_yaml(text));
+  } catch (const cfg::YamlInputError& e) {
+    set_error(arg, "character " + std::to_string(e.mark.pos + 1) + " of the value: " + e.msg);
   } catch (const YAML::Exception& e) {
     set_error(arg, "invalid YAML value: " + e.msg);
   }
@@ -96,6 +99,9 @@ void apply_one(YAML::Node& root, const Override& o) {
 }  // namespace
 
 Override parse_override(const std::string& arg) {
+  if (const std::size_t bad = invalid_utf8(arg); bad != std::string::npos)  // (not echoed: the valid part only)
+    throw ConfigError("--set " + arg.substr(0, bad) + "...: character " + std::to_string(bad + 1) + ": " +
+                      utf8_problem(arg, bad));
   const auto eq = arg.find('=');
   if (eq == std::string::npos) set_error(arg, "missing '='", true);
   Override o{trim(arg.substr(0, eq)), arg.substr(eq + 1)};

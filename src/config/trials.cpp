@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "config/yaml_util.h"
+#include "util/utf8.h"
 
 namespace tn {
 namespace {
@@ -104,16 +105,43 @@ Trials read_csv(const std::string& path, std::istream& in) {
   return t;
 }
 
+// Where the JSON parser is: the containers open around it, with each array's elements so far
+// and each object's last key, so that a value it refuses (a number beyond a double's range)
+// is named by its trial and key.
+struct JsonPlace {
+  struct Open {
+    bool array;
+    std::size_t elements = 0;
+    std::string key;
+    std::set<std::string> keys;
+  };
+  std::vector<Open> open;
+  void on(nlohmann::json::parse_event_t event, const nlohmann::json& parsed) {
+    using E = nlohmann::json::parse_event_t;
+    const bool element = event == E::value || event == E::object_start || event == E::array_start;
+    if (element && !open.empty() && open.back().array) ++open.back().elements;
+    if (event == E::object_start || event == E::array_start) open.push_back({event == E::array_start});
+    if ((event == E::object_end || event == E::array_end) && !open.empty()) open.pop_back();
+    if (event == E::key && !open.empty()) open.back().key = parsed.get<std::string>();
+  }
+  // "trial 3, key optimizer.lr": the innermost object in an array (of trials), and its key.
+  std::string where() const {
+    for (std::size_t k = open.size(); k-- > 1;)
+      if (!open[k].array && open[k - 1].array)
+        return "trial " + std::to_string(open[k - 1].elements) + (open[k].key.empty() ? "" : ", key " + open[k].key);
+    return "";
+  }
+};
+
 Trials read_json(const std::string& path, std::istream& in) {
   nlohmann::json j;
+  JsonPlace place;
   // A key given twice in one object would silently keep its last value: refused instead.
-  std::vector<std::set<std::string>> keys;
   std::string twice;
   const auto unique_keys = [&](int, nlohmann::json::parse_event_t event, nlohmann::json& parsed) {
-    using E = nlohmann::json::parse_event_t;
-    if (event == E::object_start) keys.emplace_back();
-    if (event == E::object_end && !keys.empty()) keys.pop_back();
-    if (event == E::key && !keys.empty() && !keys.back().insert(parsed.get<std::string>()).second && twice.empty())
+    place.on(event, parsed);
+    if (event == nlohmann::json::parse_event_t::key && !place.open.empty() &&
+        !place.open.back().keys.insert(parsed.get<std::string>()).second && twice.empty())
       twice = parsed.get<std::string>();
     return true;
   };
@@ -121,6 +149,11 @@ Trials read_json(const std::string& path, std::istream& in) {
     j = nlohmann::json::parse(in, unique_keys);
   } catch (const nlohmann::json::parse_error& e) {
     fail(path, "", std::string("is not valid JSON: ") + e.what());
+  } catch (const nlohmann::json::out_of_range& e) {  // 406: "number overflow parsing '1e999'"
+    const std::string what = e.what();
+    const std::size_t quote = what.find('\'');
+    fail(path, place.where(), (quote == std::string::npos ? std::string("a number") : what.substr(quote)) +
+                                  " is outside the range of a double-precision number");
   }
   if (!twice.empty()) fail(path, "", "an object gives the key '" + twice + "' twice; give each key once per trial");
   if (j.is_object() && j.contains("trials")) j = j["trials"];
@@ -169,8 +202,17 @@ Trials read_json(const std::string& path, std::istream& in) {
 Trials read_trials(const std::string& path) {
   std::error_code ec;
   if (!std::filesystem::is_regular_file(path, ec)) fail(path, "", "is not a file (does it exist?)");
-  std::ifstream in(path);
-  if (!in) fail(path, "", "cannot be read");
+  std::ifstream file(path, std::ios::binary);
+  std::ostringstream bytes;
+  if (!file || !(bytes << file.rdbuf()) || file.bad()) fail(path, "", "cannot be read");
+  // Text that is not UTF-8 would reach the messages, the JSON parser's among them, and the
+  // trial names in --trials-out.
+  const std::string text = bytes.str();
+  if (const std::size_t bad = invalid_utf8(text); bad != std::string::npos) {
+    const TextPosition at = text_position(text, bad);
+    fail(path, "line " + std::to_string(at.line) + ", column " + std::to_string(at.column), utf8_problem(text, bad));
+  }
+  std::istringstream in(text);
   const std::string ext = path.size() >= 5 ? path.substr(path.rfind('.') == std::string::npos ? 0 : path.rfind('.')) : "";
   Trials t;
   if (ext == ".csv") t = read_csv(path, in);

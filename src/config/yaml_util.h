@@ -32,6 +32,28 @@ std::string join(const std::vector<std::string>& items);
 // 1.1 readers (PyYAML) also see a number: "1e-08" becomes "1.0e-08".
 std::string exact_text(double v);
 std::string exact_text(float v);
+// Limits on what a YAML text may make its reader visit (load_yaml): the nodes that aliases
+// repeat, in all, and the levels of nesting, counting what aliases repeat. A configuration has
+// a few hundred nodes and fewer than ten levels.
+inline constexpr std::size_t kMaxYamlAliasNodes = 10000;
+inline constexpr std::size_t kMaxYamlDepth = 64;
+
+// YAML text refused for what reading it would do, not for its syntax: an alias inside the node
+// it repeats (a loop), aliases that repeat more than kMaxYamlAliasNodes nodes ("billion
+// laughs"), nesting deeper than kMaxYamlDepth, or bytes that are not UTF-8. `mark` is where.
+struct YamlInputError : YAML::Exception {
+  YamlInputError(const YAML::Mark& mark, const std::string& msg) : YAML::Exception(mark, msg) {}
+};
+
+// The first document of `text`, as YAML::Load reads it, after checking it within the limits
+// above (throws YamlInputError). Every YAML text (config files, --set values, stored
+// configurations) is read through it. Throws yaml-cpp's exceptions on a syntax error.
+YAML::Node load_yaml(const std::string& text);
+
+// The configuration document of `text` (load_yaml; an empty one is an empty map); a syntax
+// error or a refused input is a ConfigError at its location ("file:line:col: ...").
+YAML::Node parse_document(const std::string& text, const Origin& origin);
+
 // Applies the overrides to `root` (a map), in order. Throws ConfigError.
 void apply_overrides(YAML::Node& root, const std::vector<Override>& overrides);
 // A copy of `node` with null marks, so that messages name the override it came from.

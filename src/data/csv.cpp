@@ -19,142 +19,24 @@
 #include <utility>
 #include <vector>
 
+#include "data/csv_cells.h"
 #include "data/dataset.h"
+#include "util/utf8.h"
 
 namespace tn {
 namespace {
+
+using namespace csv;  // the cells' helpers (data/csv_cells.h)
 
 constexpr int kRowNotBegun = 0;                 // libcsv's pstate between rows (libcsv.c)
 constexpr size_t kNoColumn = static_cast<size_t>(-1);
 constexpr unsigned long long kMaxIntegerClasses = 65536;
 constexpr size_t kBlockSize = 1 << 16;
-constexpr size_t kMaxListedColumns = 30;
 constexpr const char* kStrayQuote =
     "; a double quote may only enclose a whole field, and one inside a quoted field must be "
     "doubled (\"\")";
 constexpr const char* kUnclosedQuote =
     "; a quoted field in the row starting here is never closed: add the closing double quote";
-
-std::string quoted(std::string_view s) {
-  std::string q = "'";  // (not "'" + std::string(s): GCC 12's -Wrestrict misfires)
-  return q.append(s).append("'");
-}
-
-std::string_view trim(std::string_view s) {
-  const char* space = " \t\r\n";
-  const size_t first = s.find_first_not_of(space);
-  if (first == std::string_view::npos) return {};
-  return s.substr(first, s.find_last_not_of(space) - first + 1);
-}
-
-std::string plural(size_t n, const char* word) {
-  return std::to_string(n) + " " + word + (n == 1 ? "" : "s");
-}
-
-// Levenshtein distance, ignoring ASCII case.
-size_t edit_distance(std::string_view a, std::string_view b) {
-  std::vector<size_t> prev(b.size() + 1), cur(b.size() + 1);
-  for (size_t j = 0; j <= b.size(); ++j) prev[j] = j;
-  for (size_t i = 1; i <= a.size(); ++i) {
-    cur[0] = i;
-    for (size_t j = 1; j <= b.size(); ++j) {
-      const bool same =
-          std::tolower((unsigned char)a[i - 1]) == std::tolower((unsigned char)b[j - 1]);
-      cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (same ? 0 : 1)});
-    }
-    std::swap(prev, cur);
-  }
-  return prev[b.size()];
-}
-
-std::string column_list(const std::vector<std::string>& header) {
-  std::string out;
-  for (size_t i = 0; i < header.size() && i < kMaxListedColumns; ++i)
-    out += (i ? ", " : "") + quoted(header[i]);
-  if (header.size() > kMaxListedColumns)
-    out += ", ... (" + std::to_string(header.size() - kMaxListedColumns) + " more)";
-  return out;
-}
-
-// "; did you mean 'x'?" for the closest header name, or "" when nothing is close.
-std::string suggestion(std::string_view name, const std::vector<std::string>& header) {
-  const std::string* best = nullptr;
-  size_t best_d = std::max<size_t>(2, name.size() / 2) + 1;
-  for (const std::string& h : header) {
-    const size_t d = edit_distance(name, h);
-    if (d < best_d) best_d = d, best = &h;
-  }
-  return best ? "; did you mean " + quoted(*best) + "?" : "";
-}
-
-// Parses a whole (trimmed) cell as a finite float; throws DataError naming `at` and `column`.
-float to_float(std::string_view raw, const std::string& at, const std::string& column) {
-  const std::string_view s = trim(raw);
-  const std::string where = at + "column " + quoted(column) + ": ";
-  if (s.empty())
-    throw DataError(where + "the value is empty; fill it in or remove the row (or set data.missing: "
-                            "drop_rows, mean or median)");
-  std::string_view num = s;
-  if (num.size() > 1 && num[0] == '+' && num[1] != '-' && num[1] != '+') num.remove_prefix(1);
-  double v = 0;
-  const auto [end, ec] = std::from_chars(num.data(), num.data() + num.size(), v);
-  if (ec == std::errc::result_out_of_range)
-    throw DataError(where + quoted(s) + " is out of range; rescale the column");
-  if (ec != std::errc() || end != num.data() + num.size())
-    throw DataError(where + quoted(s) + " is not a number; write plain numbers like 1.5 or -2e3");
-  if (std::isnan(v))
-    throw DataError(where + "NaN is not allowed; remove or impute missing values (data.missing: "
-                            "drop_rows, mean or median)");
-  if (std::isinf(v))
-    throw DataError(where + quoted(s) + " is infinite, which is not allowed; use a finite number");
-  if (std::fabs(v) > std::numeric_limits<float>::max())
-    throw DataError(where + quoted(s) + " does not fit a 32-bit float; rescale the column");
-  return static_cast<float>(v);
-}
-
-// The delimiter of a file whose first line is `line`: the most frequent of , ; tab | outside
-// `quote`d text (the first listed on a tie), else ','.
-char detect_delimiter(std::string_view line, char quote) {
-  const std::string_view candidates = ",;\t|";
-  std::vector<size_t> count(candidates.size(), 0);
-  bool quoted_text = false;
-  for (char c : line) {
-    if (c == quote) quoted_text = !quoted_text;
-    if (quoted_text) continue;
-    if (const size_t k = candidates.find(c); k != std::string_view::npos) ++count[k];
-  }
-  const size_t best = static_cast<size_t>(std::max_element(count.begin(), count.end()) - count.begin());
-  return count[best] > 0 ? candidates[best] : ',';
-}
-
-std::string char_name(char c) { return c == '\t' ? "tab" : quoted(std::string(1, c)); }
-
-// The spellings of a missing value (data.missing), as pandas reads them by default.
-bool is_missing(std::string_view s) {
-  for (std::string_view m : {"", "NA", "N/A", "NaN", "nan", "null", "NULL"})
-    if (s == m) return true;
-  return false;
-}
-
-// Whether `s` (trimmed) reads as a number, as to_float would take it.
-bool is_number(std::string_view s) {
-  if (s.size() > 1 && s[0] == '+' && s[1] != '-' && s[1] != '+') s.remove_prefix(1);
-  double v = 0;
-  const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-  return ec == std::errc() && end == s.data() + s.size() && !s.empty();
-}
-
-// An auto column is categorical when its first value is text: not a number and not starting
-// like one (a digit, sign or point), so "1,5" or "12kg" stay errors in a numeric column.
-bool is_text(std::string_view s) {
-  return !is_number(s) && std::string_view("0123456789+-.").find(s[0]) == std::string_view::npos;
-}
-
-// "0", "7", "12" (no sign, no leading zeros): labels that are kept as class indices.
-bool is_integer_label(std::string_view s) {
-  if (s.empty() || (s.size() > 1 && s[0] == '0')) return false;
-  return std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
-}
 
 class CsvLoader {
  public:
@@ -183,6 +65,8 @@ class CsvLoader {
   void check(bool parsed, long line, const char* hint);
   std::string at_line(long line) const { return path_ + ":" + std::to_string(line) + ": "; }
   void take_header();
+  void check_text(size_t column, std::string_view cell) const;
+  float number(size_t column, std::string_view cell, const std::string& at) const;
   size_t find_column(const std::string& name, const char* key) const;
   void add_feature_range();
   void check_group_column() const;
@@ -216,12 +100,15 @@ class CsvLoader {
   bool comment_open_ = false;       // a comment line continues into the next block
   std::exception_ptr error_;        // thrown inside a callback, rethrown after csv_parse
   std::vector<std::string> fields_;  // the row being assembled
+  std::string row_text_;             // its raw text, for the position of a bad byte
   long line_ = 1;                    // physical line being fed
   long row_line_ = 1;                // physical line where the current row started
   bool have_header_ = false;
   long header_line_ = 1;  // the header's line (data.source.columns: none)
   char delimiter_ = ',';
   std::vector<std::string> header_;
+  std::unordered_map<std::string_view, size_t> column_of_;  // header name -> its first column
+  std::unordered_map<std::string_view, size_t> name_count_;  // header name -> how many columns have it
   std::vector<size_t> feature_cols_;
   size_t target_col_ = 0;
   size_t group_col_ = kNoColumn;
@@ -324,7 +211,8 @@ void CsvLoader::feed(std::string_view block) {
       block.remove_prefix(len);
       continue;
     }
-    if (parser_.pstate == kRowNotBegun) row_line_ = line_;
+    if (parser_.pstate == kRowNotBegun) row_line_ = line_, row_text_.clear();
+    row_text_.append(block.data(), len);
     const size_t used = csv_parse(&parser_, block.data(), len, on_field, on_row, this);
     check(used == len, line_, kStrayQuote);
     if (nl != std::string_view::npos) ++line_;
@@ -345,9 +233,16 @@ std::string CsvLoader::header_at() const {
 }
 
 void CsvLoader::take_header() {
-  for (const std::string& f : fields_) header_.emplace_back(trim(f));
   have_header_ = true;
   header_line_ = row_line_;
+  for (size_t c = 0; c < fields_.size(); ++c) {
+    if (src_.columns.empty()) check_text(c, fields_[c]);
+    header_.emplace_back(trim(fields_[c]));
+  }
+  for (size_t c = 0; c < header_.size(); ++c) {  // (header_ is complete: its strings stay put)
+    column_of_.try_emplace(header_[c], c);
+    ++name_count_[header_[c]];
+  }
   if (src_.target.empty() && !unlabeled())
     throw DataError(path_ + ": data.source.target is not set; name the label column, one of: " +
                     column_list(header_));
@@ -382,9 +277,34 @@ void CsvLoader::take_header() {
   ds_.levels.resize(feature_cols_.size());
 }
 
+// Throws DataError at the file, line and column of the first byte of the current row's
+// `column` that is not UTF-8, naming the column (its number when the header's name is at fault).
+void CsvLoader::check_text(size_t column, std::string_view cell) const {
+  if (invalid_utf8(cell) == std::string_view::npos) return;
+  const size_t at = invalid_utf8_in_field(row_text_, column, delimiter_, src_.quote);
+  std::string where = path_ + ":" + std::to_string(row_line_) + ": ";
+  if (at != std::string_view::npos) {
+    const TextPosition p = text_position(row_text_, at);
+    where = path_ + ":" + std::to_string(row_line_ + static_cast<long>(p.line) - 1) + ":" + std::to_string(p.column) + ": ";
+  }
+  const std::string name = column < header_.size() ? "column " + quoted(header_[column])  // (header_: being read)
+                                                   : "the name of column " + std::to_string(column + 1) + " in the header";
+  throw DataError(where + name + ": " + utf8_problem(cell, invalid_utf8(cell)));
+}
+
+// A cell read as a number (to_float); a cell that is not UTF-8 is refused as such, so that its
+// bytes never reach a message.
+float CsvLoader::number(size_t column, std::string_view cell, const std::string& at) const {
+  try {
+    return to_float(cell, at, header_[column]);
+  } catch (const DataError&) {
+    check_text(column, cell);
+    throw;
+  }
+}
+
 size_t CsvLoader::find_column(const std::string& name, const char* key) const {
-  const auto it = std::find(header_.begin(), header_.end(), name);
-  if (it != header_.end()) return static_cast<size_t>(it - header_.begin());
+  if (const auto it = column_of_.find(name); it != column_of_.end()) return it->second;
   throw DataError(header_at() + key + ": column " + quoted(name) +
                   " is not in the header; available columns: " + column_list(header_) +
                   suggestion(name, header_));
@@ -425,17 +345,19 @@ void CsvLoader::check_used_columns() const {
   if (!unlabeled()) used.push_back(target_col_);
   if (group_col_ != kNoColumn) used.push_back(group_col_);
   if (time_col_ != kNoColumn) used.push_back(time_col_);
+  std::vector<bool> seen(header_.size(), false);
   for (size_t k = 0; k < used.size(); ++k) {
     const size_t c = used[k];
     const std::string& name = header_[c];
     if (name.empty())
       throw DataError(header_at() + "column " + std::to_string(c + 1) +
                       " has no name in the header; give it one");
-    if (std::count(used.begin(), used.begin() + k, c) > 0)
+    if (seen[c])
       throw DataError(header_at() + "column " + quoted(name) + " is used twice (" +
                       (c == target_col_ ? "as the target and as a feature" : "in features") +
                       "); list each column once in data.source.features");
-    if (std::count(header_.begin(), header_.end(), name) > 1)
+    seen[c] = true;
+    if (name_count_.at(name) > 1)
       throw DataError(header_at() + "column name " + quoted(name) +
                       " appears more than once in the header; rename the duplicates");
   }
@@ -462,11 +384,14 @@ void CsvLoader::take_row() {
   } else if (classification_) {
     add_label(trim(fields_[target_col_]), at);
   } else {
-    ds_.y.push_back(to_float(fields_[target_col_], at, header_[target_col_]));
+    ds_.y.push_back(number(target_col_, fields_[target_col_], at));
   }
   if (group_col_ != kNoColumn) add_group(trim(fields_[group_col_]), at);
   if (time_col_ != kNoColumn) add_time(trim(fields_[time_col_]), at);
-  for (size_t k = 0; k < id_cols_.size(); ++k) ds_.ids[k].emplace_back(trim(fields_[id_cols_[k]]));
+  for (size_t k = 0; k < id_cols_.size(); ++k) {
+    check_text(id_cols_[k], fields_[id_cols_[k]]);
+    ds_.ids[k].emplace_back(trim(fields_[id_cols_[k]]));
+  }
   ++ds_.n;
 }
 
@@ -501,14 +426,14 @@ void CsvLoader::add_feature(size_t k, std::string_view cell, const std::string& 
       throw DataError(at + "column " + quoted(name) + ": the category is empty; fill it in or remove the row "
                       "(or set data.missing: drop_rows, mean or median)");
     auto [it, fresh] = level_ids_[k].try_emplace(std::string(s), static_cast<int>(ds_.levels[k].size()));
-    if (fresh) ds_.levels[k].emplace_back(s);
+    if (fresh) check_text(feature_cols_[k], s), ds_.levels[k].emplace_back(s);
     ds_.X.push_back(static_cast<float>(it->second));
     return;
   }
   try {
-    ds_.X.push_back(to_float(s, at, name));
+    ds_.X.push_back(number(feature_cols_[k], s, at));
   } catch (const DataError& e) {
-    if (is_missing(s) || !is_text(s) || columns_has(name)) throw;
+    if (is_missing(s) || !is_text(s) || columns_has(name) || invalid_utf8(s) != std::string_view::npos) throw;
     throw DataError(std::string(e.what()) + " (if column " + quoted(name) +
                     " holds categories, set data.features: {" + name + ": {encoding: onehot}})");
   }
@@ -518,6 +443,7 @@ void CsvLoader::add_time(std::string_view time, const std::string& at) {
   if (time.empty())
     throw DataError(at + "column " + quoted(time_) +
                     ": the time (data.sequence.time) is empty; fill it in or remove the row");
+  check_text(time_col_, time);
   ds_.time.emplace_back(time);
   ds_.lines.push_back(row_line_);
 }
@@ -527,7 +453,7 @@ void CsvLoader::add_group(std::string_view group, const std::string& at) {
     throw DataError(at + "column " + quoted(group_) +
                     ": the group (data.per_member.group_by) is empty; fill it in or remove the row");
   const auto [it, fresh] = group_ids_.try_emplace(std::string(group), (int)group_seen_.size());
-  if (fresh) group_seen_.emplace_back(group);
+  if (fresh) check_text(group_col_, group), group_seen_.emplace_back(group);
   ds_.group.push_back(it->second);
 }
 
@@ -536,7 +462,7 @@ void CsvLoader::add_label(std::string_view label, const std::string& at) {
     throw DataError(at + "column " + quoted(src_.target) +
                     ": the class label is empty; fill it in or remove the row");
   const auto [it, fresh] = class_ids_.try_emplace(std::string(label), (int)class_seen_.size());
-  if (fresh) class_seen_.emplace_back(label);
+  if (fresh) check_text(target_col_, label), class_seen_.emplace_back(label);
   labels_.push_back(it->second);
 }
 

@@ -68,7 +68,9 @@ Dataset make_spirals(const SourceConfig& source);
 // select a range of header columns instead. A non-empty `group_column` (per_member group_by)
 // fills group/group_names; it must be neither the target nor a feature.
 // `columns` says how feature columns are read (see CsvColumns and Dataset::encodings).
-// `id_columns` are kept as text in ids (any columns of the header, used or not).
+// `id_columns` are kept as text in ids (any columns of the header, used or not). Text (the
+// header's names, class labels, categories, groups, times, ids) must be UTF-8: a byte that is
+// not is a DataError at file:line:column naming the column.
 Dataset load_csv(const SourceConfig& source, bool classification, const std::string& group_column = "",
                  const CsvColumns& columns = {}, const std::vector<std::string>& id_columns = {});
 

@@ -9,10 +9,17 @@
 #include <set>
 #include <utility>
 
+#include "math/saturate.h"
+#include "util/host_memory.h"
+
 namespace tn {
 namespace {
 
 constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
+// A one-hot column with more categories than this and than half its training rows is refused:
+// most categories are then seen once or twice (an identifier, free text), nothing a model can
+// learn from, and its inputs grow with the rows squared.
+constexpr std::size_t kFewCategories = 1000;
 
 bool categorical(Encoding e) { return e == Encoding::OneHot || e == Encoding::Ordinal; }
 
@@ -36,6 +43,38 @@ float center(std::vector<double> v, Missing how) {
   std::sort(v.begin(), v.end());
   const std::size_t n = v.size();
   return static_cast<float>(n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2);
+}
+
+// How to give `column` fewer inputs, with the options the configuration has.
+std::string fewer_inputs(const std::string& column) {
+  return "; drop the column (list the columns to use in data.source.features) or give it one input, the "
+         "category's index: data.features: {" + column + ": {encoding: ordinal}}";
+}
+
+// The encoded data's estimated bytes: every row's inputs as floats, twice (the encoded table
+// and the splits cut from it), with `width` inputs per row.
+std::int64_t encoded_bytes(std::int64_t rows, std::int64_t width) {
+  return sat_mul(rows, width, 2 * static_cast<std::int64_t>(sizeof(float)));
+}
+
+// Refuses an encoding whose encoded data would not fit in the memory available (MemAvailable;
+// unknown: not checked), before it is allocated, naming the widest one-hot column.
+void check_encoded_size(const FeatureEncoding& e, std::int64_t rows, const std::string& origin) {
+  std::int64_t width = 0;
+  const ColumnEncoding* widest = nullptr;
+  for (const ColumnEncoding& c : e.columns) {
+    width = sat_add(width, c.kind == Encoding::OneHot ? static_cast<std::int64_t>(c.categories.size()) : 1);
+    if (c.kind == Encoding::OneHot && (!widest || c.categories.size() > widest->categories.size())) widest = &c;
+  }
+  const std::uint64_t available = available_memory();
+  const std::int64_t bytes = encoded_bytes(rows, width);
+  if (!widest || available == 0 || static_cast<std::uint64_t>(bytes) <= available) return;
+  throw DataError(origin + ": column '" + widest->column + "' has " + std::to_string(widest->categories.size()) +
+                  " categories, one input each: the encoded data (" + std::to_string(rows) + " rows of " +
+                  std::to_string(width) + " inputs, held twice while the splits are cut) need an estimated " +
+                  format_bytes(bytes) + ", more than the " +
+                  format_bytes(static_cast<std::int64_t>(std::min<std::uint64_t>(available, kSaturated))) +
+                  " available (MemAvailable)" + fewer_inputs(widest->column));
 }
 
 }  // namespace
@@ -99,6 +138,13 @@ FeatureEncoding fit_encoding(const Dataset& raw, const std::vector<std::uint32_t
     if (c.categories.empty())
       throw DataError(raw.origin + ": column '" + c.column + "' has no categories in the training split; fill in "
                       "its values or drop the column");
+    const std::size_t K = c.categories.size();
+    if (c.kind == Encoding::OneHot && K > kFewCategories && K > train.size() / 2)
+      throw DataError(raw.origin + ": column '" + c.column + "' has " + std::to_string(K) + " categories in " +
+                      std::to_string(train.size()) + " training rows, so most are seen once or twice (an identifier "
+                      "or free text?), which one-hot inputs cannot generalize from; its " + std::to_string(K) +
+                      " inputs would take an estimated " + format_bytes(encoded_bytes(raw.n, static_cast<std::int64_t>(K))) +
+                      fewer_inputs(c.column));
     if (fill) {  // the most frequent category, the first in sorted order on a tie
       long best = -1;
       for (std::size_t l = 0; l < levels.size(); ++l) {
@@ -133,6 +179,7 @@ void apply_encoding(const FeatureEncoding& e, Dataset& raw) {
   if (static_cast<int>(e.columns.size()) != raw.features)
     throw DataError(raw.origin + ": " + std::to_string(raw.features) + " feature columns, the encoding has " +
                     std::to_string(e.columns.size()));
+  check_encoded_size(e, raw.n, raw.origin);
   // Each raw category's index among the encoding's categories (-1: unseen), per column.
   std::vector<std::vector<int>> index(e.columns.size());
   for (std::size_t f = 0; f < e.columns.size(); ++f) {

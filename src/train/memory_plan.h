@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "swarm/shape.h"
+#include "util/host_memory.h"  // available_memory, format_bytes
 
 namespace tn {
 
@@ -41,9 +42,6 @@ struct ChunkPlan {
 // using at most `usable` of it (headroom for fragmentation). Throws BackendError with the
 // estimate and a suggestion when not even one member fits.
 ChunkPlan plan_chunks(const MemoryEstimate& est, int S, std::uint64_t free_bytes, double usable = 0.9);
-
-// "1.5 GiB", "12.0 MiB", "512 B": sizes in messages ("more than 8 EiB" when saturated).
-std::string format_bytes(std::int64_t bytes);
 
 // Memory of a whole run in host memory (the CPU backend, where the swarm's arrays are host
 // memory too), phase by phase: training, the final evaluation, writing the run file. Each
@@ -78,11 +76,5 @@ struct HostMemoryEstimate {
 // loaded (available == 0: unknown, not checked). The message gives the estimate, its largest
 // parts, the available memory, the largest swarm that fits and what else to reduce.
 void check_host_memory(const HostMemoryEstimate& est, std::uint64_t available);
-
-// Memory this process may still allocate: MemAvailable from /proc/meminfo in bytes, 0 when it
-// cannot be read; or the value set by override_available_memory (tests).
-std::uint64_t available_memory();
-// Makes available_memory() return `bytes` (nullopt: read /proc/meminfo again).
-void override_available_memory(std::optional<std::uint64_t> bytes);
 
 }  // namespace tn

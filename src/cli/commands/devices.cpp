@@ -1,9 +1,8 @@
 // `turbanet devices`: lists the GPUs the CUDA backend can use, or says there are none.
-#include <cstdio>
-
 #include "backend/devices.h"
-#include "train/memory_plan.h"
+#include "cli/commands/cli_util.h"
 #include "cli/commands/commands.h"
+#include "util/host_memory.h"
 
 namespace tn {
 
@@ -24,8 +23,7 @@ std::string format_devices(const std::vector<GpuInfo>& gpus, const std::string& 
 int run_devices() {
   std::string why;
   const std::vector<GpuInfo> gpus = list_gpus(&why);
-  std::fputs(format_devices(gpus, why).c_str(), stdout);
-  return kExitOk;
+  return print_stdout(format_devices(gpus, why)) ? kExitOk : kExitIo;
 }
 
 }  // namespace tn
