@@ -17,10 +17,12 @@
 
 #include "data/member_sets.h"
 #include "model/build.h"
+#include "train/chunks.h"
+#include "train/host_memory.h"
 #include "train/member_rows.h"
 #include "train/early_stop.h"
 #include "train/memory_plan.h"
-#include "train/search.h"
+#include "train/search_steps.h"
 #include "train/survivors.h"
 
 namespace tn {
@@ -174,7 +176,7 @@ ChunkPlan plan_architectures(const Config& cfg, const PreparedData& data, const 
     const Config sub = architecture_config(cfg, g);
     const MemberSets sub_sets = group_sets(cfg, data, sets, g);
     try {
-      const ChunkPlan p = plan_training(sub, data, sub_sets, be, with_run_file);
+      const ChunkPlan p = train_detail::plan_swarm(sub, data, sub_sets, be, with_run_file);
       chunks = std::max(chunks, p.chunks);
       if (!p.note.empty()) note += (note.empty() ? "" : "; ") + g.name + ": " + p.note;
     } catch (const ConfigError& e) {
@@ -377,7 +379,7 @@ TrainOutput train_architectures(const Config& cfg, const PreparedData& data, con
     } else {
       c.init = [&, g](int first, const ParamLayout& layout, std::vector<float>& p) { p = start_params(g, first, layout); };
     }
-    const ChunkPlan plan = plan_training(sub, data, sub_sets, gbe);
+    const ChunkPlan plan = train_detail::plan_swarm(sub, data, sub_sets, gbe, false);
     // A segment ends at epoch `until`: the stop is asked for right after that epoch is reported.
     auto reached = std::make_shared<std::atomic<bool>>(false);
     const ProgressFn progress_to = [&, reached, g, u = until](const EpochStats& st) {
@@ -414,7 +416,7 @@ TrainOutput train_architectures(const Config& cfg, const PreparedData& data, con
                          group.name + " is trained in " + std::to_string(plan.chunks) +
                          " chunks on this device; lower swarm.size or train on the CPU (device: cpu)");
     }
-    TrainOutput part = train_swarm_in_chunks(sub, data, sub_sets, gbe, progress_to, plan.chunk, c);
+    TrainOutput part = train_detail::train_in_chunks(sub, data, sub_sets, gbe, progress_to, plan.chunk, c);
     if (until > 0 && !user_stopped) part.interrupted = false;  // stopped at the rung, not by the user
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     std::lock_guard<std::mutex> lock(state_mutex);
@@ -493,22 +495,10 @@ TrainOutput train_architectures(const Config& cfg, const PreparedData& data, con
     if (user_stopped) break;
     state = whole(latest);
     if (state.epochs < rung) break;  // every member stopped before the rung: nothing left to cut
-    const int S = cfg.swarm.size;
-    const std::vector<double> value = epoch_metric(state, sc.metric, S, rung - 1);
-    std::vector<char> candidate(static_cast<std::size_t>(S), 0);
-    for (int s : training_members(state, S)) candidate[static_cast<std::size_t>(s)] = 1;
-    if (std::count(candidate.begin(), candidate.end(), 1) == 0) break;  // none left training
-    search_epochs.push_back(rung);
-    const std::vector<int> cut = halving_cut(value, candidate, sc.maximize(), sc.keep);
-    for (int s : cut) {
-      state.stopped_epoch[s] = rung;
-      search_rung[s] = static_cast<int>(search_epochs.size());
-    }
-    state.search_epochs = search_epochs;
-    state.search_rung = search_rung;
-    const auto n = std::count(candidate.begin(), candidate.end(), 1);
-    spdlog::info("halving rung {} after epoch {}: {} of {} members keep training", search_epochs.size(), rung,
-                 n - static_cast<long>(cut.size()), n);
+    if (training_members(state, cfg.swarm.size).empty()) break;  // none left training
+    train_detail::halving_round(cfg, state, rung);
+    search_epochs = state.search_epochs;
+    search_rung = state.search_rung;
     // Every group continues from the cut swarm (its stopped members stay stopped).
     for (std::size_t g = 0; g < groups.size(); ++g) latest[g] = group_state(state, g);
     resume_from = &state;

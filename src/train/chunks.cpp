@@ -1,11 +1,11 @@
 // Chunked training: a swarm too large for the device trained in consecutive chunks of
 // members on the same backend, the chunks' results merged into the whole swarm's.
+#include "train/chunks.h"
+
 #include <algorithm>
 
-#include "train/architectures.h"
 #include "train/history.h"
 #include "train/pass.h"
-#include "train/trainer.h"
 
 namespace tn {
 namespace {
@@ -42,9 +42,9 @@ void merge_part(TrainOutput& out, const TrainOutput& part, int m0, int Sp) {
 
 }  // namespace
 
-TrainOutput train_swarm_in_chunks(const Config& cfg, const PreparedData& data, const MemberSets& sets, Backend& be,
-                                  const ProgressFn& progress, int chunk, const TrainControl& control) {
-  if (per_member_architecture(cfg)) return train_architectures(cfg, data, sets, be, progress, control);
+TrainOutput train_detail::train_in_chunks(const Config& cfg, const PreparedData& data, const MemberSets& sets,
+                                          Backend& be, const ProgressFn& progress, int chunk,
+                                          const TrainControl& control) {
   const int S = cfg.swarm.size;
   if (chunk <= 0 || chunk >= S) return train_pass(cfg, data, sets, be, progress, control);
   if (cfg.search.enabled())
@@ -52,7 +52,7 @@ TrainOutput train_swarm_in_chunks(const Config& cfg, const PreparedData& data, c
                        " at once, and only " + std::to_string(chunk) + " of " + std::to_string(S) +
                        " members do; lower swarm.size or train on the CPU (device: cpu)");
   if (control.resume || control.checkpoint || control.stop)
-    throw std::logic_error("train_swarm_in_chunks: checkpoints, resuming and stopping need the whole swarm in one pass");
+    throw std::logic_error("train_in_chunks: checkpoints, resuming and stopping need the whole swarm in one pass");
   int epochs = 0;  // the most any chunk trained (early stopping may end a chunk sooner)
   TrainOutput out;
   const int chunks = (S + chunk - 1) / chunk;

@@ -149,21 +149,4 @@ void start_from(TrainOutput& out, const TrainOutput& from) {
 }
 
 }  // namespace train_detail
-
-// The [S, epochs] history of a ranking metric (ranking_metrics()).
-const std::vector<float>& metric_history(const TrainOutput& out, const std::string& metric) {
-  return metric == "val_loss"       ? out.val_loss
-         : metric == "val_accuracy" ? out.val_acc
-         : metric == "train_loss"   ? out.train_loss
-                                    : out.train_acc;
-}
-
-std::vector<double> epoch_metric(const TrainOutput& out, const std::string& metric, int S, int e) {
-  const std::vector<float>& h = metric_history(out, metric);
-  if (h.empty()) throw std::logic_error("search: no " + metric + " history (the config check lets none through)");
-  std::vector<double> v(static_cast<std::size_t>(S));
-  for (int s = 0; s < S; ++s) v[s] = h[static_cast<std::size_t>(s) * out.epochs + e];
-  return v;
-}
-
 }  // namespace tn

@@ -3,7 +3,7 @@
 #pragma once
 #include <vector>
 
-#include "train/trainer.h"
+#include "train/train_output.h"
 
 namespace tn::train_detail {
 

@@ -6,11 +6,11 @@
 #include <cmath>
 #include <limits>
 
+#include "train/host_memory.h"
+
 #include "math/saturate.h"
-#include "train/architectures.h"
 #include "train/loop.h"
 #include "train/memory_plan.h"
-#include "train/trainer.h"
 
 namespace tn {
 namespace {
@@ -201,9 +201,8 @@ void check_generated_data_memory(const Config& cfg) {
                     " is available (MemAvailable); reduce " + reduce);
 }
 
-ChunkPlan plan_training(const Config& cfg, const PreparedData& data, const MemberSets& sets, const Backend& be,
-                        bool with_run_file) {
-  if (per_member_architecture(cfg)) return plan_architectures(cfg, data, sets, be, with_run_file);
+ChunkPlan train_detail::plan_swarm(const Config& cfg, const PreparedData& data, const MemberSets& sets,
+                                   const Backend& be, bool with_run_file) {
   const int S = cfg.swarm.size;
   const std::uint64_t budget = be.memory_budget();
   if (budget == 0) {

@@ -16,7 +16,7 @@
 #include "model/model_ops.h"
 #include "model/step_kernel.h"
 #include "train/loss_weights.h"
-#include "train/trainer.h"
+#include "train/train_output.h"
 #include "train/predict.h"
 #include "train/schedule.h"
 #include "train/workspace.h"

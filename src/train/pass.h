@@ -1,7 +1,8 @@
 // One pass: every member of a config trained at once on one backend (train/loop.h), with
 // early stopping, search and halving's packed survivors. Internal to train/.
 #pragma once
-#include "train/trainer.h"
+#include "backend/backend.h"
+#include "train/train_output.h"
 
 namespace tn::train_detail {
 

@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "train/early_stop.h"
+#include "train/loop.h"
 #include "train/search.h"
 #include "train/survivors.h"
 
@@ -63,25 +64,36 @@ void start_search(const Config& cfg, TrainOutput& out) {
 // After epoch count `done` (a rung or round): halving stops the worse members still
 // training; PBT's bottom members take over the state of top ones and explore. Returns how
 // many members stopped.
-int search_step(const Config& cfg, TrainOutput& out, Loop& loop, int done) {
+std::vector<int> halving_round(const Config& cfg, TrainOutput& out, int done) {
   const SearchConfig& sc = cfg.search;
   const int S = cfg.swarm.size;
   const std::vector<double> value = epoch_metric(out, sc.metric, S, done - 1);
   out.search_epochs.push_back(done);
   const int round = static_cast<int>(out.search_epochs.size());
+  std::vector<char> training(static_cast<std::size_t>(S), 0);
+  for (int s : training_members(out, S)) training[static_cast<std::size_t>(s)] = 1;
+  const std::vector<int> cut = halving_cut(value, training, sc.maximize(), sc.keep);
+  for (int s : cut) {
+    out.stopped_epoch[static_cast<std::size_t>(s)] = done;
+    out.search_rung[static_cast<std::size_t>(s)] = round;
+  }
+  const long n = static_cast<long>(std::count(training.begin(), training.end(), 1));
+  spdlog::info("halving rung {} after epoch {}: {} of {} members keep training, {} stopped", round, done,
+               n - static_cast<long>(cut.size()), n, cut.size());
+  return cut;
+}
+
+int search_step(const Config& cfg, TrainOutput& out, Loop& loop, int done) {
+  const SearchConfig& sc = cfg.search;
   if (sc.type == SearchConfig::Type::Halving) {
-    std::vector<char> training(static_cast<std::size_t>(S), 0);
-    for (int s : training_members(out, S)) training[s] = 1;
-    const std::vector<int> cut = halving_cut(value, training, sc.maximize(), sc.keep);
-    for (int s : cut) {
-      out.stopped_epoch[s] = done;
-      out.search_rung[s] = round;
-      loop.stop_member(s);
-    }
-    spdlog::info("halving rung {} after epoch {}: {} members stopped, {} keep training", round, done, cut.size(),
-                 std::count(training.begin(), training.end(), 1) - static_cast<long>(cut.size()));
+    const std::vector<int> cut = halving_round(cfg, out, done);
+    for (int s : cut) loop.stop_member(s);
     return static_cast<int>(cut.size());
   }
+  const int S = cfg.swarm.size;
+  const std::vector<double> value = epoch_metric(out, sc.metric, S, done - 1);
+  out.search_epochs.push_back(done);
+  const int round = static_cast<int>(out.search_epochs.size());
   std::vector<std::vector<double>> now;  // [K, S] the values in effect
   for (const std::vector<double>& h : out.search_values) now.emplace_back(h.end() - S, h.end());
   const PbtRound r = pbt_round(cfg, round, value, now);

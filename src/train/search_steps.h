@@ -2,10 +2,13 @@
 // which take over another's state (train/search.h and train/early_stop.h decide; this applies
 // it to the TrainOutput and the Loop). Internal to train/.
 #pragma once
-#include "train/loop.h"
-#include "train/trainer.h"
+#include <vector>
+
+#include "train/train_output.h"
 
 namespace tn::train_detail {
+
+class Loop;  // train/loop.h
 
 // After epoch e (0-based, the last one run): early stopping for every member still training
 // (train/early_stop.h); returns how many stopped.
@@ -16,6 +19,11 @@ bool search_after(const SearchConfig& sc, int done, int E);
 int next_search_epoch(const SearchConfig& sc, int done, int E);
 // The search state at the start: nothing stopped; PBT's values of the perturbed keys.
 void start_search(const Config& cfg, TrainOutput& out);
+// Successive halving's rung after epoch count `done`, on `out` (histories [S, out.epochs],
+// S = cfg.swarm.size): records the rung in search_epochs and, of the members still training
+// (training_members), stops all but the best (stopped_epoch = done, search_rung = the rung's
+// number). Returns the members it stopped. The one cut of a single- and a mixed-architecture swarm.
+std::vector<int> halving_round(const Config& cfg, TrainOutput& out, int done);
 // After epoch count `done` (a rung or round): halving stops the worse members still
 // training; PBT's bottom members take over the state of top ones and explore. Returns how
 // many members stopped.
