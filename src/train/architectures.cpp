@@ -19,23 +19,13 @@
 #include "model/build.h"
 #include "train/chunks.h"
 #include "train/host_memory.h"
-#include "train/member_rows.h"
-#include "train/early_stop.h"
+#include "train/member_state.h"
 #include "train/memory_plan.h"
 #include "train/search_steps.h"
 #include "train/survivors.h"
 
 namespace tn {
 namespace {
-
-// Rows `members` of `whole` [S, E] take part's rows [M, part_epochs] (NaN past them).
-void put_rows(std::vector<float>& whole, int E, const std::vector<float>& part, int part_epochs,
-              const std::vector<int>& members) {
-  if (part.empty()) return;
-  for (std::size_t i = 0; i < members.size(); ++i)
-    for (int e = 0; e < E && e < part_epochs; ++e)
-      whole[static_cast<std::size_t>(members[i]) * E + e] = part[i * static_cast<std::size_t>(part_epochs) + e];
-}
 
 // The whole swarm's result, or state, from its groups' (parts[g] is group g's sub-swarm, its
 // histories [M, parts[g].epochs]): histories [S, the most epochs] (NaN past a group's), per-member
@@ -55,10 +45,8 @@ TrainOutput merge_groups(const Config& cfg, const std::vector<ArchitectureGroup>
         !(h == &TrainOutput::train_loss))
       return;
     out.*h = std::vector<float>(static_cast<std::size_t>(S) * E, nan);
-    for (std::size_t g = 0; g < groups.size(); ++g) put_rows(out.*h, E, parts[g].*h, parts[g].epochs, groups[g].members);
   };
-  for (auto h : {&TrainOutput::train_loss, &TrainOutput::val_loss, &TrainOutput::train_acc, &TrainOutput::val_acc})
-    history(h);
+  for (auto h : train_detail::kHistories) history(h);
   out.diverged_epoch.assign(static_cast<std::size_t>(S), -1);
   const bool stops = std::any_of(parts.begin(), parts.end(), [](const TrainOutput& p) { return !p.stopped_epoch.empty(); });
   const bool best = std::any_of(parts.begin(), parts.end(), [](const TrainOutput& p) { return !p.best_value.empty(); });
@@ -74,13 +62,7 @@ TrainOutput merge_groups(const Config& cfg, const std::vector<ArchitectureGroup>
   for (std::size_t g = 0; g < groups.size(); ++g) {
     const TrainOutput& p = parts[g];
     const std::vector<int>& m = groups[g].members;
-    put(out.diverged_epoch, p.diverged_epoch, m);
-    put(out.stopped_epoch, p.stopped_epoch, m);
-    put(out.best_epoch, p.best_epoch, m);
-    put(out.best_value, p.best_value, m);
-    for (std::size_t i = 0; i < m.size() && !p.pred_members.empty(); ++i)
-      std::copy_n(p.pred_members.begin() + static_cast<std::ptrdiff_t>(i * per), per,
-                  out.pred_members.begin() + static_cast<std::ptrdiff_t>(m[i] * per));
+    train_detail::scatter_members(out, p, m);
     out.interrupted = out.interrupted || p.interrupted;
     out.architectures.push_back({groups[g].name, m, p.shape, p.layout, p.init_params, p.params, p.opt1, p.opt2,
                                  p.best_params, p.epochs, p.partial});
@@ -92,7 +74,7 @@ TrainOutput merge_groups(const Config& cfg, const std::vector<ArchitectureGroup>
 // resumes from.
 TrainOutput group_state(const TrainOutput& whole, std::size_t g) {
   const ArchitectureOutput& a = whole.architectures[g];
-  TrainOutput t;
+  TrainOutput t = train_detail::gather_members(whole, a.members, a.epochs);
   t.shape = a.shape;
   t.layout = a.layout;
   t.init_params = a.init_params;
@@ -100,16 +82,6 @@ TrainOutput group_state(const TrainOutput& whole, std::size_t g) {
   t.opt1 = a.opt1;
   t.opt2 = a.opt2;
   t.best_params = a.best_params;
-  t.epochs = a.epochs;
-  t.steps_per_epoch = whole.steps_per_epoch;
-  t.train_loss = gather_rows(whole.train_loss, whole.epochs, a.members, a.epochs);
-  t.val_loss = gather_rows(whole.val_loss, whole.epochs, a.members, a.epochs);
-  t.train_acc = gather_rows(whole.train_acc, whole.epochs, a.members, a.epochs);
-  t.val_acc = gather_rows(whole.val_acc, whole.epochs, a.members, a.epochs);
-  t.diverged_epoch = pick(whole.diverged_epoch, a.members);
-  t.stopped_epoch = pick(whole.stopped_epoch, a.members);
-  t.best_epoch = pick(whole.best_epoch, a.members);
-  t.best_value = pick(whole.best_value, a.members);
   t.partial = a.partial;
   return t;
 }
@@ -326,12 +298,7 @@ TrainOutput train_architectures(const Config& cfg, const PreparedData& data, con
     t.params = t.init_params;
     t.opt1.assign(static_cast<std::size_t>(t.layout.total), 0.0f);
     t.opt2 = t.opt1;
-    t.diverged_epoch.assign(static_cast<std::size_t>(M), -1);
-    if (const EarlyStoppingConfig& es = cfg.train.early_stopping; es.enabled()) {
-      t.stopped_epoch.assign(static_cast<std::size_t>(M), -1);
-      t.best_epoch.assign(static_cast<std::size_t>(M), 0);
-      t.best_value.assign(static_cast<std::size_t>(M), early_stop_initial_best(es));
-    }
+    train_detail::init_member_state(cfg, M, t);
   }
 
   std::vector<TrainOutput> parts(static_cast<std::size_t>(G));

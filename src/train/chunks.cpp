@@ -3,8 +3,10 @@
 #include "train/chunks.h"
 
 #include <algorithm>
+#include <numeric>
 
 #include "train/history.h"
+#include "train/member_state.h"
 #include "train/pass.h"
 
 namespace tn {
@@ -20,23 +22,13 @@ void merge_part(TrainOutput& out, const TrainOutput& part, int m0, int Sp) {
     std::copy_n(part.init_params.begin() + part.layout.at(static_cast<int>(t), 0), n,
                 out.init_params.begin() + out.layout.at(static_cast<int>(t), m0));
   }
-  const auto rows = [&](std::vector<float>& dst, const std::vector<float>& src, std::size_t per) {
-    std::copy(src.begin(), src.end(), dst.begin() + static_cast<std::ptrdiff_t>(m0 * per));
-  };
-  const auto E = static_cast<std::size_t>(out.epochs);
-  rows(out.train_loss, part.train_loss, E);
-  rows(out.val_loss, part.val_loss, E);
-  rows(out.train_acc, part.train_acc, E);
-  rows(out.val_acc, part.val_acc, E);
-  rows(out.pred_members, part.pred_members, static_cast<std::size_t>(out.pred_n) * out.shape.outputs());
+  std::vector<int> members(static_cast<std::size_t>(Sp));
+  std::iota(members.begin(), members.end(), m0);
+  scatter_members(out, part, members);
   const auto O = static_cast<std::size_t>(out.shape.outputs());
   for (std::size_t i = 0; i < part.pred_member.size(); ++i)  // group_by: the part's members' samples
     if (part.pred_member[i] >= m0 && part.pred_member[i] < m0 + Sp)
       std::copy_n(part.pred_own.begin() + static_cast<std::ptrdiff_t>(i * O), O, out.pred_own.begin() + static_cast<std::ptrdiff_t>(i * O));
-  std::copy(part.diverged_epoch.begin(), part.diverged_epoch.end(), out.diverged_epoch.begin() + m0);
-  std::copy(part.stopped_epoch.begin(), part.stopped_epoch.end(), out.stopped_epoch.begin() + m0);
-  std::copy(part.best_epoch.begin(), part.best_epoch.end(), out.best_epoch.begin() + m0);
-  std::copy(part.best_value.begin(), part.best_value.end(), out.best_value.begin() + m0);
   out.train_seconds += part.train_seconds;
 }
 

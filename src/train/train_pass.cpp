@@ -8,9 +8,9 @@
 #include <chrono>
 #include <memory>
 
-#include "train/early_stop.h"
 #include "train/history.h"
 #include "train/loop.h"
+#include "train/member_state.h"
 #include "train/predict.h"
 #include "train/search_steps.h"
 #include "train/survivors.h"
@@ -87,13 +87,8 @@ TrainOutput train_pass(const Config& cfg, const PreparedData& data, const Member
     out.val_loss.assign(hist, 0.0f);
     if (classification) out.val_acc.assign(hist, 0.0f);
   }
-  out.diverged_epoch.assign(S, -1);
+  init_member_state(cfg, S, out);
   const EarlyStoppingConfig& es = cfg.train.early_stopping;
-  if (es.enabled()) {
-    out.stopped_epoch.assign(S, -1);
-    out.best_epoch.assign(S, 0);
-    out.best_value.assign(S, early_stop_initial_best(es));
-  }
   const SearchConfig& sc = cfg.search;
   if (sc.type == SearchConfig::Type::Halving) out.stopped_epoch.assign(S, -1);
   start_search(cfg, out);
