@@ -3,8 +3,11 @@
 
 #include <algorithm>
 #include <cmath>
+#include <iterator>
 #include <limits>
 #include <stdexcept>
+
+#include "train/member_state.h"
 
 namespace tn {
 namespace train_detail {
@@ -36,8 +39,8 @@ std::vector<EpochStats> summarize(TrainOutput& out, int S, int e0, int e1, int f
         continue;
       }
       if (diverged[s] > 0 && e >= diverged[s]) {  // frozen since epoch diverged[s]
-        for (std::vector<float>* h : {&out.train_loss, &out.train_acc, &out.val_loss, &out.val_acc})
-          if (!h->empty()) (*h)[at] = std::numeric_limits<float>::quiet_NaN();
+        for (auto h : kHistories)
+          if (!(out.*h).empty()) (out.*h)[at] = std::numeric_limits<float>::quiet_NaN();
         continue;
       }
       if (!std::isfinite(l)) {
@@ -103,23 +106,18 @@ std::vector<float> history_columns(const std::vector<float>& h, int from, int to
 
 // Resizes t's [S, t.epochs] histories to [S, epochs].
 void resize_history(TrainOutput& t, int epochs) {
-  for (std::vector<float>* h : {&t.train_loss, &t.val_loss, &t.train_acc, &t.val_acc})
-    *h = history_columns(*h, t.epochs, epochs);
+  for (auto h : kHistories) t.*h = history_columns(t.*h, t.epochs, epochs);
   t.epochs = epochs;
 }
 
 // A copy of `out` (histories [S, out.epochs]) with its histories cut to [S, done], without
 // copying the full histories first.
 TrainOutput copy_until(TrainOutput& out, int done) {
-  std::vector<float>* h[] = {&out.train_loss, &out.val_loss, &out.train_acc, &out.val_acc};
-  std::vector<float> full[4];
-  for (int i = 0; i < 4; ++i) full[i] = std::move(*h[i]);
+  std::vector<float> full[std::size(kHistories)];
+  for (std::size_t i = 0; i < std::size(kHistories); ++i) full[i] = std::move(out.*kHistories[i]);
   TrainOutput t = out;
-  for (int i = 0; i < 4; ++i) *h[i] = std::move(full[i]);
-  t.train_loss = history_columns(out.train_loss, out.epochs, done);
-  t.val_loss = history_columns(out.val_loss, out.epochs, done);
-  t.train_acc = history_columns(out.train_acc, out.epochs, done);
-  t.val_acc = history_columns(out.val_acc, out.epochs, done);
+  for (std::size_t i = 0; i < std::size(kHistories); ++i) out.*kHistories[i] = std::move(full[i]);
+  for (auto h : kHistories) t.*h = history_columns(out.*h, out.epochs, done);
   t.epochs = done;
   return t;
 }
@@ -129,10 +127,7 @@ TrainOutput copy_until(TrainOutput& out, int done) {
 void start_from(TrainOutput& out, const TrainOutput& from) {
   if (!from.init_params.empty()) out.init_params = from.init_params;  // e.g. a warm start's
   if (from.epochs > 0) {  // else (interrupted in the first epoch) nothing to keep: out's stay
-    out.train_loss = history_columns(from.train_loss, from.epochs, out.epochs);
-    out.val_loss = history_columns(from.val_loss, from.epochs, out.epochs);
-    out.train_acc = history_columns(from.train_acc, from.epochs, out.epochs);
-    out.val_acc = history_columns(from.val_acc, from.epochs, out.epochs);
+    for (auto h : kHistories) out.*h = history_columns(from.*h, from.epochs, out.epochs);
   }
   out.diverged_epoch = from.diverged_epoch;
   if (!out.stopped_epoch.empty() && !from.stopped_epoch.empty()) {

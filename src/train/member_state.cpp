@@ -44,8 +44,9 @@ void scatter_members(TrainOutput& whole, const TrainOutput& part, const std::vec
   put(whole.best_epoch, part.best_epoch, members);
   put(whole.best_value, part.best_value, members);
   put(whole.search_rung, part.search_rung, members);
+  if (part.pred_members.empty() || whole.pred_members.empty()) return;
   const std::size_t per = static_cast<std::size_t>(whole.pred_n) * whole.shape.outputs();
-  for (std::size_t i = 0; i < members.size() && !part.pred_members.empty() && !whole.pred_members.empty(); ++i)
+  for (std::size_t i = 0; i < members.size(); ++i)
     std::copy_n(part.pred_members.begin() + static_cast<std::ptrdiff_t>(i * per), per,
                 whole.pred_members.begin() + static_cast<std::ptrdiff_t>(members[i] * per));
 }
