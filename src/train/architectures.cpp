@@ -6,17 +6,17 @@
 #include <atomic>
 #include <chrono>
 #include <cmath>
-#include <exception>
 #include <limits>
 #include <map>
 #include <mutex>
 #include <numeric>
-#include <thread>
+#include <utility>
 
 #include <spdlog/spdlog.h>
 
 #include "data/member_sets.h"
 #include "model/build.h"
+#include "train/architecture_progress.h"
 #include "train/chunks.h"
 #include "train/host_memory.h"
 #include "train/member_state.h"
@@ -193,74 +193,12 @@ TrainOutput train_architectures(const Config& cfg, const PreparedData& data, con
   for (int g = 0; g < G; ++g) order[static_cast<std::size_t>(g)] = g;
   std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return cost[a] > cost[b]; });
 
-  // Progress of the whole swarm: the architectures train at different times, so its epoch is
-  // theirs averaged, weighted by their cost; a line each time that average passes an epoch.
-  struct GroupProgress {
-    int epoch = 0;
-    EpochStats last;
-  };
-  std::vector<GroupProgress> seen(static_cast<std::size_t>(G));
   const double total_cost = std::accumulate(cost.begin(), cost.end(), 0.0);
-  int reported = 0;
-  std::mutex progress_mutex;
-  // Weighted epoch of the architectures' current epochs.
-  const auto average_epoch = [&] {
-    double done_cost = 0;
-    for (int k = 0; k < G; ++k) done_cost += cost[static_cast<std::size_t>(k)] * seen[static_cast<std::size_t>(k)].epoch;
-    return std::min(cfg.train.epochs, static_cast<int>(done_cost / std::max(total_cost, 1e-300)));
-  };
-  // A resumed run starts where its architectures stand.
-  for (int k = 0; k < G && control.resume; ++k) seen[static_cast<std::size_t>(k)].epoch = control.resume->architectures[static_cast<std::size_t>(k)].epochs;
-  reported = average_epoch();
-  const int first_reported = reported;
-  // Group g's epoch `st` (or, with `finished`, its end: it trains no more epochs).
-  const auto report = [&](int g, const EpochStats& st, bool finished = false) {
-    if (!progress) return;
-    std::lock_guard<std::mutex> lock(progress_mutex);
-    GroupProgress& gp = seen[static_cast<std::size_t>(g)];
-    gp.epoch = finished ? cfg.train.epochs : std::max(gp.epoch, st.epoch);
-    if (!finished) gp.last = st;
-    if (!st.newly_diverged.empty()) {  // at the architecture's own epoch, with global member indices
-      std::vector<int> k;
-      for (int s : st.newly_diverged)
-        k.push_back(cfg.swarm.first_member + groups[static_cast<std::size_t>(g)].members[static_cast<std::size_t>(s)]);
-      spdlog::warn("{} {} of {} diverged at epoch {} (loss is not finite) and {} left out of the ensemble; lower "
-                   "optimizer.lr or set optimizer.grad_clip", k.size() == 1 ? "member" : "members",
-                   fmt::format("{}", fmt::join(k, ", ")), groups[static_cast<std::size_t>(g)].name, st.epoch,
-                   k.size() == 1 ? "is" : "are");
-    }
-    const int epoch = average_epoch();
-    if (epoch <= reported || epoch < 1) return;
-    EpochStats w;
-    w.epochs = cfg.train.epochs;
-    w.epoch = reported = epoch;
-    w.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    double loss = 0, acc = 0, val = 0;
-    int n = 0, n_acc = 0, n_val = 0;
-    w.loss_min = std::numeric_limits<double>::infinity();
-    w.loss_max = -w.loss_min;
-    for (int k = 0; k < G; ++k) {
-      const GroupProgress& x = seen[static_cast<std::size_t>(k)];
-      const int m = static_cast<int>(groups[static_cast<std::size_t>(k)].members.size());
-      w.diverged += x.last.diverged;
-      w.early_stopping = w.early_stopping || x.last.early_stopping;
-      w.training += x.last.epoch > 0 && x.last.early_stopping ? x.last.training : m - x.last.diverged;
-      if (x.last.epoch == 0 || !std::isfinite(x.last.loss_mean)) continue;  // not started, or every member diverged
-      const int finite = m - x.last.diverged;
-      loss += x.last.loss_mean * finite, n += finite;
-      w.loss_min = std::min(w.loss_min, x.last.loss_min);
-      w.loss_max = std::max(w.loss_max, x.last.loss_max);
-      if (x.last.acc_mean >= 0) acc += x.last.acc_mean * finite, n_acc += finite;
-      if (x.last.val_loss_mean >= 0) val += x.last.val_loss_mean * finite, n_val += finite;
-    }
-    w.loss_mean = n ? loss / n : 0;
-    w.acc_mean = n_acc ? acc / n_acc : -1;
-    w.val_loss_mean = n_val ? val / n_val : -1;
-    if (n == 0) w.loss_min = w.loss_max = 0;
-    w.member_samples_per_s =
-        w.seconds > 0 ? static_cast<double>(cfg.swarm.size) * sets.max_size() * (w.epoch - first_reported) / w.seconds : 0;
-    progress(w);
-  };
+  std::vector<std::string> names;
+  std::vector<std::vector<int>> members_of;
+  for (const ArchitectureGroup& g : groups) names.push_back(g.name), members_of.push_back(g.members);
+  train_detail::ArchitectureProgress report_progress(cfg, std::move(names), std::move(members_of), cost, sets.max_size(), progress, control.resume, t0);
+  const auto report = [&](int g, const EpochStats& st, bool finished = false) { report_progress.report(g, st, finished); };
   if (progress && G > 1)
     spdlog::info("{} architectures train on their own; a progress line's epoch is theirs averaged, weighted by their "
                  "cost", G);
@@ -416,41 +354,9 @@ TrainOutput train_architectures(const Config& cfg, const PreparedData& data, con
     done = 0;
     for (int g : heavy) train_group(g, be);
     if (pool) {
-      const int L = static_cast<int>(light.size());
       // Each thread trains whole groups on a one-thread CPU backend (results do not depend on
       // the thread count), taking the next most costly group when it is done.
-      std::atomic<int> next{0};
-      std::exception_ptr error;
-      std::mutex error_mutex;
-      std::vector<std::thread> threads;
-      const auto join_all = [&] {
-        for (std::thread& t : threads)
-          if (t.joinable()) t.join();
-      };
-      try {
-        for (int w = 0; w < W; ++w)
-          threads.emplace_back([&] {
-            try {
-              const std::unique_ptr<Backend> one = make_backend({DeviceKind::Cpu, 1}, nullptr);
-              for (int i = next++; i < L; i = next++) {
-                {
-                  std::lock_guard<std::mutex> lock(error_mutex);
-                  if (error) return;
-                }
-                train_group(light[static_cast<std::size_t>(i)], *one);
-              }
-            } catch (...) {
-              std::lock_guard<std::mutex> lock(error_mutex);
-              if (!error) error = std::current_exception();
-            }
-          });
-      } catch (...) {  // a thread could not start: the others finish, then the error
-        next = L;
-        join_all();
-        throw;
-      }
-      join_all();
-      if (error) std::rethrow_exception(error);
+      train_detail::on_threads(W, static_cast<int>(light.size()), [&](int i, Backend& one) { train_group(light[static_cast<std::size_t>(i)], one); });
     }
   };
   // Halving: each rung is a segment all architectures train to, then the whole swarm's cut.
