@@ -80,3 +80,18 @@ TEST_CASE("halving round: the members still training keep the best ceil(keep n),
   CHECK(out.stopped_epoch == std::vector<int>{-1, 2, -1, -1, 2});
   CHECK(out.search_rung == std::vector<int>{0, 1, 0, 0, 1});
 }
+
+TEST_CASE("member state: the whole swarm is sized for its parts, with only the arrays some part has") {
+  tn::TrainOutput a, b;
+  a.val_loss = {1, 2};
+  b.best_value = {0.5};
+  tn::TrainOutput whole;
+  tn::train_detail::size_member_state(whole, 3, 2, {&a, &b});
+  CHECK(whole.train_loss.size() == 6);  // always
+  CHECK(std::isnan(whole.train_loss[5]));
+  CHECK(whole.val_loss.size() == 6);
+  CHECK(whole.train_acc.empty());
+  CHECK(whole.diverged_epoch == std::vector<int>{-1, -1, -1});
+  CHECK(whole.stopped_epoch.empty());
+  CHECK(whole.best_epoch == std::vector<int>{0, 0, 0});
+}

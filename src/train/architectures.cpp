@@ -39,22 +39,9 @@ TrainOutput merge_groups(const Config& cfg, const std::vector<ArchitectureGroup>
   out.epochs = E;
   out.shape = parts.front().shape;
   for (const TrainOutput& p : parts) out.steps_per_epoch = std::max(out.steps_per_epoch, p.steps_per_epoch);
-  const float nan = std::numeric_limits<float>::quiet_NaN();
-  const auto history = [&](std::vector<float> TrainOutput::*h) {
-    if (std::all_of(parts.begin(), parts.end(), [&](const TrainOutput& p) { return (p.*h).empty(); }) &&
-        !(h == &TrainOutput::train_loss))
-      return;
-    out.*h = std::vector<float>(static_cast<std::size_t>(S) * E, nan);
-  };
-  for (auto h : train_detail::kHistories) history(h);
-  out.diverged_epoch.assign(static_cast<std::size_t>(S), -1);
-  const bool stops = std::any_of(parts.begin(), parts.end(), [](const TrainOutput& p) { return !p.stopped_epoch.empty(); });
-  const bool best = std::any_of(parts.begin(), parts.end(), [](const TrainOutput& p) { return !p.best_value.empty(); });
-  if (stops) out.stopped_epoch.assign(static_cast<std::size_t>(S), -1);
-  if (best) {
-    out.best_epoch.assign(static_cast<std::size_t>(S), 0);
-    out.best_value.assign(static_cast<std::size_t>(S), 0.0);
-  }
+  std::vector<const TrainOutput*> of;
+  for (const TrainOutput& p : parts) of.push_back(&p);
+  train_detail::size_member_state(out, S, E, of);
   out.pred_split = parts.front().pred_split;
   out.pred_n = parts.front().pred_n;
   const std::size_t per = static_cast<std::size_t>(out.pred_n) * out.shape.outputs();

@@ -71,16 +71,9 @@ TrainOutput train_detail::train_in_chunks(const Config& cfg, const PreparedData&
       out = part;
       out.layout = ParamLayout(out.shape, S);
       const auto grow = [&](std::vector<float>& v) { v.assign(v.size() / (m1 - m0) * S, 0.0f); };
-      for (auto* v : {&out.params, &out.init_params, &out.train_loss, &out.val_loss, &out.train_acc,
-                      &out.val_acc, &out.pred_members})
-        grow(*v);
+      for (auto* v : {&out.params, &out.init_params, &out.pred_members}) grow(*v);
       std::fill(out.pred_own.begin(), out.pred_own.end(), 0.0f);
-      out.diverged_epoch.assign(S, -1);
-      if (!out.stopped_epoch.empty()) {
-        out.stopped_epoch.assign(S, -1);
-        out.best_epoch.assign(S, 0);
-        out.best_value.assign(S, 0.0);
-      }
+      size_member_state(out, S, out.epochs, {&part});
       out.train_seconds = 0;
       out.kernel += "; trained in " + std::to_string(chunks) + " chunks of up to " + std::to_string(chunk) + " members";
     }

@@ -2,6 +2,7 @@
 #include "train/member_state.h"
 
 #include <algorithm>
+#include <limits>
 
 #include "train/early_stop.h"
 #include "train/member_rows.h"
@@ -14,6 +15,20 @@ void init_member_state(const Config& cfg, int S, TrainOutput& t) {
     t.stopped_epoch.assign(static_cast<std::size_t>(S), -1);
     t.best_epoch.assign(static_cast<std::size_t>(S), 0);
     t.best_value.assign(static_cast<std::size_t>(S), early_stop_initial_best(es));
+  }
+}
+
+void size_member_state(TrainOutput& whole, int S, int E, const std::vector<const TrainOutput*>& parts) {
+  const auto any = [&](auto has) { return std::any_of(parts.begin(), parts.end(), has); };
+  for (auto h : kHistories)
+    if (h == &TrainOutput::train_loss || any([&](const TrainOutput* p) { return !(p->*h).empty(); }))
+      whole.*h = std::vector<float>(static_cast<std::size_t>(S) * E, std::numeric_limits<float>::quiet_NaN());
+  whole.diverged_epoch.assign(static_cast<std::size_t>(S), -1);
+  if (any([](const TrainOutput* p) { return !p->stopped_epoch.empty(); }))
+    whole.stopped_epoch.assign(static_cast<std::size_t>(S), -1);
+  if (any([](const TrainOutput* p) { return !p->best_value.empty(); })) {
+    whole.best_epoch.assign(static_cast<std::size_t>(S), 0);
+    whole.best_value.assign(static_cast<std::size_t>(S), 0.0);
   }
 }
 

@@ -18,6 +18,11 @@ inline constexpr std::vector<float> TrainOutput::*kHistories[] = {&TrainOutput::
 // epoch yet (best_value the rule's starting value).
 void init_member_state(const Config& cfg, int S, TrainOutput& t);
 
+// `whole` sized for S members and E epochs, to take sub-swarms `parts` (scatter_members):
+// histories [S, E] of NaN where a part has them (train_loss always), none diverged, and where
+// a part has them, none stopped and no best epoch (best_value 0).
+void size_member_state(TrainOutput& whole, int S, int E, const std::vector<const TrainOutput*>& parts);
+
 // Members `members` (indices into `whole`, in the sub-swarm's order) of `whole` (histories
 // [S, whole.epochs]): histories [M, keep] (the first `keep` epochs), their entries of every
 // per-member array (empty stays empty), epochs = keep and steps_per_epoch. Parameters,
