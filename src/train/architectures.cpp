@@ -6,34 +6,26 @@
 #include <atomic>
 #include <chrono>
 #include <cmath>
-#include <exception>
 #include <limits>
 #include <map>
 #include <mutex>
 #include <numeric>
-#include <thread>
+#include <utility>
 
 #include <spdlog/spdlog.h>
 
 #include "data/member_sets.h"
 #include "model/build.h"
-#include "train/member_rows.h"
-#include "train/early_stop.h"
+#include "train/architecture_progress.h"
+#include "train/chunks.h"
+#include "train/host_memory.h"
+#include "train/member_state.h"
 #include "train/memory_plan.h"
-#include "train/search.h"
+#include "train/search_steps.h"
 #include "train/survivors.h"
 
 namespace tn {
 namespace {
-
-// Rows `members` of `whole` [S, E] take part's rows [M, part_epochs] (NaN past them).
-void put_rows(std::vector<float>& whole, int E, const std::vector<float>& part, int part_epochs,
-              const std::vector<int>& members) {
-  if (part.empty()) return;
-  for (std::size_t i = 0; i < members.size(); ++i)
-    for (int e = 0; e < E && e < part_epochs; ++e)
-      whole[static_cast<std::size_t>(members[i]) * E + e] = part[i * static_cast<std::size_t>(part_epochs) + e];
-}
 
 // The whole swarm's result, or state, from its groups' (parts[g] is group g's sub-swarm, its
 // histories [M, parts[g].epochs]): histories [S, the most epochs] (NaN past a group's), per-member
@@ -47,24 +39,9 @@ TrainOutput merge_groups(const Config& cfg, const std::vector<ArchitectureGroup>
   out.epochs = E;
   out.shape = parts.front().shape;
   for (const TrainOutput& p : parts) out.steps_per_epoch = std::max(out.steps_per_epoch, p.steps_per_epoch);
-  const float nan = std::numeric_limits<float>::quiet_NaN();
-  const auto history = [&](std::vector<float> TrainOutput::*h) {
-    if (std::all_of(parts.begin(), parts.end(), [&](const TrainOutput& p) { return (p.*h).empty(); }) &&
-        !(h == &TrainOutput::train_loss))
-      return;
-    out.*h = std::vector<float>(static_cast<std::size_t>(S) * E, nan);
-    for (std::size_t g = 0; g < groups.size(); ++g) put_rows(out.*h, E, parts[g].*h, parts[g].epochs, groups[g].members);
-  };
-  for (auto h : {&TrainOutput::train_loss, &TrainOutput::val_loss, &TrainOutput::train_acc, &TrainOutput::val_acc})
-    history(h);
-  out.diverged_epoch.assign(static_cast<std::size_t>(S), -1);
-  const bool stops = std::any_of(parts.begin(), parts.end(), [](const TrainOutput& p) { return !p.stopped_epoch.empty(); });
-  const bool best = std::any_of(parts.begin(), parts.end(), [](const TrainOutput& p) { return !p.best_value.empty(); });
-  if (stops) out.stopped_epoch.assign(static_cast<std::size_t>(S), -1);
-  if (best) {
-    out.best_epoch.assign(static_cast<std::size_t>(S), 0);
-    out.best_value.assign(static_cast<std::size_t>(S), 0.0);
-  }
+  std::vector<const TrainOutput*> of;
+  for (const TrainOutput& p : parts) of.push_back(&p);
+  train_detail::size_member_state(out, S, E, of);
   out.pred_split = parts.front().pred_split;
   out.pred_n = parts.front().pred_n;
   const std::size_t per = static_cast<std::size_t>(out.pred_n) * out.shape.outputs();
@@ -72,13 +49,7 @@ TrainOutput merge_groups(const Config& cfg, const std::vector<ArchitectureGroup>
   for (std::size_t g = 0; g < groups.size(); ++g) {
     const TrainOutput& p = parts[g];
     const std::vector<int>& m = groups[g].members;
-    put(out.diverged_epoch, p.diverged_epoch, m);
-    put(out.stopped_epoch, p.stopped_epoch, m);
-    put(out.best_epoch, p.best_epoch, m);
-    put(out.best_value, p.best_value, m);
-    for (std::size_t i = 0; i < m.size() && !p.pred_members.empty(); ++i)
-      std::copy_n(p.pred_members.begin() + static_cast<std::ptrdiff_t>(i * per), per,
-                  out.pred_members.begin() + static_cast<std::ptrdiff_t>(m[i] * per));
+    train_detail::scatter_members(out, p, m);
     out.interrupted = out.interrupted || p.interrupted;
     out.architectures.push_back({groups[g].name, m, p.shape, p.layout, p.init_params, p.params, p.opt1, p.opt2,
                                  p.best_params, p.epochs, p.partial});
@@ -90,7 +61,7 @@ TrainOutput merge_groups(const Config& cfg, const std::vector<ArchitectureGroup>
 // resumes from.
 TrainOutput group_state(const TrainOutput& whole, std::size_t g) {
   const ArchitectureOutput& a = whole.architectures[g];
-  TrainOutput t;
+  TrainOutput t = train_detail::gather_members(whole, a.members, a.epochs);
   t.shape = a.shape;
   t.layout = a.layout;
   t.init_params = a.init_params;
@@ -98,16 +69,6 @@ TrainOutput group_state(const TrainOutput& whole, std::size_t g) {
   t.opt1 = a.opt1;
   t.opt2 = a.opt2;
   t.best_params = a.best_params;
-  t.epochs = a.epochs;
-  t.steps_per_epoch = whole.steps_per_epoch;
-  t.train_loss = gather_rows(whole.train_loss, whole.epochs, a.members, a.epochs);
-  t.val_loss = gather_rows(whole.val_loss, whole.epochs, a.members, a.epochs);
-  t.train_acc = gather_rows(whole.train_acc, whole.epochs, a.members, a.epochs);
-  t.val_acc = gather_rows(whole.val_acc, whole.epochs, a.members, a.epochs);
-  t.diverged_epoch = pick(whole.diverged_epoch, a.members);
-  t.stopped_epoch = pick(whole.stopped_epoch, a.members);
-  t.best_epoch = pick(whole.best_epoch, a.members);
-  t.best_value = pick(whole.best_value, a.members);
   t.partial = a.partial;
   return t;
 }
@@ -174,7 +135,7 @@ ChunkPlan plan_architectures(const Config& cfg, const PreparedData& data, const 
     const Config sub = architecture_config(cfg, g);
     const MemberSets sub_sets = group_sets(cfg, data, sets, g);
     try {
-      const ChunkPlan p = plan_training(sub, data, sub_sets, be, with_run_file);
+      const ChunkPlan p = train_detail::plan_swarm(sub, data, sub_sets, be, with_run_file);
       chunks = std::max(chunks, p.chunks);
       if (!p.note.empty()) note += (note.empty() ? "" : "; ") + g.name + ": " + p.note;
     } catch (const ConfigError& e) {
@@ -219,74 +180,12 @@ TrainOutput train_architectures(const Config& cfg, const PreparedData& data, con
   for (int g = 0; g < G; ++g) order[static_cast<std::size_t>(g)] = g;
   std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return cost[a] > cost[b]; });
 
-  // Progress of the whole swarm: the architectures train at different times, so its epoch is
-  // theirs averaged, weighted by their cost; a line each time that average passes an epoch.
-  struct GroupProgress {
-    int epoch = 0;
-    EpochStats last;
-  };
-  std::vector<GroupProgress> seen(static_cast<std::size_t>(G));
   const double total_cost = std::accumulate(cost.begin(), cost.end(), 0.0);
-  int reported = 0;
-  std::mutex progress_mutex;
-  // Weighted epoch of the architectures' current epochs.
-  const auto average_epoch = [&] {
-    double done_cost = 0;
-    for (int k = 0; k < G; ++k) done_cost += cost[static_cast<std::size_t>(k)] * seen[static_cast<std::size_t>(k)].epoch;
-    return std::min(cfg.train.epochs, static_cast<int>(done_cost / std::max(total_cost, 1e-300)));
-  };
-  // A resumed run starts where its architectures stand.
-  for (int k = 0; k < G && control.resume; ++k) seen[static_cast<std::size_t>(k)].epoch = control.resume->architectures[static_cast<std::size_t>(k)].epochs;
-  reported = average_epoch();
-  const int first_reported = reported;
-  // Group g's epoch `st` (or, with `finished`, its end: it trains no more epochs).
-  const auto report = [&](int g, const EpochStats& st, bool finished = false) {
-    if (!progress) return;
-    std::lock_guard<std::mutex> lock(progress_mutex);
-    GroupProgress& gp = seen[static_cast<std::size_t>(g)];
-    gp.epoch = finished ? cfg.train.epochs : std::max(gp.epoch, st.epoch);
-    if (!finished) gp.last = st;
-    if (!st.newly_diverged.empty()) {  // at the architecture's own epoch, with global member indices
-      std::vector<int> k;
-      for (int s : st.newly_diverged)
-        k.push_back(cfg.swarm.first_member + groups[static_cast<std::size_t>(g)].members[static_cast<std::size_t>(s)]);
-      spdlog::warn("{} {} of {} diverged at epoch {} (loss is not finite) and {} left out of the ensemble; lower "
-                   "optimizer.lr or set optimizer.grad_clip", k.size() == 1 ? "member" : "members",
-                   fmt::format("{}", fmt::join(k, ", ")), groups[static_cast<std::size_t>(g)].name, st.epoch,
-                   k.size() == 1 ? "is" : "are");
-    }
-    const int epoch = average_epoch();
-    if (epoch <= reported || epoch < 1) return;
-    EpochStats w;
-    w.epochs = cfg.train.epochs;
-    w.epoch = reported = epoch;
-    w.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    double loss = 0, acc = 0, val = 0;
-    int n = 0, n_acc = 0, n_val = 0;
-    w.loss_min = std::numeric_limits<double>::infinity();
-    w.loss_max = -w.loss_min;
-    for (int k = 0; k < G; ++k) {
-      const GroupProgress& x = seen[static_cast<std::size_t>(k)];
-      const int m = static_cast<int>(groups[static_cast<std::size_t>(k)].members.size());
-      w.diverged += x.last.diverged;
-      w.early_stopping = w.early_stopping || x.last.early_stopping;
-      w.training += x.last.epoch > 0 && x.last.early_stopping ? x.last.training : m - x.last.diverged;
-      if (x.last.epoch == 0 || !std::isfinite(x.last.loss_mean)) continue;  // not started, or every member diverged
-      const int finite = m - x.last.diverged;
-      loss += x.last.loss_mean * finite, n += finite;
-      w.loss_min = std::min(w.loss_min, x.last.loss_min);
-      w.loss_max = std::max(w.loss_max, x.last.loss_max);
-      if (x.last.acc_mean >= 0) acc += x.last.acc_mean * finite, n_acc += finite;
-      if (x.last.val_loss_mean >= 0) val += x.last.val_loss_mean * finite, n_val += finite;
-    }
-    w.loss_mean = n ? loss / n : 0;
-    w.acc_mean = n_acc ? acc / n_acc : -1;
-    w.val_loss_mean = n_val ? val / n_val : -1;
-    if (n == 0) w.loss_min = w.loss_max = 0;
-    w.member_samples_per_s =
-        w.seconds > 0 ? static_cast<double>(cfg.swarm.size) * sets.max_size() * (w.epoch - first_reported) / w.seconds : 0;
-    progress(w);
-  };
+  std::vector<std::string> names;
+  std::vector<std::vector<int>> members_of;
+  for (const ArchitectureGroup& g : groups) names.push_back(g.name), members_of.push_back(g.members);
+  train_detail::ArchitectureProgress report_progress(cfg, std::move(names), std::move(members_of), cost, sets.max_size(), progress, control.resume, t0);
+  const auto report = [&](int g, const EpochStats& st, bool finished = false) { report_progress.report(g, st, finished); };
   if (progress && G > 1)
     spdlog::info("{} architectures train on their own; a progress line's epoch is theirs averaged, weighted by their "
                  "cost", G);
@@ -324,12 +223,7 @@ TrainOutput train_architectures(const Config& cfg, const PreparedData& data, con
     t.params = t.init_params;
     t.opt1.assign(static_cast<std::size_t>(t.layout.total), 0.0f);
     t.opt2 = t.opt1;
-    t.diverged_epoch.assign(static_cast<std::size_t>(M), -1);
-    if (const EarlyStoppingConfig& es = cfg.train.early_stopping; es.enabled()) {
-      t.stopped_epoch.assign(static_cast<std::size_t>(M), -1);
-      t.best_epoch.assign(static_cast<std::size_t>(M), 0);
-      t.best_value.assign(static_cast<std::size_t>(M), early_stop_initial_best(es));
-    }
+    train_detail::init_member_state(cfg, M, t);
   }
 
   std::vector<TrainOutput> parts(static_cast<std::size_t>(G));
@@ -377,7 +271,7 @@ TrainOutput train_architectures(const Config& cfg, const PreparedData& data, con
     } else {
       c.init = [&, g](int first, const ParamLayout& layout, std::vector<float>& p) { p = start_params(g, first, layout); };
     }
-    const ChunkPlan plan = plan_training(sub, data, sub_sets, gbe);
+    const ChunkPlan plan = train_detail::plan_swarm(sub, data, sub_sets, gbe, false);
     // A segment ends at epoch `until`: the stop is asked for right after that epoch is reported.
     auto reached = std::make_shared<std::atomic<bool>>(false);
     const ProgressFn progress_to = [&, reached, g, u = until](const EpochStats& st) {
@@ -414,7 +308,7 @@ TrainOutput train_architectures(const Config& cfg, const PreparedData& data, con
                          group.name + " is trained in " + std::to_string(plan.chunks) +
                          " chunks on this device; lower swarm.size or train on the CPU (device: cpu)");
     }
-    TrainOutput part = train_swarm_in_chunks(sub, data, sub_sets, gbe, progress_to, plan.chunk, c);
+    TrainOutput part = train_detail::train_in_chunks(sub, data, sub_sets, gbe, progress_to, plan.chunk, c);
     if (until > 0 && !user_stopped) part.interrupted = false;  // stopped at the rung, not by the user
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     std::lock_guard<std::mutex> lock(state_mutex);
@@ -447,41 +341,9 @@ TrainOutput train_architectures(const Config& cfg, const PreparedData& data, con
     done = 0;
     for (int g : heavy) train_group(g, be);
     if (pool) {
-      const int L = static_cast<int>(light.size());
       // Each thread trains whole groups on a one-thread CPU backend (results do not depend on
       // the thread count), taking the next most costly group when it is done.
-      std::atomic<int> next{0};
-      std::exception_ptr error;
-      std::mutex error_mutex;
-      std::vector<std::thread> threads;
-      const auto join_all = [&] {
-        for (std::thread& t : threads)
-          if (t.joinable()) t.join();
-      };
-      try {
-        for (int w = 0; w < W; ++w)
-          threads.emplace_back([&] {
-            try {
-              const std::unique_ptr<Backend> one = make_backend({DeviceKind::Cpu, 1}, nullptr);
-              for (int i = next++; i < L; i = next++) {
-                {
-                  std::lock_guard<std::mutex> lock(error_mutex);
-                  if (error) return;
-                }
-                train_group(light[static_cast<std::size_t>(i)], *one);
-              }
-            } catch (...) {
-              std::lock_guard<std::mutex> lock(error_mutex);
-              if (!error) error = std::current_exception();
-            }
-          });
-      } catch (...) {  // a thread could not start: the others finish, then the error
-        next = L;
-        join_all();
-        throw;
-      }
-      join_all();
-      if (error) std::rethrow_exception(error);
+      train_detail::on_threads(W, static_cast<int>(light.size()), [&](int i, Backend& one) { train_group(light[static_cast<std::size_t>(i)], one); });
     }
   };
   // Halving: each rung is a segment all architectures train to, then the whole swarm's cut.
@@ -493,22 +355,10 @@ TrainOutput train_architectures(const Config& cfg, const PreparedData& data, con
     if (user_stopped) break;
     state = whole(latest);
     if (state.epochs < rung) break;  // every member stopped before the rung: nothing left to cut
-    const int S = cfg.swarm.size;
-    const std::vector<double> value = epoch_metric(state, sc.metric, S, rung - 1);
-    std::vector<char> candidate(static_cast<std::size_t>(S), 0);
-    for (int s : training_members(state, S)) candidate[static_cast<std::size_t>(s)] = 1;
-    if (std::count(candidate.begin(), candidate.end(), 1) == 0) break;  // none left training
-    search_epochs.push_back(rung);
-    const std::vector<int> cut = halving_cut(value, candidate, sc.maximize(), sc.keep);
-    for (int s : cut) {
-      state.stopped_epoch[s] = rung;
-      search_rung[s] = static_cast<int>(search_epochs.size());
-    }
-    state.search_epochs = search_epochs;
-    state.search_rung = search_rung;
-    const auto n = std::count(candidate.begin(), candidate.end(), 1);
-    spdlog::info("halving rung {} after epoch {}: {} of {} members keep training", search_epochs.size(), rung,
-                 n - static_cast<long>(cut.size()), n);
+    if (training_members(state, cfg.swarm.size).empty()) break;  // none left training
+    train_detail::halving_round(cfg, state, rung);
+    search_epochs = state.search_epochs;
+    search_rung = state.search_rung;
     // Every group continues from the cut swarm (its stopped members stay stopped).
     for (std::size_t g = 0; g < groups.size(); ++g) latest[g] = group_state(state, g);
     resume_from = &state;

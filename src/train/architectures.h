@@ -8,7 +8,9 @@
 #include <vector>
 
 #include "config/config.h"
-#include "train/trainer.h"
+#include "backend/backend.h"
+#include "train/memory_plan.h"
+#include "train/train_output.h"
 
 namespace tn {
 

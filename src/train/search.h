@@ -1,6 +1,6 @@
 // Search inside the swarm (config `search`): the decisions successive halving and
 // population-based training take between epochs, as pure functions of the members' metric
-// and (PBT) of (seed, member, round). train/trainer.cpp applies them to the swarm's state.
+// and (PBT) of (seed, member, round). train/search_steps.cpp applies them to the swarm's state.
 #pragma once
 #include <cstdint>
 #include <vector>

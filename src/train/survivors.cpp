@@ -1,7 +1,9 @@
 // Successive halving's survivors packed into a swarm of their own (train/survivors.h).
 #include "train/survivors.h"
 
+#include "train/history.h"
 #include "train/member_rows.h"
+#include "train/member_state.h"
 
 #include <algorithm>
 #include <limits>
@@ -67,7 +69,8 @@ Config survivors_config(const Config& cfg, const std::vector<int>& members) {
 
 TrainOutput survivors_state(const TrainOutput& full, const std::vector<int>& members, int done,
                             const PartialEpoch* partial) {
-  TrainOutput t;
+  // The survivors are training: none diverged or stopped, at rung 0 (what their entries hold).
+  TrainOutput t = train_detail::gather_members(full, members, done);
   const int M = static_cast<int>(members.size());
   t.shape = full.shape;
   t.layout = ParamLayout(full.shape, M);
@@ -75,16 +78,7 @@ TrainOutput survivors_state(const TrainOutput& full, const std::vector<int>& mem
   t.params = gather_params(full.params, full.layout, t.layout, members);
   t.opt1 = gather_params(full.opt1, full.layout, t.layout, members);
   t.opt2 = gather_params(full.opt2, full.layout, t.layout, members);
-  t.epochs = done;
-  t.steps_per_epoch = full.steps_per_epoch;
-  t.train_loss = gather_rows(full.train_loss, full.epochs, members, done);
-  t.val_loss = gather_rows(full.val_loss, full.epochs, members, done);
-  t.train_acc = gather_rows(full.train_acc, full.epochs, members, done);
-  t.val_acc = gather_rows(full.val_acc, full.epochs, members, done);
-  t.diverged_epoch.assign(static_cast<std::size_t>(M), -1);
-  t.stopped_epoch.assign(static_cast<std::size_t>(M), -1);
   t.search_epochs = full.search_epochs;
-  t.search_rung.assign(static_cast<std::size_t>(M), 0);
   if (partial && partial->present()) {
     t.partial.next_step = pick(partial->next_step, members);
     t.partial.loss_sum = pick(partial->loss_sum, members);
@@ -109,28 +103,12 @@ TrainOutput merge_survivors(const TrainOutput& full, const TrainOutput& part, co
   const int E = part.epochs, S = full.layout.S;
   r.epochs = E;
   r.steps_per_epoch = full.steps_per_epoch;
-  const auto history = [&](const std::vector<float>& h, const std::vector<float>& p) {
-    if (h.empty()) return h;
-    std::vector<float> out(static_cast<std::size_t>(S) * E);
-    for (int s = 0; s < S; ++s)  // the stopped members' rows: NaN after their rung already
-      for (int e = 0; e < E; ++e)
-        out[static_cast<std::size_t>(s) * E + e] = e < full.epochs ? h[static_cast<std::size_t>(s) * full.epochs + e]
-                                                                   : std::numeric_limits<float>::quiet_NaN();
-    for (std::size_t i = 0; i < members.size(); ++i)
-      std::copy_n(p.begin() + static_cast<std::ptrdiff_t>(i) * E, E, out.begin() + static_cast<std::ptrdiff_t>(members[i]) * E);
-    return out;
-  };
-  r.train_loss = history(full.train_loss, part.train_loss);
-  r.val_loss = history(full.val_loss, part.val_loss);
-  r.train_acc = history(full.train_acc, part.train_acc);
-  r.val_acc = history(full.val_acc, part.val_acc);
+  // The others' rows as they were (NaN after their rung already), then the survivors' state.
+  for (auto h : train_detail::kHistories) r.*h = train_detail::history_columns(full.*h, full.epochs, E);
   r.diverged_epoch = full.diverged_epoch;
-  put(r.diverged_epoch, part.diverged_epoch, members);
   r.stopped_epoch = full.stopped_epoch;
-  put(r.stopped_epoch, part.stopped_epoch, members);
   r.search_epochs = part.search_epochs;
   r.search_rung = full.search_rung;
-  put(r.search_rung, part.search_rung, members);
   r.interrupted = part.interrupted;
   if (part.partial.present()) {  // the others are stopped: they take no step of the epoch
     r.partial.next_step.assign(static_cast<std::size_t>(S), static_cast<int>(full.steps_per_epoch));
@@ -145,10 +123,7 @@ TrainOutput merge_survivors(const TrainOutput& full, const TrainOutput& part, co
   r.pred_split = full.pred_split;
   r.pred_n = full.pred_n;
   r.pred_members = full.pred_members;
-  const std::size_t per = static_cast<std::size_t>(full.pred_n) * full.shape.outputs();
-  for (std::size_t i = 0; i < members.size() && !part.pred_members.empty(); ++i)
-    std::copy_n(part.pred_members.begin() + static_cast<std::ptrdiff_t>(i * per), per,
-                r.pred_members.begin() + static_cast<std::ptrdiff_t>(members[i] * per));
+  train_detail::scatter_members(r, part, members);
   r.train_seconds = full.train_seconds + part.train_seconds;
   r.kernel = full.kernel;
   return r;

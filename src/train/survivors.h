@@ -2,12 +2,12 @@
 // training continue packed together, so a vector block holds only members that train and the
 // run's time follows the members left, not the swarm it started with. Member k trains
 // exactly as it would in the whole swarm: its optimizer values, its batches (member sets
-// made explicit, data/member_sets.h) and its state carry over. train/trainer.cpp drives it.
+// made explicit, data/member_sets.h) and its state carry over. train/train_pass.cpp drives it.
 #pragma once
 #include <vector>
 
 #include "config/config.h"
-#include "train/trainer.h"
+#include "train/train_output.h"
 
 namespace tn {
 
