@@ -10,7 +10,8 @@ checks each .onnx with onnx.checker (full_check), and compares:
     (with an ensemble selection: the selected members, weighted, in both);
   - sequence runs (predict does not take them yet): each of up to three members' graph on its
     own test windows against the predictions training stored (/predictions/test), in model
-    units and, with a normalized target, in original units; the ensemble graph of runs without
+    units and, with a normalized target, in original units (runs with data.sequence.transform
+    or scale: window have no output_original); the ensemble graph of runs without
     group_by against /predictions/test/members;
   - the .npz arrays against the run file's, exactly;
   - with torch importable by /usr/bin/python3: scripts/to_torch.py's module on the same inputs
@@ -201,11 +202,18 @@ def check_sequences(turbanet, path, f, d, tag):
             path_k = export(turbanet, path, os.path.join(d, f"{tag}-m{k}.onnx"), "--member", str(k))
             o = outputs(session(path_k), x)
             compare(f"{tag} member {k}: output vs /predictions/test/own", o["output"], pred["own"][rows])
-            if "own_original" in pred:
+            affine = f["data"].attrs.get("transform", b"none") in (b"none", "none") and \
+                f["data"].attrs.get("scale", b"series") in (b"series", "series")
+            if "own_original" in pred and affine:
                 # original units are larger (prices around 100): the same relative error
                 scale = max(1.0, float(np.max(np.abs(pred["own_original"][rows]))))
                 compare(f"{tag} member {k}: output_original vs own_original (/{scale:.3g})",
                         o["output_original"] / scale, pred["own_original"][rows] / scale)
+            elif "own_original" in pred:  # a change or a window-scaled value: needs the window's last value
+                ok = "output_original" not in o
+                print(f"{'ok  ' if ok else 'FAIL'} {tag} member {k}: no output_original (transform or window scaling)")
+                if not ok:
+                    failures.append(f"{tag}: output_original of a transformed or window-scaled run")
             npz = export(turbanet, path, os.path.join(d, f"{tag}-m{k}.npz"), "--member", str(k))
             check_npz(npz, f, [k - first])
             check_torch(npz, x, o["output"], f"{tag} member {k}: to_torch.py vs onnxruntime")

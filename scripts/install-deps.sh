@@ -21,6 +21,7 @@ PACKAGES=(
   python3-torch                      # the export tests load a member with scripts/to_torch.py
   python3 python3-h5py python3-numpy # the tests check that h5py reads run files
   python3-sklearn                    # stratified split counts are checked against train_test_split
+  python3-statsmodels                # scripts/forecast_macro.py: real quarterly series (macrodata)
   python3-yaml                       # scripts/check_member.py reads /config
   python3-matplotlib                 # scripts/plot_sweep.py draws sweep timings
   dataset-fashion-mnist              # real data: configs/fashion-mnist-*.yaml and its test

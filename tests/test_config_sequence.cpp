@@ -55,7 +55,16 @@ TEST_CASE("config sequence: random_walk source and sequence keys") {
   CHECK(c.data.sequence.horizon == 3);
   CHECK(c.data.sequence.stride == 2);
   CHECK(c.data.sequence.time == "date");
-  CHECK_HAS(to_yaml(c), "sequence: {window: 7, horizon: 3, stride: 2, target: close, features: [close], time: date}");
+  CHECK_HAS(to_yaml(c), "sequence: {window: 7, horizon: 3, stride: 2, target: close, features: [close], time: date, transform: none, scale: series}");
+  check_round_trip(c);
+
+  // Transform, scale and season, and their round trip.
+  c = parse(walk("{type: random_walk, series: 4}", std::string(kGroup) +
+                 "  sequence: {window: 5, target: close, transform: pct_change, scale: window, season: 5}\n"));
+  CHECK(c.data.sequence.transform == SeriesTransform::PctChange);
+  CHECK(c.data.sequence.scale == SeriesScale::Window);
+  CHECK(c.data.sequence.season == 5);
+  CHECK_HAS(to_yaml(c), "transform: pct_change, scale: window, season: 5}");
   check_round_trip(c);
 
   // One series needs no group_by.
@@ -100,7 +109,14 @@ TEST_CASE("config sequence: errors") {
             "data.sequence.target: missing required key");
   CHECK_HAS(err(std::string(kGroup) + "  sequence: {window: 5, target: close, widow: 3}\n"),
             "data.sequence.widow: unknown key; allowed: window, horizon, stride, target, features, "
-            "time; did you mean 'window'?");
+            "time, transform, scale, season; did you mean 'window'?");
+  CHECK_HAS(err(std::string(kGroup) + "  sequence: {window: 5, target: close, transform: log}\n"),
+            "data.sequence.transform: unknown value 'log'; allowed: none, diff, log_diff, pct_change");
+  CHECK_HAS(err(std::string(kGroup) + "  normalize: standard\n  sequence: {window: 5, target: close, scale: window}\n"),
+            "data.sequence.scale: window scales each window by its own inputs' mean and std, so data.normalize "
+            "('standard') would do nothing; remove data.normalize (and normalize_per_member) or use scale: series");
+  CHECK_HAS(err(std::string(kGroup) + "  sequence: {window: 5, target: close, season: 0}\n"),
+            "data.sequence.season: value 0 is out of range; expected an integer >= 1");
   CHECK_HAS(err(std::string(kGroup) + "  sequence: {window: 5, target: close, features: []}\n"),
             "data.sequence.features: must name at least one column");
   CHECK_HAS(err(std::string(kGroup) + "  sequence: {window: 5, target: close, features: [close, close]}\n"),

@@ -134,56 +134,58 @@ TEST_CASE("own evaluation: per-member metrics, pooled and quantiles by hand") {
   CHECK(q[3] == doctest::Approx((4.0 / 3 + 1.5) / 2));
   CHECK(q[1] == doctest::Approx(4.0 / 3 + 0.05 * (1.5 - 4.0 / 3)));
   CHECK(q[6] == doctest::Approx(1.5));
-  CHECK(e.baseline.empty());
+  CHECK(e.baselines.empty());
   CHECK(e.original.empty());
 
   const std::vector<double> five = quantiles({5, 1, NAN, 3, 2, 4});
   CHECK(five == std::vector<double>{1, 1.2, 2, 3, 4, 4.8, 5});
 }
 
-TEST_CASE("persistence baseline: the last input value of the target, exact on a flat series") {
-  PreparedData d;
-  d.seq_len = 3;
-  d.step_features = 2;
-  d.features = 6;
-  d.persistence_feature = 1;
-  SplitData s;
-  s.n = 2;
-  s.X = {0, 1, 2, 3, 4, 5, 10, 11, 12, 13, 14, 15};
-  CHECK(persistence_forecast(d, s) == std::vector<float>{5, 15});
-  d.persistence_feature = -1;
-  CHECK(persistence_forecast(d, s).empty());
-
+TEST_CASE("naive baselines: scored on the members' own samples, in model and original units") {
   OwnPredictions p;
   p.S = 2;
   p.N = 4;
   p.O = 1;
   p.member = {0, 0, 1, 1};
   p.outputs = {0.5f, 0.5f, 2.0f, 1.0f};
-  OwnTargets t;
-  t.y = {0.5f, 0.5f, 2.0f, 4.0f};
-  t.persistence = {0.5f, 0.5f, 1.0f, 2.0f};  // series 0 is flat: persistence is exact
-  t.target_mean = {10.0f, -3.0f};
-  t.target_std = {2.0f, 4.0f};
+  // Series 0 normalized by (10, 2), series 1 by (−3, 4): y = y'·std + mean.
+  TargetUnits units;
+  units.level = {11, 11, 1, 5};
+  units.offset = {10, 10, -3, -3};
+  units.scale = {2, 2, 4, 4};
+  p.outputs_original = units.original(p.outputs);
+  NaiveForecasts naive;
+  naive.persistence = units.original({0.5f, 0.5f, 1.0f, 2.0f});  // series 0 is flat: persistence is exact
+  naive.seasonal.assign(4, NAN);                                   // no season: left out
+  naive.drift = units.original({0.5f, 0.5f, 2.0f, NAN});          // no history for the last sample
+  const OwnTargets t = own_targets({0.5f, 0.5f, 2.0f, 4.0f}, units, naive);
+  REQUIRE(t.baselines.size() == 2);
+  CHECK(t.baselines[0].kind == "persistence");
+  CHECK(t.baselines[1].kind == "drift");
+  CHECK(t.baselines[0].values == std::vector<float>{0.5f, 0.5f, 1.0f, 2.0f});  // back in model units
+  CHECK(t.y_original == std::vector<float>{11, 11, 5, 13});
   const OwnEvaluation e = evaluate_own(p, LossType::Mse, t);
-  REQUIRE(!e.baseline.empty());
-  CHECK(e.baseline.members[0].values[2] == 0.0);
-  CHECK(e.baseline.members[1].values[2] == doctest::Approx(1.5));
+  REQUIRE(e.baselines.size() == 2);
+  const ScoreSet& persistence = e.baselines[0].scores;
+  CHECK(persistence.members[0].values[2] == 0.0);
+  CHECK(persistence.members[1].values[2] == doctest::Approx(1.5));
   CHECK(e.model.members[1].values[2] == doctest::Approx(1.5));
-  // Original units: MAE and RMSE of each series scale by its target_std.
+  // Drift: series 1 is scored on its one finite forecast (2 = 2), so its MAE is 0.
+  CHECK(e.baselines[1].scores.members[1].values[2] == 0.0);
+  // Original units: MAE and RMSE of each series scale by its std.
   REQUIRE(!e.original.empty());
+  const float sd[2] = {2, 4};
   for (int s = 0; s < 2; ++s)
     for (int m : {1, 2}) {
-      CHECK(e.original.members[s].values[m] == doctest::Approx(e.model.members[s].values[m] * t.target_std[s]));
-      CHECK(e.baseline_original.members[s].values[m] ==
-            doctest::Approx(e.baseline.members[s].values[m] * t.target_std[s]));
+      CHECK(e.original.members[s].values[m] == doctest::Approx(e.model.members[s].values[m] * sd[s]));
+      CHECK(e.baselines[0].original.members[s].values[m] == doctest::Approx(persistence.members[s].values[m] * sd[s]));
     }
   // Pooled in original units mixes the scales: |1 − 4|·4 over 4 samples.
   CHECK(e.original.pooled.values[2] == doctest::Approx(12.0 / 4));
   std::vector<double> model, base;
   for (int s = 0; s < 2; ++s) {
     model.insert(model.end(), e.model.members[s].values.begin(), e.model.members[s].values.end());
-    base.insert(base.end(), e.baseline.members[s].values.begin(), e.baseline.members[s].values.end());
+    base.insert(base.end(), persistence.members[s].values.begin(), persistence.members[s].values.end());
   }
   const std::vector<BaselineComparison> c = compare_with_baseline(e.names, model, base);
   REQUIRE(c.size() == 3);
@@ -191,6 +193,9 @@ TEST_CASE("persistence baseline: the last input value of the target, exact on a 
   CHECK(c[0].beat == 0);  // series 0 ties (0 = 0), series 1 ties (1.5 = 1.5)
   CHECK(c[0].compared == 2);
   CHECK(c[0].median_ratio == doctest::Approx(1.0));  // only series 1 has a positive baseline
+  CHECK(skill_score(1.0, 4.0) == 0.75);
+  CHECK(skill_score(2.0, 1.0) == -1.0);
+  CHECK(std::isnan(skill_score(1.0, 0.0)));
 }
 
 namespace {
@@ -201,7 +206,7 @@ fs::path small_stocks_run(const std::string& name) {
   TrainOptions o;
   o.config_path = std::string(TURBANET_SOURCE_DIR) + "/configs/stocks-lstm.yaml";
   o.set = {"swarm.size=4", "data.source.series=4", "data.source.length=120", "data.sequence.window=5",
-           "train.epochs=2"};
+           "train.epochs=2", "data.sequence.transform=none"};  // original units: a scale per series
   o.out = out.string();
   o.force = true;
   o.verbosity = Verbosity::Quiet;
@@ -220,7 +225,10 @@ TEST_CASE("eval of a per-series run: quantiles, persistence and original units i
   const RunFile trained = read_run_file(run.string());
   REQUIRE(trained.evals.size() == 1);
   CHECK(trained.evals[0].own());
-  CHECK(trained.evals[0].baseline == "persistence");
+  REQUIRE(trained.evals[0].baselines.size() == 3);
+  CHECK(trained.evals[0].baselines[0].kind == "persistence");
+  CHECK(trained.evals[0].baselines[1].kind == "seasonal_naive");
+  CHECK(trained.evals[0].baselines[2].kind == "drift");
   const Predictions* tp = trained.find_predictions("test");
   REQUIRE(tp != nullptr);
   CHECK(tp->members.data.empty());
@@ -242,15 +250,17 @@ TEST_CASE("eval of a per-series run: quantiles, persistence and original units i
   CHECK(e.ensemble.empty());
   REQUIRE(e.member == std::vector<int>{0, 1, 2, 3});
   const std::size_t M = e.metrics.size();
-  REQUIRE(e.baseline_scores.members.size() == 4 * M);
+  REQUIRE(e.baselines.size() == 3);
+  const EvalRecord::Baseline& persistence = e.baselines[0];
+  REQUIRE(persistence.scores.members.size() == 4 * M);
   REQUIRE(e.original.members.size() == 4 * M);
   // Standard normalization: MAE and RMSE in original units = normalized × the series' target_std.
   for (std::size_t s = 0; s < 4; ++s)
     for (std::size_t m = 1; m <= 2; ++m) {
       const double sd = r.normalization.target_std.data[s];
       CHECK(e.original.members[s * M + m] == doctest::Approx(e.members[s * M + m] * sd).epsilon(1e-4));
-      CHECK(e.baseline_original.members[s * M + m] ==
-            doctest::Approx(e.baseline_scores.members[s * M + m] * sd).epsilon(1e-4));
+      CHECK(persistence.original.members[s * M + m] ==
+            doctest::Approx(persistence.scores.members[s * M + m] * sd).epsilon(1e-4));
     }
   // The stored predictions: own [N, 1] with its member, persistence, and original units.
   const Predictions* p = r.find_predictions("test");
@@ -258,7 +268,10 @@ TEST_CASE("eval of a per-series run: quantiles, persistence and original units i
   const std::size_t N = p->member.size();
   REQUIRE(p->own.data.size() == N);
   REQUIRE(p->own_original.data.size() == N);
-  REQUIRE(p->persistence.data.size() == N);
+  REQUIRE(p->naive.size() == 3);
+  CHECK(p->naive[0].kind == "persistence");
+  REQUIRE(p->naive[0].values.data.size() == N);
+  REQUIRE(p->naive[2].original.data.size() == N);
   for (std::size_t i = 0; i < N; ++i) {
     const auto g = static_cast<std::size_t>(p->member[i]);
     CHECK(p->own_original.data[i] == doctest::Approx(p->own.data[i] * r.normalization.target_std.data[g] +

@@ -57,7 +57,6 @@ TEST_CASE("sequence: windows, targets and layout by hand") {
   CHECK(p.features == 6);
   CHECK(p.targets == 1);
   CHECK(p.num_classes == 0);
-  CHECK(p.persistence_feature == 0);
   CHECK(p.feature_names == std::vector<std::string>{"a", "b"});
   CHECK(p.target_mean.empty());
   // Train windows start at 0, 2, 4, 6, 8 (the target t + 3 stays below 12).
@@ -75,7 +74,6 @@ TEST_CASE("sequence: windows, targets and layout by hand") {
 
   // A target that is not an input, two steps ahead.
   const PreparedData q = prepare_data(table(20), sequence(3, 2, 2, {"a"}, "b", {0.6, 0, 0.4, 0}));
-  CHECK(q.persistence_feature == -1);
   CHECK(q.step_features == 1);
   REQUIRE(q.train.n == 4);  // t = 0, 2, 4, 6: target t + 4 < 12
   CHECK(std::vector<float>(q.train.X.begin(), q.train.X.begin() + 3) == std::vector<float>{0, 1, 2});

@@ -54,6 +54,31 @@ TEST_CASE("lstm swarm: member 4 trained alone equals member 4 of a bootstrapped 
   CHECK(!same_bits(member_params(swarm, 3), member_params(swarm, 4)));
 }
 
+TEST_CASE("series transforms and window scaling: member k alone equals member k of the swarm, bitwise") {
+  // `yaml` with more data.sequence keys, without data.normalize (window scaling), or with early
+  // stopping.
+  const auto with = [](std::string yaml, const std::string& keys, bool window, bool early) {
+    yaml.replace(yaml.find("target: close}"), 14, "target: close, " + keys + "}");
+    const auto cut = [&](const std::string& text) { yaml.erase(yaml.find(text), text.size()); };
+    if (window) cut("  normalize: standard\n"), cut("  normalize_per_member: false\n");
+    if (early) yaml.insert(yaml.find("train: {") + 8, "early_stopping: {metric: val_loss, patience: 1}, ");
+    return yaml;
+  };
+  // diff with window scaling on one bootstrapped series.
+  const std::string walk = "{type: random_walk, series: 1, length: 300, seed: 5}";
+  const std::string diff = "transform: diff, scale: window, season: 5";
+  TrainOutput swarm = run(with(stocks_yaml(6, 0, "lstm", walk, 3, "bootstrap"), diff, true, false), 2);
+  TrainOutput alone = run(with(stocks_yaml(1, 4, "lstm", walk, 3, "bootstrap"), diff, true, false), 1);
+  CHECK(same_bits(member_params(swarm, 4), member_params(alone, 0)));
+  CHECK(!same_bits(member_params(swarm, 3), member_params(swarm, 4)));
+  // log_diff with the series' statistics, and early stopping.
+  swarm = run(with(stocks_yaml(6, 0, "gru", walk, 4, "bootstrap"), "transform: log_diff", false, true), 2);
+  alone = run(with(stocks_yaml(1, 4, "gru", walk, 4, "bootstrap"), "transform: log_diff", false, true), 1);
+  CHECK(same_bits(member_params(swarm, 4), member_params(alone, 0)));
+  const int E = swarm.epochs;
+  CHECK(std::memcmp(&swarm.val_loss[4 * E], &alone.val_loss[0], E * sizeof(float)) == 0);
+}
+
 TEST_CASE("gru swarm: results do not depend on the thread count, bitwise") {
   const TrainOutput one = run(stocks_yaml(6, 0, "gru", kWalk, 2), 1);
   const TrainOutput two = run(stocks_yaml(6, 0, "gru", kWalk, 2), 2);

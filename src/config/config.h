@@ -179,6 +179,14 @@ struct FeatureSetting {
 // with the training split's mean or median (categorical columns: the most frequent category).
 enum class Missing { Error, DropRows, Mean, Median };
 
+// What a sequence model learns (`data.sequence.transform`, rule 6 of data/sequence.h): the values
+// themselves, or their changes: b − a (diff), ln(b/a) (log_diff), b/a − 1 (pct_change); every
+// output is turned back into a level from the last observed value.
+enum class SeriesTransform { None, Diff, LogDiff, PctChange };
+// How sequence values are scaled (`data.sequence.scale`): by data.normalize's statistics of each
+// series' training range (series), or each window by its own inputs' mean and std (window, rule 7).
+enum class SeriesScale { Series, Window };
+
 // Sequence data (`data.sequence`): sliding windows over each series (the groups of
 // data.group_by, else the whole table), split chronologically; see data/sequence.h for the
 // exact rules. window == 0: the data are not sequences.
@@ -189,6 +197,9 @@ struct SequenceConfig {
   std::string target;                 // column predicted
   std::vector<std::string> features;  // columns per time step; default [target]
   std::string time;                   // column to sort each series by; "" = file order
+  SeriesTransform transform = SeriesTransform::None;
+  SeriesScale scale = SeriesScale::Series;
+  int season = 0;                     // steps per seasonal cycle for the seasonal naive forecast; 0 = none
   bool enabled() const { return window > 0; }
   bool operator==(const SequenceConfig&) const = default;
 };
@@ -407,6 +418,8 @@ const char* to_string(PerMember p);
 const char* to_string(Normalize n);
 const char* to_string(Encoding e);
 const char* to_string(Missing m);
+const char* to_string(SeriesTransform t);
+const char* to_string(SeriesScale s);
 const char* to_string(SearchConfig::Type t);
 
 }  // namespace tn

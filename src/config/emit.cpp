@@ -67,6 +67,18 @@ const char* to_string(Missing m) {
   return "?";
 }
 
+const char* to_string(SeriesTransform t) {
+  switch (t) {
+    case SeriesTransform::None: return "none";
+    case SeriesTransform::Diff: return "diff";
+    case SeriesTransform::LogDiff: return "log_diff";
+    case SeriesTransform::PctChange: return "pct_change";
+  }
+  return "?";
+}
+
+const char* to_string(SeriesScale s) { return s == SeriesScale::Window ? "window" : "series"; }
+
 namespace cfg {
 const char* to_string(LayerConfig::Init init) {
   switch (init) {
@@ -287,6 +299,9 @@ void emit_sequence(YAML::Emitter& e, const SequenceConfig& q) {
   for (const std::string& f : q.features) e << f;
   e << YAML::EndSeq;
   if (!q.time.empty()) kv(e, "time", q.time);
+  kv(e, "transform", to_string(q.transform));
+  kv(e, "scale", to_string(q.scale));
+  if (q.season > 0) kv(e, "season", q.season);
   e << YAML::EndMap;
 }
 

@@ -39,7 +39,7 @@ void check_random_walk_columns(const Field& f, const DataConfig& d) {
 
 void read_sequence(const Field& f, const Field& data, DataConfig& d) {
   if (!f.is_map()) f.fail_type("a map like {window: 20, target: close}");
-  f.check_keys({"window", "horizon", "stride", "target", "features", "time"});
+  f.check_keys({"window", "horizon", "stride", "target", "features", "time", "transform", "scale", "season"});
   SequenceConfig& q = d.sequence;
   q.window = static_cast<int>(f.required("window").integer(1, kIntMax));
   f.get("horizon", q.horizon, 1);
@@ -64,6 +64,15 @@ void read_sequence(const Field& f, const Field& data, DataConfig& d) {
       t.fail("'" + q.time + "' is also the target or a feature; the time column only orders each "
              "series (it may hold dates)");
   }
+
+  f.get("transform", q.transform,
+        {SeriesTransform::None, SeriesTransform::Diff, SeriesTransform::LogDiff, SeriesTransform::PctChange});
+  f.get("scale", q.scale, {SeriesScale::Series, SeriesScale::Window});
+  if (q.scale == SeriesScale::Window && d.normalize != Normalize::None)
+    f["scale"].fail(std::string("window scales each window by its own inputs' mean and std, so data.normalize ('") +
+                    to_string(d.normalize) + "') would do nothing; remove data.normalize (and "
+                    "normalize_per_member) or use scale: series");
+  if (Field season = f["season"]; season.present()) q.season = static_cast<int>(season.integer(1, kIntMax));
 
   const SourceConfig& s = d.source;
   if (s.type != "csv" && s.type != "random_walk")

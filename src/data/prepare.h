@@ -6,6 +6,7 @@
 
 #include "data/dataset.h"
 #include "data/encode.h"
+#include "data/sequence_units.h"
 
 namespace tn {
 
@@ -20,6 +21,10 @@ struct SplitData {
                            // series of each sample, 0 when the table is one series)
   std::vector<std::string> time;  // sequence data with data.sequence.time: the time of each
                                   // sample's target value, else empty
+  // Sequence data: how each sample's model output becomes the target in original units, and its
+  // naive forecasts (data/sequence.h rules 6 to 8); empty otherwise.
+  TargetUnits units;
+  NaiveForecasts naive;
 };
 
 struct PreparedData {
@@ -39,7 +44,6 @@ struct PreparedData {
   int seq_len = 0;        // sequence data: window length T (0 = not sequence data)
   int step_features = 0;  // sequence data: features per time step; features == seq_len * step_features
   std::vector<float> target_mean, target_std;  // [G] per-series target normalization (empty when none); y' = (y - mean)/std
-  int persistence_feature = -1;  // sequence data: index among step features of the target variable (-1 when the target is not an input)
 };
 
 // Splits `d` and normalizes. The split uses the split seed: a shared random permutation,

@@ -3,7 +3,6 @@
 
 #include <algorithm>
 #include <charconv>
-#include <cmath>
 #include <cstdio>
 #include <utility>
 
@@ -19,15 +18,9 @@ struct Table {
   std::vector<int> cols;     // X columns of the step features, then of the target
   std::vector<std::vector<int>> series;  // table rows of each series, in time order
 
-  int C() const { return d.features; }
-  float at(int row, int k) const { return d.X[static_cast<std::size_t>(row) * C() + cols[k]]; }
   std::string name(int g) const {
     return d.group_names.empty() ? std::string("the table (one series without data.per_member group_by)")
                                  : "series '" + d.group_names[g] + "'";
-  }
-  std::string where(int row) const {  // "file:line: " or "origin: row r: "
-    if (!d.lines.empty()) return d.origin + ":" + std::to_string(d.lines[row]) + ": ";
-    return d.origin + ": row " + std::to_string(row) + ": ";
   }
 };
 
@@ -54,7 +47,7 @@ void sort_by_time(Table& t) {
     std::stable_sort(rows.begin(), rows.end(), less);
     for (std::size_t i = 1; i < rows.size(); ++i)
       if (!less(rows[i - 1], rows[i]))
-        throw DataError(t.where(rows[i]) + "data.sequence.time: " + t.name(g) + " has two rows at time '" +
+        throw DataError(row_location(d, rows[i]) + "data.sequence.time: " + t.name(g) + " has two rows at time '" +
                         d.time[rows[i]] + "' (" + (d.lines.empty() ? "rows " : "lines ") +
                         std::to_string(d.lines.empty() ? rows[i - 1] : d.lines[rows[i - 1]]) + " and " +
                         std::to_string(d.lines.empty() ? rows[i] : d.lines[rows[i]]) +
@@ -83,47 +76,34 @@ std::string short_number(double v) {
 void check_lengths(const Table& t, int g, const Ranges& r, const DataConfig& cfg) {
   const SequenceConfig& q = cfg.sequence;
   const double fraction[3] = {cfg.split.train, cfg.split.val, cfg.split.test};
-  const long need = static_cast<long>(q.window) + q.horizon;
+  const bool transform = q.transform != SeriesTransform::None;
   for (int k = 0; k < 3; ++k) {
     const long len = r.begin[k + 1] - r.begin[k];
+    // The series' first point has no change: with a transform the train range holds one less.
+    const long need = static_cast<long>(q.window) + q.horizon + (transform && k == 0 ? 1 : 0);
     if (fraction[k] == 0 || len >= need) continue;
     throw DataError(
         "data.sequence: " + t.name(g) + " of " + t.d.origin + " has " +
         std::to_string(r.begin[3]) + " time points, so its " + kRangeNames[k] + " range (split." +
         kRangeNames[k] + " " + short_number(fraction[k]) + ") has " +
-        std::to_string(std::max(0L, len)) + "; one window needs window + horizon = " +
-        std::to_string(need) + " points. Lower data.sequence.window or horizon, change data.split, "
+        std::to_string(std::max(0L, len)) + "; one window needs window + horizon" +
+        (need > q.window + q.horizon ? " + 1 = " : " = ") + std::to_string(need) + " points" +
+        (need > q.window + q.horizon ? " (with data.sequence.transform the series' first point only starts the changes)"
+                                     : "") +
+        ". Lower data.sequence.window or horizon, change data.split, "
         "or give the series more rows");
   }
 }
 
-// Offset and scale of input k over `rows` (standard: mean, population std; minmax: min, range).
-void fit(const Table& t, const std::vector<int>& rows, int k, Normalize method, float& offset, float& scale) {
-  double a = 0, b = 0, lo = INFINITY, hi = -INFINITY;
-  for (int r : rows) {
-    const double x = t.at(r, k);
-    a += x;
-    lo = std::min(lo, x);
-    hi = std::max(hi, x);
-  }
-  const double n = static_cast<double>(rows.size()), m = a / n;
-  for (int r : rows) b += (t.at(r, k) - m) * (t.at(r, k) - m);
-  const bool standard = method == Normalize::Standard;
-  const double o = standard ? m : lo, s = standard ? std::sqrt(b / n) : hi - lo;
-  offset = static_cast<float>(o);
-  scale = s > 1e-12 ? static_cast<float>(s) : 1.0f;
-}
-
-void add_windows(const Table& t, int g, long b, long e, const std::vector<float>& v, PreparedData& p,
-                 SplitData& out) {
+// The windows of series g whose inputs and target lie in points [b, e) (rule 3), scaled by
+// offset/scale ([K], or null).
+void add_windows(const Table& t, int g, const SeriesValues& v, long b, long e, const float* offset,
+                 const float* scale, SplitData& out) {
   const SequenceConfig& q = t.q;
-  const int K = static_cast<int>(t.cols.size()), F = p.step_features;
   const std::vector<int>& rows = t.series[g];
-  for (long s = b; s + q.window - 1 + q.horizon < e; s += q.stride) {
-    for (long i = s; i < s + q.window; ++i)
-      for (int k = 0; k < F; ++k) out.X.push_back(v[static_cast<std::size_t>(rows[i]) * K + k]);
+  for (long s = std::max<long>(b, v.first); s + q.window - 1 + q.horizon < e; s += q.stride) {
+    out.y.push_back(cut_window(v, s, q, offset, scale, {out.X, out.units, out.naive}));
     const int target_row = rows[s + q.window - 1 + q.horizon];
-    out.y.push_back(v[static_cast<std::size_t>(target_row) * K + F]);
     out.rows.push_back(target_row);
     out.group.push_back(g);
     if (!q.time.empty() && !t.d.time.empty()) out.time.push_back(t.d.time[target_row]);
@@ -147,30 +127,33 @@ PreparedData prepare_sequences(const Dataset& d, const DataConfig& cfg) {
   p.feature_names = q.features;
   p.group_names = d.group_names;
   p.origin = d.origin;
-  const auto it = std::find(q.features.begin(), q.features.end(), q.target);
-  p.persistence_feature = it == q.features.end() ? -1 : static_cast<int>(it - q.features.begin());
-
   std::vector<Ranges> ranges(t.G);
-  std::vector<std::vector<int>> train_rows(t.G);
+  std::vector<SeriesValues> values(t.G);
   for (int g = 0; g < t.G; ++g) {
     ranges[g] = split_series(static_cast<long>(t.series[g].size()), cfg.split);
     check_lengths(t, g, ranges[g], cfg);
-    train_rows[g].assign(t.series[g].begin(), t.series[g].begin() + ranges[g].begin[1]);
+    values[g] = series_values(d, t.series[g], t.cols, q, t.name(g));
   }
 
-  // Every table value of the used columns, normalized with its series' statistics: [n, K].
-  std::vector<float> v(static_cast<std::size_t>(d.n) * K);
+  // Rule 4: each column's statistics over the training range's (changed) values.
   std::vector<float> offset(static_cast<std::size_t>(t.G) * K, 0.0f), scale(offset.size(), 1.0f);
-  if (cfg.normalize != Normalize::None) {
+  const bool scaled = cfg.normalize != Normalize::None;
+  if (scaled) {
     const bool per_series = cfg.normalize_per_member;
-    std::vector<int> pooled;
-    if (!per_series)
-      for (const std::vector<int>& rows : train_rows) pooled.insert(pooled.end(), rows.begin(), rows.end());
+    const auto training_values = [&](int g, int k, std::vector<float>& out) {
+      const long first = k < F ? values[g].first : (q.transform == SeriesTransform::None ? 0 : q.horizon);
+      for (long i = first; i < ranges[g].begin[1]; ++i) out.push_back(values[g].changed(i, k));
+    };
     for (int g = 0; g < t.G; ++g)
       for (int k = 0; k < K; ++k) {
         const std::size_t at = static_cast<std::size_t>(g) * K + k;
-        if (per_series || g == 0) fit(t, per_series ? train_rows[g] : pooled, k, cfg.normalize, offset[at], scale[at]);
-        else offset[at] = offset[k], scale[at] = scale[k];
+        if (per_series || g == 0) {
+          std::vector<float> v;
+          for (int h = per_series ? g : 0; h < (per_series ? g + 1 : t.G); ++h) training_values(h, k, v);
+          fit_scaling(v, cfg.normalize, offset[at], scale[at]);
+        } else {
+          offset[at] = offset[k], scale[at] = scale[k];
+        }
       }
     const int Gs = per_series ? t.G : 1;
     for (int g = 0; g < Gs; ++g) {
@@ -183,17 +166,15 @@ PreparedData prepare_sequences(const Dataset& d, const DataConfig& cfg) {
       p.target_std.push_back(scale[static_cast<std::size_t>(g) * K + F]);
     }
   }
-  for (int g = 0; g < t.G; ++g)
-    for (int r : t.series[g])
-      for (int k = 0; k < K; ++k) {
-        const std::size_t at = static_cast<std::size_t>(g) * K + k;
-        v[static_cast<std::size_t>(r) * K + k] = (t.at(r, k) - offset[at]) / scale[at];
-      }
 
   SplitData* splits[3] = {&p.train, &p.val, &p.test};
   for (int k = 0; k < 3; ++k) {
     splits[k]->name = kRangeNames[k];
-    for (int g = 0; g < t.G; ++g) add_windows(t, g, ranges[g].begin[k], ranges[g].begin[k + 1], v, p, *splits[k]);
+    for (int g = 0; g < t.G; ++g) {
+      const std::size_t at = static_cast<std::size_t>(g) * K;
+      add_windows(t, g, values[g], ranges[g].begin[k], ranges[g].begin[k + 1], scaled ? &offset[at] : nullptr,
+                  scaled ? &scale[at] : nullptr, *splits[k]);
+    }
   }
   return p;
 }
@@ -212,15 +193,6 @@ std::vector<std::vector<int>> series_rows(const Dataset& d, const SequenceConfig
   for (int r = 0; r < d.n; ++r) t.series[d.group.empty() ? 0 : d.group[r]].push_back(r);
   if (!q.time.empty() && !d.time.empty()) sort_by_time(t);
   return std::move(t.series);
-}
-
-std::vector<float> persistence_forecast(const PreparedData& p, const SplitData& s) {
-  std::vector<float> r;
-  if (p.seq_len <= 0 || p.persistence_feature < 0) return r;
-  const std::size_t at = static_cast<std::size_t>(p.seq_len - 1) * p.step_features + p.persistence_feature;
-  r.reserve(s.n);
-  for (int i = 0; i < s.n; ++i) r.push_back(s.X[static_cast<std::size_t>(i) * p.features + at]);
-  return r;
 }
 
 }  // namespace tn

@@ -16,22 +16,7 @@ struct Cutter {
   std::vector<int> cols = sequence_columns(d, q);  // step features, then the target
   std::vector<std::vector<int>> series = series_rows(d, q);
   int F = static_cast<int>(q.features.size());
-  int persistence = static_cast<int>(std::find(q.features.begin(), q.features.end(), q.target) - q.features.begin());
-
-  float value(int row, int k) const { return d.X[static_cast<std::size_t>(row) * d.features + cols[k]]; }
-
-  // Input k of `row` in series g, normalized as prepare_sequences does: (x − mean) / std in float.
-  float input(int g, int row, int k) const {
-    if (norm.mean.empty()) return value(row, k);
-    const std::size_t at = (norm.mean.size() == static_cast<std::size_t>(F) ? 0 : static_cast<std::size_t>(stats_of[g]) * F) + k;
-    return (value(row, k) - norm.mean[at]) / norm.std[at];
-  }
-
-  float target(int g, int row) const {
-    if (norm.target_mean.empty()) return value(row, F);
-    const std::size_t at = norm.target_mean.size() == 1 ? 0 : static_cast<std::size_t>(stats_of[g]);
-    return (value(row, F) - norm.target_mean[at]) / norm.target_std[at];
-  }
+  int first = q.transform == SeriesTransform::None ? 0 : 1;  // rule 6: the first point has no change
 
   std::string name(int g) const {
     return d.group_names.empty() ? std::string("the table (one series)") : "series '" + d.group_names[g] + "'";
@@ -39,23 +24,38 @@ struct Cutter {
 
   void need(int g, long points, const char* what) const {
     const long L = static_cast<long>(series[g].size());
-    if (L < points)
+    if (L < points + first)
       throw DataError(d.origin + ": " + name(g) + " has " + std::to_string(L) + " rows, but " + what + " needs " +
-                      std::to_string(points) + " (data.sequence.window " + std::to_string(q.window) +
+                      std::to_string(points + first) + " (data.sequence.window " + std::to_string(q.window) +
                       (points > q.window ? " + horizon " + std::to_string(q.horizon) : std::string()) +
+                      (first ? " + 1: data.sequence.transform has no change at the first row" : "") +
                       "); give it more history or leave it out of the file");
   }
 
-  // Appends the window of series g starting at point t.
-  void add(int g, long t, SeriesWindows& w) const {
-    const std::vector<int>& rows = series[g];
-    for (long i = t; i < t + q.window; ++i)
-      for (int k = 0; k < F; ++k) w.X.push_back(input(g, rows[i], k));
-    const int last = rows[t + q.window - 1];
-    w.last_row.push_back(last);
+  // Series g's values, and the run's statistics for it ([K] offsets and scales; empty: none).
+  SeriesValues values(int g, std::vector<float>& offset, std::vector<float>& scale) const {
+    offset.clear();
+    scale.clear();
+    if (!norm.mean.empty()) {
+      const std::size_t at = norm.mean.size() == static_cast<std::size_t>(F) ? 0 : static_cast<std::size_t>(stats_of[g]) * F;
+      const std::size_t target = norm.target_mean.size() == 1 ? 0 : static_cast<std::size_t>(stats_of[g]);
+      offset.assign(norm.mean.begin() + at, norm.mean.begin() + at + F);
+      scale.assign(norm.std.begin() + at, norm.std.begin() + at + F);
+      offset.push_back(norm.target_mean[target]);
+      scale.push_back(norm.target_std[target]);
+    }
+    return series_values(d, series[g], cols, q, name(g));
+  }
+
+  // Appends the window of series g starting at point t; returns its target (NaN past the end).
+  float add(int g, const SeriesValues& v, long t, const std::vector<float>& offset, const std::vector<float>& scale,
+            SeriesWindows& w) const {
+    const float y = cut_window(v, t, q, offset.empty() ? nullptr : offset.data(), scale.empty() ? nullptr : scale.data(),
+                               {w.X, w.units, w.naive});
+    w.last_row.push_back(series[g][t + q.window - 1]);
     w.series.push_back(g);
-    if (persistence < F) w.persistence.push_back(input(g, last, persistence));
     ++w.n;
+    return y;
   }
 };
 
@@ -65,9 +65,11 @@ SeriesWindows windows_to_forecast(const Dataset& table, const SequenceConfig& q,
                                   const std::vector<int>& stats_of) {
   const Cutter c{table, q, norm, stats_of};
   SeriesWindows w;
+  std::vector<float> offset, scale;
   for (int g = 0; g < static_cast<int>(c.series.size()); ++g) {
     c.need(g, q.window, "a forecast");
-    c.add(g, static_cast<long>(c.series[g].size()) - q.window, w);
+    const SeriesValues v = c.values(g, offset, scale);
+    c.add(g, v, v.L - q.window, offset, scale, w);
   }
   return w;
 }
@@ -76,15 +78,14 @@ SeriesWindows windows_to_evaluate(const Dataset& table, const SequenceConfig& q,
                                   const std::vector<int>& stats_of) {
   const Cutter c{table, q, norm, stats_of};
   SeriesWindows w;
+  std::vector<float> offset, scale;
   for (int g = 0; g < static_cast<int>(c.series.size()); ++g) {
     c.need(g, static_cast<long>(q.window) + q.horizon, "one window with its target");
+    const SeriesValues v = c.values(g, offset, scale);
     const std::vector<int>& rows = c.series[g];
-    const long L = static_cast<long>(rows.size());
-    for (long t = 0; t + q.window - 1 + q.horizon < L; t += q.stride) {
-      c.add(g, t, w);
-      const int target_row = rows[t + q.window - 1 + q.horizon];
-      w.target_row.push_back(target_row);
-      w.y.push_back(c.target(g, target_row));
+    for (long t = v.first; t + q.window - 1 + q.horizon < v.L; t += q.stride) {
+      w.y.push_back(c.add(g, v, t, offset, scale, w));
+      w.target_row.push_back(rows[t + q.window - 1 + q.horizon]);
     }
   }
   return w;

@@ -1,4 +1,4 @@
-// Per-member scores on own samples, their distribution, the persistence baseline and the
+// Per-member scores on own samples, their distribution, the naive-forecast baselines and the
 // original units.
 #include "eval/own.h"
 
@@ -107,19 +107,6 @@ std::vector<double> quantiles(std::vector<double> v) {
   return q;
 }
 
-std::vector<float> to_original_units(const std::vector<float>& v, const std::vector<int>& member, int O,
-                                     const std::vector<float>& mean, const std::vector<float>& std) {
-  std::vector<float> r(v.size());
-  for (std::size_t i = 0; i < member.size(); ++i) {
-    const auto g = static_cast<std::size_t>(member[i]);
-    for (int o = 0; o < O; ++o) {
-      const std::size_t at = i * O + o;
-      r[at] = g < mean.size() ? v[at] * std[g] + mean[g] : std::numeric_limits<float>::quiet_NaN();
-    }
-  }
-  return r;
-}
-
 OwnEvaluation evaluate_own(const OwnPredictions& p, LossType loss, const OwnTargets& t) {
   OwnEvaluation e;
   e.classification = is_classification(loss);
@@ -138,17 +125,21 @@ OwnEvaluation evaluate_own(const OwnPredictions& p, LossType loss, const OwnTarg
     if (skip[s]) e.excluded.push_back(s);
   e.model = score(p.outputs, p.O, t.y, T, p.member, p.S, skip, e.classification, loss, M);
   if (e.classification) return e;
+  const bool original = !t.y_original.empty() && !p.outputs_original.empty();
+  if (original) e.original = score(p.outputs_original, p.O, t.y_original, T, p.member, p.S, skip, false, loss, M);
   const std::vector<bool> none(p.S, false);
-  if (!t.persistence.empty())
-    e.baseline = score(t.persistence, p.O, t.y, T, p.member, p.S, none, false, loss, M);
-  if (t.target_mean.empty()) return e;
-  const std::vector<float> y = to_original_units(t.y, p.member, p.O, t.target_mean, t.target_std);
-  e.original = score(to_original_units(p.outputs, p.member, p.O, t.target_mean, t.target_std), p.O, y, T,
-                     p.member, p.S, skip, false, loss, M);
-  if (!t.persistence.empty())
-    e.baseline_original = score(to_original_units(t.persistence, p.member, p.O, t.target_mean, t.target_std),
-                                p.O, y, T, p.member, p.S, none, false, loss, M);
+  for (const BaselineForecast& b : t.baselines) {
+    BaselineScores r{b.kind, score(b.values, p.O, t.y, T, p.member, p.S, none, false, loss, M), {}};
+    if (original && !b.original.empty())
+      r.original = score(b.original, p.O, t.y_original, T, p.member, p.S, none, false, loss, M);
+    e.baselines.push_back(std::move(r));
+  }
   return e;
+}
+
+double skill_score(double model, double baseline) {
+  if (!std::isfinite(model) || !std::isfinite(baseline) || baseline == 0) return kNaN;
+  return 1.0 - model / baseline;
 }
 
 const std::vector<std::string>& baseline_compared_metrics() {

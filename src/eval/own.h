@@ -1,7 +1,8 @@
 // Evaluation of runs with one member per group (data.per_member group_by, e.g. one model per
 // time series): each member is scored on its own group's samples only, the members' metrics
 // are summarized by their distribution (quantiles), and, for sequence data, compared with
-// the naive last-value (persistence) forecast and reported in the target's original units.
+// naive forecasts (persistence, seasonal naive, drift) and reported in the target's original
+// units.
 #pragma once
 #include <array>
 #include <string>
@@ -18,6 +19,9 @@ struct OwnPredictions {
   std::vector<int> member;     // [N] local member of each sample (= its group index)
   std::vector<float> outputs;  // [N, O] that member's output: probabilities or values
   std::vector<float> logits;   // [N, O] before softmax/sigmoid (may be empty)
+  // [N, O] the outputs in the target's original units (sequence data whose model units differ
+  // from them: normalized or transformed targets), else empty.
+  std::vector<float> outputs_original;
 };
 
 // Quantile levels of the distribution across members: min, 5%, 25%, median, 75%, 95%, max.
@@ -36,33 +40,40 @@ struct ScoreSet {
   bool empty() const { return members.empty(); }
 };
 
+// One naive forecast's scores, in the model's units and in original units.
+struct BaselineScores {
+  std::string kind;  // persistence | seasonal_naive | drift
+  ScoreSet scores, original;
+};
+
 struct OwnEvaluation {
   bool classification = false;
   std::vector<std::string> names;  // metric names (classification_ or regression_metric_names)
   std::vector<int> samples;        // [S] own samples of each member
   std::vector<int> excluded;       // local members with a non-finite prediction (left out)
   ScoreSet model;                  // the members, in the units the model was trained in
-  ScoreSet baseline;               // persistence forecast (empty when there is none)
-  // The same in the target's original units (empty when the target is not normalized).
-  ScoreSet original, baseline_original;
+  ScoreSet original;               // the same in the target's original units (empty when they are the model's)
+  std::vector<BaselineScores> baselines;  // naive forecasts scored on the same samples (sequence data)
 };
 
-// Units and baseline of an own-sample evaluation (regression on sequence data); all optional.
+// A naive forecast of every sample, [N, O] in the model's units and in original units (the
+// latter empty when OwnTargets::y_original is).
+struct BaselineForecast {
+  std::string kind;
+  std::vector<float> values, original;
+};
+
+// Targets of an own-sample evaluation; for regression on sequence data also the original units
+// and the naive forecasts.
 struct OwnTargets {
-  std::vector<float> y;            // [N] labels (classification) or [N, O] values (normalized)
-  std::vector<float> persistence;  // [N, O] the last-value forecast, in y's units; empty: none
-  // Target normalization per group (sequence data): y = y'·target_std[g] + target_mean[g] with
-  // g the sample's member; empty when the target was not normalized.
-  std::vector<float> target_mean, target_std;
+  std::vector<float> y;           // [N] labels (classification) or [N, O] values in the model's units
+  std::vector<float> y_original;  // [N, O] in the target's original units; empty when they are y's
+  std::vector<BaselineForecast> baselines;
 };
 
 // Scores p against t. Members with a non-finite output are left out (NaN metrics, and their
-// samples are not pooled); so are, for the baseline, samples with a non-finite forecast.
+// samples are not pooled); so are, for a baseline, samples with a non-finite forecast.
 OwnEvaluation evaluate_own(const OwnPredictions& p, LossType loss, const OwnTargets& t);
-
-// y' → original units: v[i]·std[g] + mean[g] for sample i of group member[i] (O values each).
-std::vector<float> to_original_units(const std::vector<float>& v, const std::vector<int>& member, int O,
-                                     const std::vector<float>& mean, const std::vector<float>& std);
 
 // How many members beat the baseline by `metric` (lower is better): among the members where
 // both are finite, those with model < baseline, and the median of model / baseline (over the
@@ -75,6 +86,9 @@ struct BaselineComparison {
 std::vector<BaselineComparison> compare_with_baseline(const std::vector<std::string>& names,
                                                       const std::vector<double>& members,
                                                       const std::vector<double>& baseline);
+// A member's skill against a baseline by an error metric: 1 − model / baseline (> 0: better
+// than the baseline, 1: perfect); NaN when either is not finite or the baseline is 0.
+double skill_score(double model, double baseline);
 // Metrics compared with the baseline (those where lower is better and a ratio means something).
 const std::vector<std::string>& baseline_compared_metrics();  // {"mae", "rmse", "mse"}
 

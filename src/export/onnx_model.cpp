@@ -185,7 +185,10 @@ std::string onnx_member_model(const StoredSwarm& run, int s) {
     g.output("label", g.op("ArgMax", {p}, {{"axis", I64{1}}, {"keepdims", I64{0}}}), Elem::Int64, {"N"});
   }
   const Normalization& n = run.file.normalization;
-  if (sequence_run(run) && !n.target_mean.data.empty()) {  // y = y' · target_std + target_mean
+  // y = y' · target_std + target_mean; a transformed or window-scaled target needs the window's
+  // last value and statistics, which the graph does not take (docs/export.md).
+  const bool affine = run.file.data.transform == "none" && run.file.data.scale == "series";
+  if (sequence_run(run) && affine && !n.target_mean.data.empty()) {
     const std::vector<float> m = stats_row(n.target_mean.data, 1, s), sd = stats_row(n.target_std.data, 1, s);
     const std::string scaled = g.op("Mul", {out, g.constant("target_std", {}, sd)});
     g.output("output_original", g.op("Add", {scaled, g.constant("target_mean", {}, m)}), Elem::Float, {"N", O});

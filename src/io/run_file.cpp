@@ -115,10 +115,12 @@ struct Validator {
     array(p.ensemble_std, g + "/ensemble_std", false);
     array(p.targets, g + "/targets", false);
     array(p.own, g + "/own", false);
-    array(p.persistence, g + "/persistence", false);
     array(p.own_original, g + "/own_original", false);
     array(p.targets_original, g + "/targets_original", false);
-    array(p.persistence_original, g + "/persistence_original", false);
+    for (const Predictions::Naive& n : p.naive) {
+      array(n.values, g + "/" + n.kind, false);
+      array(n.original, g + "/" + n.kind + "_original", false);
+    }
     if (!p.member.empty() && p.own.shape.size() == 2 && p.own.shape[0] != p.member.size())
       fail(g + "/member has " + std::to_string(p.member.size()) + " entries but /own has " +
            std::to_string(p.own.shape[0]) + " samples");
@@ -150,9 +152,11 @@ struct Validator {
     const std::size_t S = e.member.size();
     scores({e.members, e.pooled, e.quantiles}, S, M, g);
     if (e.member_samples.size() != S) fail(g + "/members/n_samples does not have one entry per member");
-    scores(e.baseline_scores, S, M, g + "/baseline_members");
     scores(e.original, S, M, g + "/original");
-    scores(e.baseline_original, S, M, g + "/original/baseline_members");
+    for (const EvalRecord::Baseline& b : e.baselines) {
+      scores(b.scores, S, M, g + "/" + b.kind + " baseline");
+      scores(b.original, S, M, g + "/original/" + b.kind + " baseline");
+    }
   }
   void run(const RunFile& r) const {
     if (r.params.empty() && r.architectures.empty()) fail("the run has no parameters (/params/layer_0)");
@@ -247,10 +251,12 @@ void write_predictions(hid_t file, const Predictions& p) {
   if (!p.member.empty()) h5::write_ints(file, g + "/member", p.member);
   if (!p.sample.empty()) h5::write_ints(file, g + "/sample", p.sample);
   write_if_present(file, g + "/own", p.own);
-  write_if_present(file, g + "/persistence", p.persistence);
   write_if_present(file, g + "/own_original", p.own_original);
   write_if_present(file, g + "/targets_original", p.targets_original);
-  write_if_present(file, g + "/persistence_original", p.persistence_original);
+  for (const Predictions::Naive& n : p.naive) {
+    write_if_present(file, g + "/" + n.kind, n.values);
+    write_if_present(file, g + "/" + n.kind + "_original", n.original);
+  }
 }
 
 void write_data_info(hid_t file, const DataInfo& d) {
@@ -264,6 +270,8 @@ void write_data_info(hid_t file, const DataInfo& d) {
   if (d.seq_len > 0) {
     h5::set_int_attr(group.get(), "/data", "seq_len", d.seq_len, H5T_STD_I32LE);
     h5::set_int_attr(group.get(), "/data", "step_features", d.step_features, H5T_STD_I32LE);
+    h5::set_string_attr(group.get(), "/data", "transform", d.transform);
+    h5::set_string_attr(group.get(), "/data", "scale", d.scale);
   }
   group.close("group /data");
 }
@@ -717,6 +725,14 @@ class Reader {
       d.seq_len = static_cast<int>(h5::get_int_attr(group.get(), "/data", "seq_len"));
       d.step_features = static_cast<int>(h5::get_int_attr(group.get(), "/data", "step_features"));
     }
+    const auto name = [&](const char* attr, std::string& out, std::initializer_list<const char*> allowed) {
+      if (!h5::has_attr(group.get(), "/data", attr)) return;
+      out = h5::get_string_attr(group.get(), "/data", attr);
+      if (std::find(allowed.begin(), allowed.end(), out) == allowed.end())
+        throw h5::Error(std::string("/data@") + attr + " is '" + out + "', not a data.sequence." + attr + " value");
+    };
+    name("transform", d.transform, {"none", "diff", "log_diff", "pct_change"});
+    name("scale", d.scale, {"series", "window"});
   }
 
   std::vector<Predictions> read_predictions() const {
@@ -733,10 +749,14 @@ class Reader {
       if (h5::exists(file_, g + "/member")) p.member = h5::read_ints(file_, g + "/member");
       if (h5::exists(file_, g + "/sample")) p.sample = h5::read_ints(file_, g + "/sample");
       read_optional(g + "/own", p.own);
-      read_optional(g + "/persistence", p.persistence);
       read_optional(g + "/own_original", p.own_original);
       read_optional(g + "/targets_original", p.targets_original);
-      read_optional(g + "/persistence_original", p.persistence_original);
+      for (const char* kind : {"persistence", "seasonal_naive", "drift"}) {
+        Predictions::Naive n{kind, {}, {}};
+        read_optional(g + "/" + kind, n.values);
+        read_optional(g + "/" + n.kind + "_original", n.original);
+        if (n.values.size() > 0 || n.original.size() > 0) p.naive.push_back(std::move(n));
+      }
       all.push_back(std::move(p));
     }
     return all;

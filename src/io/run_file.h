@@ -70,9 +70,15 @@ struct Predictions {
   // sample [N] holds each one's position in the split; empty otherwise.
   std::vector<int> sample;
   Array own;                   // [N, outputs] that member's prediction
-  Array persistence;           // [N, outputs] sequence data: the last-value forecast, or empty
-  // Sequence data with a normalized target: the same in the target's original units.
-  Array own_original, targets_original, persistence_original;
+  // Sequence data with a normalized or transformed target: the same in the target's original units.
+  Array own_original, targets_original;
+  // Sequence data: the naive forecasts (kind persistence, seasonal_naive, drift), /<kind> in the
+  // model's units and /<kind>_original in original units, [N, outputs] each.
+  struct Naive {
+    std::string kind;
+    Array values, original;
+  };
+  std::vector<Naive> naive;
 };
 
 // x' = (x − mean) / std per feature ([F]), or per member group ([G, F], group_by with
@@ -146,6 +152,9 @@ struct DataInfo {
   // relative to (train's working directory; paths are stored as resolved there). "" in files
   // written before it was recorded.
   std::string base_dir;
+  // Sequence data (/data@transform, /data@scale): data.sequence.transform and scale, which say
+  // what the model's inputs and outputs are ("none" and "series" in files without them).
+  std::string transform = "none", scale = "series";
 };
 
 // Scores of every member on its own samples, pooled, and their distribution across members
@@ -194,9 +203,14 @@ struct EvalRecord {
   std::vector<int> member_samples;  // [S] own samples of each member
   std::vector<double> pooled;       // [metrics] every sample with its own member's prediction
   std::vector<double> quantiles;    // [metrics, 7] of `members` across members
-  std::string baseline;             // "persistence" when baseline_scores is filled, else ""
-  ScoreRecord baseline_scores;      // the last-value forecast, scored the same way
-  ScoreRecord original, baseline_original;  // in the target's original units, or empty
+  ScoreRecord original;             // in the target's original units, or empty
+  // Sequence data: the naive forecasts scored the same way (kind persistence, seasonal_naive,
+  // drift), in the model's units and in original units (empty when `original` is).
+  struct Baseline {
+    std::string kind;
+    ScoreRecord scores, original;
+  };
+  std::vector<Baseline> baselines;
   // The ensemble's members when they are a selection (/eval/<split>/selection), else absent.
   SelectionRecord selection;
   // Two-class runs decided by thresholds (eval --threshold): @threshold of the ensemble and

@@ -1,6 +1,7 @@
 // Writes and reads the evaluation groups /eval/<split>/ (see docs/run-file.md).
 #include "io/run_file_eval.h"
 
+#include <algorithm>
 #include <utility>
 
 namespace tn::io {
@@ -72,6 +73,10 @@ ScoreRecord read_scores(hid_t file, const std::string& base, const std::string& 
   return r;
 }
 
+// The prefix of a naive forecast's scores: baseline_ for persistence (the one baseline of files
+// before seasonal naive and drift), else <kind>_.
+std::string baseline_prefix(const std::string& kind) { return kind == "persistence" ? "baseline_" : kind + "_"; }
+
 EvalRecord read_eval(hid_t file, const std::string& split) {
   const std::string g = "/eval/" + split;
   EvalRecord e;
@@ -100,14 +105,21 @@ EvalRecord read_eval(hid_t file, const std::string& split) {
     const ScoreRecord own = read_scores(file, g, "", e.metrics, S);
     e.pooled = own.pooled;
     e.quantiles = own.quantiles;
-    {
+    std::vector<std::string> kinds;
+    if (h5::exists(file, g + "/baselines")) {
+      kinds = h5::read_strings(file, g + "/baselines");
+    } else {
       h5::Handle group = h5::open_group(file, g);
-      if (h5::has_attr(group.get(), g, "baseline")) e.baseline = h5::get_string_attr(group.get(), g, "baseline");
+      if (h5::has_attr(group.get(), g, "baseline")) kinds = {h5::get_string_attr(group.get(), g, "baseline")};
     }
-    if (!e.baseline.empty()) e.baseline_scores = read_scores(file, g, "baseline_", e.metrics, S);
-    if (h5::exists(file, g + "/original")) {
-      e.original = read_scores(file, g + "/original", "", e.metrics, S);
-      if (!e.baseline.empty()) e.baseline_original = read_scores(file, g + "/original", "baseline_", e.metrics, S);
+    const bool original = h5::exists(file, g + "/original");
+    if (original) e.original = read_scores(file, g + "/original", "", e.metrics, S);
+    for (const std::string& kind : kinds) {
+      if (kind != "persistence" && kind != "seasonal_naive" && kind != "drift")
+        throw h5::Error(g + "/baselines names '" + kind + "', not persistence, seasonal_naive or drift");
+      EvalRecord::Baseline b{kind, read_scores(file, g, baseline_prefix(kind), e.metrics, S), {}};
+      if (original) b.original = read_scores(file, g + "/original", baseline_prefix(kind), e.metrics, S);
+      e.baselines.push_back(std::move(b));
     }
   } else {
     e.ensemble = read_summary(file, g + "/ensemble", e.metrics, &e.ensemble_confusion);
@@ -141,7 +153,9 @@ void write_eval(hid_t file, const EvalRecord& e) {
     h5::set_string_attr(group.get(), g, "task", e.task);
     h5::set_string_attr(group.get(), g, "combine", e.combine);
     h5::set_int_attr(group.get(), g, "n_samples", e.n_samples, H5T_STD_I32LE);
-    if (!e.baseline.empty()) h5::set_string_attr(group.get(), g, "baseline", e.baseline);
+    const bool persistence = std::any_of(e.baselines.begin(), e.baselines.end(),
+                                         [](const EvalRecord::Baseline& b) { return b.kind == "persistence"; });
+    if (persistence) h5::set_string_attr(group.get(), g, "baseline", "persistence");  // as files before drift
     if (!e.threshold_from.empty()) {
       h5::set_string_attr(group.get(), g, "threshold_from", e.threshold_from);
       h5::set_double_attr(group.get(), g, "threshold", e.threshold);
@@ -165,10 +179,14 @@ void write_eval(hid_t file, const EvalRecord& e) {
     h5::write_ints(file, g + "/members/n_samples", e.member_samples);
     h5::write_doubles(file, g + "/quantile_levels", std::vector<double>(kLevels, kLevels + 7));
     write_scores(file, g, "", e.metrics, {e.members, e.pooled, e.quantiles}, false);
-    if (!e.baseline_scores.empty()) write_scores(file, g, "baseline_", e.metrics, e.baseline_scores, true);
     if (!e.original.empty()) write_scores(file, g + "/original", "", e.metrics, e.original, true);
-    if (!e.baseline_original.empty())
-      write_scores(file, g + "/original", "baseline_", e.metrics, e.baseline_original, true);
+    std::vector<std::string> kinds;
+    for (const EvalRecord::Baseline& b : e.baselines) {
+      kinds.push_back(b.kind);
+      write_scores(file, g, baseline_prefix(b.kind), e.metrics, b.scores, true);
+      if (!b.original.empty()) write_scores(file, g + "/original", baseline_prefix(b.kind), e.metrics, b.original, true);
+    }
+    if (!kinds.empty()) h5::write_strings(file, g + "/baselines", kinds);
   } else {
     write_summary(file, g + "/ensemble", e.metrics, e.ensemble, e.ensemble_confusion);
   }

@@ -2,6 +2,7 @@
 #include "run/eval_record.h"
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 
 #include "eval/ensemble.h"
@@ -98,6 +99,19 @@ ScoreRecord score_record(const ScoreSet& s) {
 
 }  // namespace
 
+OwnTargets own_targets(const std::vector<float>& y, const TargetUnits& units, const NaiveForecasts& naive) {
+  OwnTargets t{y, {}, {}};
+  const bool original = !units.identity();
+  if (original) t.y_original = units.original(y);
+  const std::vector<std::string>& kinds = naive_forecast_kinds();
+  for (std::size_t k = 0; k < kinds.size(); ++k) {
+    const std::vector<float>& v = naive.of(k);
+    if (v.empty() || std::none_of(v.begin(), v.end(), [](float x) { return std::isfinite(x); })) continue;
+    t.baselines.push_back({kinds[k], original ? units.model_units(v) : v, original ? v : std::vector<float>{}});
+  }
+  return t;
+}
+
 Predictions make_own_predictions(const std::string& split, const OwnPredictions& p, const OwnTargets& t,
                                  int first_member, bool classification) {
   const auto N = static_cast<std::uint64_t>(p.N), O = static_cast<std::uint64_t>(p.O);
@@ -106,14 +120,11 @@ Predictions make_own_predictions(const std::string& split, const OwnPredictions&
   for (int m : p.member) r.member.push_back(first_member + m);
   r.own = array({N, O}, p.outputs);
   if (!t.y.empty()) r.targets = classification ? array({N}, t.y) : array({N, O}, t.y);
-  if (!t.persistence.empty()) r.persistence = array({N, O}, t.persistence);
-  if (classification || t.target_mean.empty()) return r;
-  const auto original = [&](const std::vector<float>& v) {
-    return array({N, O}, to_original_units(v, p.member, p.O, t.target_mean, t.target_std));
-  };
-  r.own_original = original(p.outputs);
-  if (!t.y.empty()) r.targets_original = original(t.y);
-  if (!t.persistence.empty()) r.persistence_original = original(t.persistence);
+  const auto shaped = [&](const std::vector<float>& v) { return v.empty() ? Array{} : array({N, O}, v); };
+  for (const BaselineForecast& b : t.baselines) r.naive.push_back({b.kind, shaped(b.values), shaped(b.original)});
+  if (classification || t.y_original.empty()) return r;
+  r.own_original = shaped(p.outputs_original);
+  r.targets_original = shaped(t.y_original);
   return r;
 }
 
@@ -134,10 +145,8 @@ EvalRecord make_own_eval_record(const OwnEvaluation& e, const std::string& split
   r.member_samples = e.samples;
   r.pooled = e.model.pooled.values;
   r.quantiles = flat_quantiles(e.model.quantiles);
-  if (!e.baseline.empty()) r.baseline = "persistence";
-  r.baseline_scores = score_record(e.baseline);
   r.original = score_record(e.original);
-  r.baseline_original = score_record(e.baseline_original);
+  for (const BaselineScores& b : e.baselines) r.baselines.push_back({b.kind, score_record(b.scores), score_record(b.original)});
   return r;
 }
 

@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "data/sequence_units.h"
 #include "eval/evaluate.h"
 #include "eval/own.h"
 #include "io/run_file.h"
@@ -21,9 +22,15 @@ Predictions make_predictions(const std::string& split, const SwarmPredictions& p
 EvalRecord make_eval_record(const Evaluation& e, const std::string& split,
                             const std::string& source, Combine how, int first_member, int n);
 
+// The targets of an own-sample evaluation of sequence data: y in model units, and, unless
+// `units` is the identity, y and every naive forecast in original units too. The naive forecasts
+// are converted to model units; seasonal naive is left out when it is NaN everywhere (no
+// data.sequence.season). Other data: `naive` and `units` empty, y alone.
+OwnTargets own_targets(const std::vector<float>& y, const TargetUnits& units, const NaiveForecasts& naive);
+
 // group_by runs: /predictions/<split> with own [N, O] and member [N] (global indices, members
-// numbered from `first_member`), the persistence forecast when there is one, and, with target
-// normalization, own/targets/persistence in original units.
+// numbered from `first_member`), the naive forecasts, and, when the model's units are not the
+// target's, own/targets/naive forecasts in original units.
 Predictions make_own_predictions(const std::string& split, const OwnPredictions& p, const OwnTargets& t,
                                  int first_member, bool classification);
 

@@ -79,8 +79,7 @@ EvalOutcome evaluate_stored(const EvalRequest& req) {
     spdlog::info("evaluating {} members of {} on {} ({} samples), each on its own group's samples", run.S,
                  req.run_path, in.source, in.n);
     const OwnPredictions preds = run_own(run, in, req.threads);
-    const OwnTargets targets{in.y, in.persistence, run.file.normalization.target_mean.data,
-                             run.file.normalization.target_std.data};
+    const OwnTargets targets = own_targets(in.y, in.units, in.naive);
     const OwnEvaluation e = evaluate_own(preds, run.cfg.loss.type, targets);
     o.record = make_own_eval_record(e, in.split, in.source, run.first_member, in.n);
     if (!o.record.excluded.empty())

@@ -10,13 +10,6 @@
 namespace tn {
 namespace {
 
-// y = y'·target_std[g] + target_mean[g] with g the series' statistics (pooled: one entry).
-float to_original(float v, const SeriesNormalization& n, int stats) {
-  if (n.target_mean.empty()) return v;
-  const std::size_t at = n.target_mean.size() == 1 ? 0 : static_cast<std::size_t>(stats);
-  return v * n.target_std[at] + n.target_mean[at];
-}
-
 // Mean and population std across the members with all outputs finite, per series.
 void ensemble(Forecast& f, int S) {
   const int N = f.N;
@@ -48,8 +41,7 @@ void ensemble(Forecast& f, int S) {
 Forecast forecast_stored(const StoredSwarm& run, const std::string& input, const std::vector<std::string>& id_columns,
                          int threads) {
   const NewSeries s = read_new_series(run, input, id_columns);
-  const SeriesNormalization norm = stored_normalization(run);
-  const SeriesWindows w = windows_to_forecast(s.table, s.data.sequence, norm, s.stats_of);
+  const SeriesWindows w = windows_to_forecast(s.table, s.data.sequence, stored_normalization(run), s.stats_of);
   Forecast f;
   f.series_column = s.table.group_names.empty() ? "" : s.data.group_by;
   f.time_column = s.table.time.empty() ? "" : s.data.sequence.time;
@@ -78,7 +70,7 @@ Forecast forecast_stored(const StoredSwarm& run, const std::string& input, const
     spdlog::info("forecasting {} series of {} with their own members of {}", w.n, input, run.path);
     const OwnPredictions p = run_own(run, in, threads);
     f.normalized = p.outputs;
-    for (int i = 0; i < w.n; ++i) f.value.push_back(to_original(p.outputs[i], norm, s.stats_of[w.series[i]]));
+    for (int i = 0; i < w.n; ++i) f.value.push_back(w.units.original(p.outputs[i], i));
     return f;
   }
   spdlog::info("forecasting {} series of {} with {} members of {}", w.n, input, run.S, run.path);
@@ -86,7 +78,7 @@ Forecast forecast_stored(const StoredSwarm& run, const std::string& input, const
   f.normalized = p.outputs;
   f.members.resize(p.outputs.size());
   for (std::size_t j = 0; j < p.outputs.size(); ++j)
-    f.members[j] = to_original(p.outputs[j], norm, s.stats_of[w.series[j % w.n]]);
+    f.members[j] = w.units.original(p.outputs[j], j % w.n);
   ensemble(f, run.S);
   if (!f.excluded.empty())
     spdlog::warn("{} members have non-finite forecasts (diverged) and are left out of the ensemble", f.excluded.size());

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <functional>
 #include <limits>
 #include <map>
 
@@ -264,15 +265,38 @@ void merge_own_evaluation(const std::vector<Part>& parts, const Config& cfg, con
   p.N = static_cast<int>(N);
   p.O = static_cast<int>(O);
   p.member.assign(N, -1);
-  p.outputs.assign(N * O, 0.0f);
   OwnTargets t;
-  t.y.assign(p0.targets.data.empty() ? 0 : N * wy, 0.0f);
-  t.persistence.assign(p0.persistence.data.empty() ? 0 : N * O, 0.0f);
-  t.target_mean = f0.normalization.target_mean.data;
-  t.target_std = f0.normalization.target_std.data;
+  // Every per-sample array of the predictions, [N, width] in split order: from each part's
+  // p0-shaped array (`of`) to its place in `to`.
+  struct Column {
+    std::vector<float>* to;
+    std::function<const Array&(const Predictions&)> of;
+    std::size_t width;
+  };
+  std::vector<Column> columns;
+  const auto add = [&](std::vector<float>& to, std::function<const Array&(const Predictions&)> of, std::size_t w) {
+    if (of(p0).data.empty()) return;
+    to.assign(N * w, 0.0f);
+    columns.push_back({&to, std::move(of), w});
+  };
+  add(p.outputs, [](const Predictions& q) -> const Array& { return q.own; }, O);
+  add(t.y, [](const Predictions& q) -> const Array& { return q.targets; }, wy);
+  add(p.outputs_original, [](const Predictions& q) -> const Array& { return q.own_original; }, O);
+  add(t.y_original, [](const Predictions& q) -> const Array& { return q.targets_original; }, O);
+  t.baselines.resize(p0.naive.size());
+  for (std::size_t k = 0; k < p0.naive.size(); ++k) {  // every part has p0's kinds (checked below)
+    t.baselines[k].kind = p0.naive[k].kind;
+    add(t.baselines[k].values, [k](const Predictions& q) -> const Array& { return q.naive[k].values; }, O);
+    add(t.baselines[k].original, [k](const Predictions& q) -> const Array& { return q.naive[k].original; }, O);
+  }
+  const auto same_kinds = [&](const Predictions& q) {
+    return std::equal(q.naive.begin(), q.naive.end(), p0.naive.begin(), p0.naive.end(),
+                      [](const Predictions::Naive& a, const Predictions::Naive& b) { return a.kind == b.kind; });
+  };
   for (const Part& part : parts) {
     const Predictions* q = part.file.find_predictions(p0.split);
-    if (!q || q->sample.size() != q->member.size() || q->own.data.size() != q->sample.size() * O)
+    const auto fits = [&](const Column& c) { return c.of(*q).data.size() == q->sample.size() * c.width; };
+    if (!q || q->sample.size() != q->member.size() || !same_kinds(*q) || !std::all_of(columns.begin(), columns.end(), fits))
       throw UsageError("merge: " + in_quotes(part.path) + " has no predictions of its groups on the " + p0.split + " split");
     for (std::size_t j = 0; j < q->sample.size(); ++j) {
       const auto i = static_cast<std::size_t>(q->sample[j]);
@@ -280,12 +304,9 @@ void merge_own_evaluation(const std::vector<Part>& parts, const Config& cfg, con
         throw UsageError("merge: " + in_quotes(part.path) + " predicts sample " + std::to_string(q->sample[j]) +
                          " of the " + p0.split + " split, which another part predicts too or which is not in it");
       p.member[i] = q->member[j] - first;
-      std::copy_n(q->own.data.begin() + static_cast<std::ptrdiff_t>(j * O), O, p.outputs.begin() + static_cast<std::ptrdiff_t>(i * O));
-      if (!t.y.empty())
-        std::copy_n(q->targets.data.begin() + static_cast<std::ptrdiff_t>(j * wy), wy, t.y.begin() + static_cast<std::ptrdiff_t>(i * wy));
-      if (!t.persistence.empty())
-        std::copy_n(q->persistence.data.begin() + static_cast<std::ptrdiff_t>(j * O), O,
-                    t.persistence.begin() + static_cast<std::ptrdiff_t>(i * O));
+      for (const Column& c : columns)
+        std::copy_n(c.of(*q).data.begin() + static_cast<std::ptrdiff_t>(j * c.width), c.width,
+                    c.to->begin() + static_cast<std::ptrdiff_t>(i * c.width));
     }
   }
   if (std::count(p.member.begin(), p.member.end(), -1) > 0)

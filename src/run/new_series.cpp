@@ -81,7 +81,8 @@ Inputs new_series_inputs(const StoredSwarm& run, const std::string& file) {
   in.n = w.n;
   in.X = std::move(w.X);
   in.y = std::move(w.y);
-  in.persistence = std::move(w.persistence);
+  in.units = std::move(w.units);
+  in.naive = std::move(w.naive);
   if (!s.member.empty())
     for (int g : w.series) in.group.push_back(s.member[g]);
   in.batch = run.cfg.train.batch_size;

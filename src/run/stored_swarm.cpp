@@ -12,7 +12,6 @@
 #include "data/arrays.h"
 #include "data/encode.h"
 #include "data/prepare.h"
-#include "data/sequence.h"
 #include "run/new_series.h"
 #include "run/swarm_file.h"
 #include "train/predict.h"
@@ -72,13 +71,13 @@ void check_same_data(const StoredSwarm& run, const PreparedData& d) {
                     ") differ from the run's (" + joined(run.file.data.class_names) + ")" + why);
 }
 
-void append(Inputs& in, const PreparedData& d, const SplitData& s) {
+void append(Inputs& in, const SplitData& s) {
   in.n += s.n;
   in.X.insert(in.X.end(), s.X.begin(), s.X.end());
   in.y.insert(in.y.end(), s.y.begin(), s.y.end());
   in.group.insert(in.group.end(), s.group.begin(), s.group.end());
-  const std::vector<float> last = persistence_forecast(d, s);
-  in.persistence.insert(in.persistence.end(), last.begin(), last.end());
+  in.units.append(s.units);
+  in.naive.append(s.naive);
 }
 
 // Labels of `d` (its own class numbering) as the run's class indices, matched by name.
@@ -207,7 +206,7 @@ Inputs own_split(const StoredSwarm& run, const std::optional<std::string>& split
                  "were trained on (optimistic)");
   }
   if (in.split == "all") {
-    for (const SplitData* s : {&d.train, &d.val, &d.test}) append(in, d, *s);
+    for (const SplitData* s : {&d.train, &d.val, &d.test}) append(in, *s);
     in.source = "all samples of " + d.origin;
     return in;
   }
@@ -215,7 +214,7 @@ Inputs own_split(const StoredSwarm& run, const std::optional<std::string>& split
   if (s.n == 0)
     throw UsageError("the run has no " + in.split + " split (data.split." + in.split +
                      " is 0 in its config); choose another --split");
-  append(in, d, s);
+  append(in, s);
   in.source = in.split + " split of " + d.origin;
   const Predictions* stored = run.file.find_predictions(in.split);
   if (stored && !stored->targets.data.empty() && stored->targets.data != in.y)
@@ -365,7 +364,9 @@ OwnPredictions run_own(const StoredSwarm& run, const Inputs& in, int threads) {
   if (!note.empty()) spdlog::debug("{}", note);
   std::vector<int> member(in.group);
   for (int& m : member) m -= run.first_member;
-  return predict_own_swarm(*be, run.shape, run.cfg.loss.type, run.params, run.S, in.X, in.n, in.batch, member);
+  OwnPredictions p = predict_own_swarm(*be, run.shape, run.cfg.loss.type, run.params, run.S, in.X, in.n, in.batch, member);
+  if (!in.units.identity()) p.outputs_original = in.units.original(p.outputs);
+  return p;
 }
 
 }  // namespace tn

@@ -10,6 +10,7 @@
 #include "config/config.h"
 #include "data/dataset.h"
 #include "data/encode.h"
+#include "data/sequence_units.h"
 #include "eval/combine.h"
 #include "eval/own.h"
 #include "io/run_file.h"
@@ -64,10 +65,11 @@ struct Inputs {
   std::vector<float> X;  // [n, F] normalized
   std::vector<float> y;  // [n] labels or [n, targets] values; empty for unlabeled inputs
   int batch = 1;         // forward batch rows: the training batch, to reproduce its predictions
-  // The run's own splits only: each sample's group (group_by; sequence data: its series), and,
-  // for sequence data whose target is an input, the last-value forecast [n] (normalized).
+  // Each sample's group (group_by; sequence data: its series), and, for sequence data, how its
+  // output becomes original units and its naive forecasts (data/sequence_units.h).
   std::vector<int> group;
-  std::vector<float> persistence;
+  TargetUnits units;
+  NaiveForecasts naive;
   // new_data with id columns (predict --id): each column's text per sample, [columns][n].
   std::vector<std::string> id_columns;
   std::vector<std::vector<std::string>> ids;
@@ -107,7 +109,7 @@ void check_combine(const StoredSwarm& run, Combine how);
 bool one_member_per_group(const StoredSwarm& run);
 
 // group_by runs: each member's outputs on the samples of its own group (in.group), on the
-// device run_swarm picks.
+// device run_swarm picks; in original units too when in.units is not the identity.
 OwnPredictions run_own(const StoredSwarm& run, const Inputs& in, int threads);
 
 }  // namespace tn

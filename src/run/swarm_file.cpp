@@ -305,7 +305,8 @@ RunFile make_trained_file(const Config& cfg, const PreparedData& data, const Mem
                              : cfg.data.source.type == "csv" ? cfg.data.source.target : "";
   std::error_code ec;
   const std::filesystem::path cwd = std::filesystem::current_path(ec);  // what relative paths in /config are relative to
-  r.data = {data.feature_names, data.class_names, target, data.seq_len, data.step_features, ec ? "" : cwd.string()};
+  r.data = {data.feature_names, data.class_names, target, data.seq_len, data.step_features, ec ? "" : cwd.string(),
+            to_string(cfg.data.sequence.transform), to_string(cfg.data.sequence.scale)};
   r.encoding = encoding_record(data.encoding);
   return r;
 }

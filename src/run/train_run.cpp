@@ -11,7 +11,6 @@
 
 #include <spdlog/spdlog.h>
 
-#include "data/sequence.h"
 #include "eval/own.h"
 #include "io/atomic_file.h"
 #include "model/build.h"
@@ -67,14 +66,14 @@ void check_run_files(const Config& cfg, bool force, const std::string& resume, C
                      "can be resumed again");
 }
 
-// group_by: each member on its own group's samples, with the persistence baseline and the
+// group_by: each member on its own group's samples, with the naive-forecast baselines and the
 // original units for sequence data. A shard of the groups (train --shard) evaluates its own
 // members' samples only, and records where each is in the split (Predictions::sample).
 FinalEval evaluate_final_own(const Config& cfg, const PreparedData& data, const TrainOutput& t) {
   FinalEval f;
   f.split = t.pred_split == "test" ? &data.test : &data.train;
   const int S = cfg.swarm.size, first = cfg.swarm.first_member, O = t.shape.outputs();
-  OwnTargets all{f.split->y, persistence_forecast(data, *f.split), data.target_mean, data.target_std};
+  const OwnTargets all = own_targets(f.split->y, f.split->units, f.split->naive);
   std::vector<int> keep;  // samples of members [first, first + S)
   for (int i = 0; i < t.pred_n; ++i)
     if (t.pred_member[i] >= first && t.pred_member[i] < first + S) keep.push_back(i);
@@ -86,17 +85,15 @@ FinalEval evaluate_final_own(const Config& cfg, const PreparedData& data, const 
     for (int i : keep) r.insert(r.end(), v.begin() + static_cast<std::ptrdiff_t>(i * w), v.begin() + static_cast<std::ptrdiff_t>((i + 1) * w));
     return r;
   };
-  const auto members = [&](const std::vector<float>& v) {  // per-group statistics of the block's groups
-    if (!shard || v.empty()) return v;
-    return std::vector<float>(v.begin() + first, v.begin() + first + S);
-  };
   OwnPredictions p;
   p.S = S;
   p.N = static_cast<int>(keep.size());
   p.O = O;
   for (int i : keep) p.member.push_back(t.pred_member[i] - first);
   p.outputs = rows(t.pred_own);
-  const OwnTargets targets{rows(all.y), rows(all.persistence), members(all.target_mean), members(all.target_std)};
+  if (!all.y_original.empty()) p.outputs_original = rows(f.split->units.original(t.pred_own));
+  OwnTargets targets{rows(all.y), rows(all.y_original), {}};
+  for (const BaselineForecast& b : all.baselines) targets.baselines.push_back({b.kind, rows(b.values), rows(b.original)});
   const OwnEvaluation e = evaluate_own(p, cfg.loss.type, targets);
   f.record = make_own_eval_record(e, f.split->name, f.split->name + " split of " + data.origin, first, p.N);
   f.predictions = make_own_predictions(t.pred_split, p, targets, first, is_classification(cfg.loss.type));

@@ -80,16 +80,24 @@ std::string eval_summary(const Evaluation& e, const EvalRecord& r, const RankVie
 //   "baseline": null | {"kind": "persistence", "members": [{"member": k, <metric>: v}],
 //                       "pooled": {...}, "quantiles": {...}},
 //   "original_units": null | {"members", "pooled", "quantiles", "baseline"} (same forms),
-//   "vs_baseline": null | {<mae|rmse|mse>: {"beat": n, "compared": n, "median_ratio": r}}
+//   "vs_baseline": null | {<mae|rmse|mse>: {"beat": n, "compared": n, "median_ratio": r}},
+// (persistence), and for every naive forecast (sequence data):
+//   "baselines": [{"kind", "members", "pooled", "quantiles", "original_units"}],
+//   "vs_baselines": null | {<kind>: {<metric>: {"beat", "compared", "median_ratio"}}},
+//   "compared_in": "original_units" | "model_units",
+//   "series": null | [{"member", "group", "n_samples", "units", <metric>: v,
+//                      "baselines": {<kind>: {<metric>: v, "skill_<metric>": s, "beats_by_<metric>": b}}}]
+// with the comparisons in original units when the record has them.
 std::string own_eval_json(const EvalRecord& r, const std::string& run_path,
                           const std::vector<std::string>& class_names, const std::vector<std::string>& groups);
 
 // The per-member summary: quantiles of each metric across members and the pooled value, the
-// same for the persistence baseline and in original units, and how many series beat it.
+// same for each naive forecast and in original units, a per-series table (the model's mae
+// against each baseline's, and its skill 1 − model/baseline) and how many series beat each.
 std::string own_eval_table(const EvalRecord& r, const std::string& run_path, const std::vector<std::string>& groups);
 
-// "test split of random_walk(...) (520 samples): per-series mae median 0.11 (5%-95% 0.08-0.19),
-//  pooled 0.12 | persistence median 0.13; 3 of 4 series beat persistence by mae"
+// "test split of random_walk(...) (520 samples): per-member mae median 0.11 (5%-95% 0.08-0.19),
+//  pooled 0.12 | 3 of 4 series beat persistence (median ratio 0.98); 4 of 4 series beat drift (...)"
 std::string own_eval_summary(const EvalRecord& r);
 
 }  // namespace tn
