@@ -115,7 +115,7 @@ TEST_CASE("weights make the ensemble what repeating members would make it, for e
   }
 }
 
-TEST_CASE("--select forms: all, top:K, greedy, greedy:K; anything else names them") {
+TEST_CASE("--select forms: all, top:K, greedy, greedy:K, and anything else names them") {
   CHECK(parse_select("all").method == SelectMethod::All);
   CHECK(parse_select("top:5").method == SelectMethod::Top);
   CHECK(parse_select("top:5").k == 5);
