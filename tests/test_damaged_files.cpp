@@ -1,7 +1,8 @@
 // Damaged and crafted run files exit 2 with the file named, never a signal or a hang: every
 // flipped byte, truncation and tampered attribute of a sealed file is refused before HDF5
 // parses it; every file, sealed or not, is parsed in a child process first, so a crash or loop
-// of the HDF5 library on a damaged or crafted global heap becomes an error too.
+// of the HDF5 library on a damaged or crafted global heap becomes an error too; and text that
+// is not UTF-8 is refused naming the file and the field before it reaches JSON or a terminal.
 #include <doctest/doctest.h>
 #include <hdf5.h>
 
@@ -324,4 +325,55 @@ TEST_CASE("crafted files: a FIFO named as a run file is refused at once, not wai
   CHECK_THROWS_WITH_AS(tn::read_run_file(fifo.string()), doctest::Contains("is not a regular file"), tn::RunFileError);
   CHECK_THROWS_WITH_AS(tn::read_run_file(scratch("").string()), doctest::Contains("is a directory"), tn::RunFileError);
   fs::remove(fifo);
+}
+
+TEST_CASE("crafted files: text that is not UTF-8 is refused naming the file and the dataset or attribute") {
+  const fs::path path = scratch("crafted-text.h5");
+  tn::io::write_h5_atomically(path, "test file", [](hid_t file) {
+    tn::h5::write_strings(file, "/s", {"fine", "caf\xc3\xa9", "bad\xff" "byte"});
+    tn::h5::write_string_dataset(file, "/one", "\xed\xa0\x80");  // a UTF-16 surrogate, encoded
+    tn::h5::Handle g = tn::h5::create_group(file, "/g");
+    tn::h5::set_string_attr(g.get(), "/g", "note", "\xc0\xaf");  // an overlong '/'
+    tn::h5::create_group(file, "/g/\xfe");
+  }, tn::io::Replace::Yes);
+  const auto read = [&](const std::function<void(hid_t)>& fn) {
+    tn::io::read_h5_checked<int>(path.string(), "test file", [&](hid_t file) { return fn(file), 0; });
+  };
+  const std::string file = "cannot read test file '" + path.string() + "': ";
+  CHECK_THROWS_WITH_AS(read([](hid_t f) { tn::h5::read_strings(f, "/s"); }),
+                       doctest::Contains((file + "string 2 of dataset /s holds text that is not valid UTF-8 (byte 0xff at offset 3)").c_str()),
+                       tn::RunFileError);
+  CHECK_THROWS_WITH_AS(read([](hid_t f) { tn::h5::read_string_dataset(f, "/one"); }),
+                       doctest::Contains((file + "dataset /one holds text that is not valid UTF-8 (byte 0xed at offset 0)").c_str()),
+                       tn::RunFileError);
+  CHECK_THROWS_WITH_AS(read([](hid_t f) { tn::h5::Handle g = tn::h5::open_group(f, "/g"); tn::h5::get_string_attr(g.get(), "/g", "note"); }),
+                       doctest::Contains((file + "attribute 'note' of /g holds text").c_str()), tn::RunFileError);
+  CHECK_THROWS_WITH_AS(read([](hid_t f) { tn::h5::list_group(f, "/g"); }),
+                       doctest::Contains((file + "a link name in group /g holds text").c_str()), tn::RunFileError);
+}
+
+TEST_CASE("crafted files: a run file whose /config or class names are not UTF-8 is refused by eval, predict and export") {
+  // /config: a byte of the output path made 0xFF in a file without a seal. Before, export to
+  // .npz exited 1 ("critical internal error: not valid UTF-8"), export to ONNX wrote the bytes
+  // into the model, and eval printed them.
+  std::vector<char> b = file_bytes(good_run().string());
+  const std::size_t at = find_bytes(b, "path: /", find_bytes(b, "output:"));
+  REQUIRE(at < b.size());
+  b[at + 7] = '\xff';
+  std::fill(b.begin(), b.begin() + 512, '\0');
+  const fs::path config = scratch("crafted-config-not-utf8.h5");
+  put_bytes(config.string(), b);
+  // /data/class_names: written so by a turbanet that did not check its CSV labels.
+  tn::RunFile run = tn::read_run_file(good_run().string());
+  REQUIRE(run.data.class_names.size() == 2);
+  run.data.class_names[1] = "caf\xe9";  // Latin-1
+  const fs::path labels = scratch("crafted-labels-not-utf8.h5");
+  tn::write_run_file(labels.string(), run, true);
+  for (const auto& [path, field] : {std::pair{config, std::string("dataset /config")},
+                                    std::pair{labels, std::string("string 1 of dataset /data/class_names")}}) {
+    CHECK_THROWS_WITH_AS(tn::read_run_file(path.string()), doctest::Contains((field + " holds text that is not valid UTF-8").c_str()),
+                         tn::RunFileError);
+    expect_refused(path, field);
+    expect_export_refused(path, field, field);
+  }
 }
