@@ -1,4 +1,4 @@
-// Atomic whole-file writes of in-memory HDF5 images, and checked opening (see io/h5_file.h).
+// Atomic writes of in-memory HDF5 images, and guarded reads of whole files from memory (see io/h5_file.h).
 #include "io/h5_file.h"
 
 #include <fcntl.h>
