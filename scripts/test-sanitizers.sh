@@ -3,9 +3,9 @@
 # build-asan/, CPU only) and runs it. Every memory error, leak or undefined behaviour aborts the
 # process that met it, so the test fails; the reports are kept in build-asan/reports/.
 #
-# One class of report is expected and not a failure: an unsealed run file (written by another
-# program or an older turbanet) is first read in a forked child process, because HDF5 1.10
-# itself overruns buffers on some damaged files (src/io/h5_file.cpp, read_in_child). The damaged-
+# One class of report is expected and not a failure: every run file is first parsed in a forked
+# child process, because HDF5 1.10 itself overruns buffers on some damaged or crafted files
+# (src/io/h5_file.cpp, read_in_child). The damaged-
 # file tests feed it such files; the child's report names read_in_child and its death becomes
 # exit 2 in the parent, which is what those tests check. Every other report fails this script.
 #

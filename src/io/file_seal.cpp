@@ -7,7 +7,6 @@
 #include <cinttypes>
 #include <cstdio>
 #include <cstring>
-#include <fstream>
 
 #include "io/run_file.h"
 
@@ -28,12 +27,10 @@ void seal_image(std::vector<unsigned char>& image) {
   image.insert(image.begin(), header, header + kSealBytes);
 }
 
-Seal verify_seal(const std::string& path, const std::string& named) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw RunFileError("cannot open " + named + ": " + std::strerror(errno));
+Seal verify_seal(std::span<const unsigned char> bytes, const std::string& named) {
   char header[kSealBytes] = {};
-  in.read(header, kSealBytes);
-  const auto got_header = static_cast<std::size_t>(in.gcount());
+  const std::size_t got_header = std::min(bytes.size(), kSealBytes);
+  std::memcpy(header, bytes.data(), got_header);
   if (got_header < sizeof kMagic - 1 || std::memcmp(header, kMagic, sizeof kMagic - 1) != 0) {
     static const char kHdf5Signature[8] = {'\x89', 'H', 'D', 'F', '\r', '\n', '\x1a', '\n'};
     if (got_header >= 8 && std::memcmp(header, kHdf5Signature, 8) == 0) return Seal::Absent;
@@ -45,33 +42,26 @@ Seal verify_seal(const std::string& path, const std::string& named) {
     throw RunFileError(named + " is damaged: its seal (the first 512 bytes) was changed; restore the file from "
                        "a copy or train again");
   unsigned crc = 0;
-  unsigned long long bytes = 0;
-  if (std::sscanf(header + sizeof kMagic - 1, "crc32 %8x\nbytes %llu\n", &crc, &bytes) != 2)
+  unsigned long long written = 0;
+  if (std::sscanf(header + sizeof kMagic - 1, "crc32 %8x\nbytes %llu\n", &crc, &written) != 2)
     throw RunFileError(named + " is damaged: its seal (the first 512 bytes) is unreadable; restore the file from "
                        "a copy or train again");
   if (got_header < kSealBytes) throw RunFileError(named + " is damaged: it ends inside its seal");
   // The seal's text, then zeros: nothing else may differ in the first 512 bytes.
   const std::size_t text = std::strlen(header);
   char expected[kSealBytes] = {};
-  std::snprintf(expected, sizeof expected, "%scrc32 %08x\nbytes %llu\n", kMagic, crc, bytes);
+  std::snprintf(expected, sizeof expected, "%scrc32 %08x\nbytes %llu\n", kMagic, crc, written);
   if (std::memcmp(header, expected, text + 1) != 0 || std::strlen(expected) != text ||
       !std::all_of(header + text, header + kSealBytes - 1, [](char c) { return c == 0; }))
     throw RunFileError(named + " is damaged: its seal (the first 512 bytes) was changed; restore the file from "
                        "a copy or train again");
-  // The rest of the file, in pieces, against the recorded length and checksum.
-  std::uint32_t got = 0;
-  unsigned long long seen = 0;
-  std::vector<unsigned char> buf(1 << 20);
-  while (in) {
-    in.read(reinterpret_cast<char*>(buf.data()), static_cast<std::streamsize>(buf.size()));
-    const auto n = static_cast<std::size_t>(in.gcount());
-    got = libdeflate_crc32(got, buf.data(), n);
-    seen += n;
-  }
-  if (seen != bytes)
-    throw RunFileError(named + " is damaged: it holds " + std::to_string(seen + kSealBytes) + " bytes, but was written with " +
-                       std::to_string(bytes + kSealBytes) + (seen < bytes ? " (truncated)" : "") +
+  // The rest of the file against the recorded length and checksum.
+  const unsigned long long seen = bytes.size() - kSealBytes;
+  if (seen != written)
+    throw RunFileError(named + " is damaged: it holds " + std::to_string(bytes.size()) + " bytes, but was written with " +
+                       std::to_string(written + kSealBytes) + (seen < written ? " (truncated)" : "") +
                        "; restore it from a copy or train again");
+  const std::uint32_t got = crc_of(bytes.data() + kSealBytes, bytes.size() - kSealBytes);
   if (got != crc) {
     char detail[64];
     std::snprintf(detail, sizeof detail, "checksum %08" PRIx32 ", written %08x", got, crc);

@@ -1,10 +1,12 @@
 // The seal of every HDF5 file turbanet writes: its first 512 bytes (HDF5's user block, which
 // HDF5 and h5py skip) hold a CRC-32 and the length of the rest of the file, so a reader
 // checks every byte before HDF5 parses any of them. A flipped byte, a truncation or a change
-// by another program is refused with a message instead of reaching HDF5, whose 1.10 reader
-// can crash or loop on damaged metadata.
+// by another program is refused with a message that says so. It detects damage, not intent:
+// a file edited on purpose and sealed again passes, so readers still guard HDF5's parsing
+// (io/h5_file.h), whose 1.10 version can crash or loop on crafted metadata.
 #pragma once
 #include <cstddef>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -22,8 +24,10 @@ void seal_image(std::vector<unsigned char>& image);
 // or not an HDF5 file at all: the caller tells which).
 enum class Seal { Verified, Absent, Foreign };
 
-// Reads the file at `path` and checks its seal. Throws RunFileError naming `named` ("run file
-// 'x.h5'") when there is a seal and it does not match the bytes (or its own padding).
-Seal verify_seal(const std::string& path, const std::string& named);
+// Checks the seal of a whole file's `bytes`. Throws RunFileError naming `named` ("run file
+// 'x.h5'") when there is a seal and it does not match the bytes (or its own padding). A
+// verified seal says the bytes are the ones written with it, not who wrote them: the CRC is
+// anyone's to recompute, so a reader still parses sealed bytes as untrusted.
+Seal verify_seal(std::span<const unsigned char> bytes, const std::string& named);
 
 }  // namespace tn::io

@@ -2,6 +2,7 @@
 #include "io/h5.h"
 
 #include "io/h5_deflate.h"
+#include "util/utf8.h"
 
 #include <algorithm>
 #include <cstdlib>
@@ -247,6 +248,17 @@ std::vector<T> read_vector(hid_t file, const std::string& name, H5T_class_t want
   return values;
 }
 
+// `text` as read from `what`, checked to be UTF-8 (what turbanet writes): other bytes never
+// reach JSON output or a terminal.
+std::string utf8_text(std::string text, const std::string& what) {
+  const std::size_t bad = invalid_utf8(text);
+  if (bad != std::string::npos)
+    throw Error(what + " holds text that is not valid UTF-8 (" + invalid_utf8_where(text, bad) +
+                "); turbanet reads and writes UTF-8 only: train again from data saved as UTF-8, or restore the "
+                "file from a copy");
+  return text;
+}
+
 // Reads one string whose HDF5 type is `type` (variable or fixed length) via `read(mem_type, buf)`.
 // `owned`: a variable-length string belongs to a VlenArena, not to the caller.
 template <typename ReadFn>
@@ -259,13 +271,13 @@ std::string read_string(hid_t type, const std::string& what, ReadFn read, bool o
     check(read(type, static_cast<void*>(&ptr)), "reading " + what);
     std::string value = ptr ? ptr : "";
     if (!owned) H5free_memory(ptr);
-    return value;
+    return utf8_text(std::move(value), what);
   }
   const std::size_t size = H5Tget_size(type);
   if (size == 0) throw Error("getting the string size of " + what + " failed");
   std::string buf(size + 1, '\0');
   check(read(type, static_cast<void*>(buf.data())), "reading " + what);
-  return buf.substr(0, buf.find('\0'));
+  return utf8_text(buf.substr(0, buf.find('\0')), what);
 }
 
 void expect_scalar(hid_t space, const std::string& what) {
@@ -506,7 +518,8 @@ std::vector<std::string> read_strings(hid_t file, const std::string& name) {
         "reading dataset " + name);
   std::vector<std::string> values;
   values.reserve(ptrs.size());
-  for (const char* p : ptrs) values.emplace_back(p ? p : "");
+  for (const char* p : ptrs)
+    values.push_back(utf8_text(p ? p : "", "string " + std::to_string(values.size()) + " of dataset " + name));
   return values;
 }
 
@@ -563,7 +576,7 @@ std::vector<std::string> list_group(hid_t file, const std::string& name) {
                              link.size(), H5P_DEFAULT),
           "listing group " + name);
     link.resize(len);
-    names.push_back(link);
+    names.push_back(utf8_text(std::move(link), "a link name in group " + name));
   }
   return names;
 }

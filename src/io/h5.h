@@ -101,6 +101,8 @@ std::vector<double> read_doubles(hid_t file, const std::string& name);  // one-d
 // A two-dimensional dataset, row-major, and its row count.
 std::vector<int> read_int_rows(hid_t file, const std::string& name, std::uint64_t& rows);
 std::vector<double> read_double_rows(hid_t file, const std::string& name, std::uint64_t& rows);
+// Every string read (datasets, attributes, the link names of list_group) must be valid UTF-8:
+// other bytes throw Error naming the dataset or attribute, before they can reach JSON or a terminal.
 std::vector<std::string> read_strings(hid_t file, const std::string& name);
 std::string read_string_dataset(hid_t file, const std::string& name);
 bool has_attr(hid_t obj, const std::string& obj_name, const char* attr);

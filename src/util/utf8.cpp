@@ -29,6 +29,12 @@ std::size_t invalid_utf8(std::string_view s) {
   return std::string_view::npos;
 }
 
+std::string invalid_utf8_where(std::string_view s, std::size_t at) {
+  char where[64];
+  std::snprintf(where, sizeof where, "byte 0x%02x at offset %zu", static_cast<unsigned>(static_cast<unsigned char>(s[at])), at);
+  return where;
+}
+
 std::string utf8_problem(std::string_view s, std::size_t at) {
   char hex[8];
   std::snprintf(hex, sizeof hex, "0x%02X", at < s.size() ? static_cast<unsigned char>(s[at]) : 0u);

@@ -13,6 +13,10 @@ namespace tn {
 // valid. A sequence cut off by the end of `s` is invalid at its first byte.
 std::size_t invalid_utf8(std::string_view s);
 
+// "byte 0xff at offset 12": where invalid_utf8 found the bad byte, for messages about text
+// without lines (an HDF5 string or attribute).
+std::string invalid_utf8_where(std::string_view s, std::size_t at);
+
 // "byte 0xFF is not valid UTF-8; text must be UTF-8 (...iconv...)": the problem with the byte
 // of `s` at `at` (from invalid_utf8), and how to fix it.
 std::string utf8_problem(std::string_view s, std::size_t at);

@@ -18,9 +18,9 @@
 
 namespace {
 
-// The run-file reader reads an unsealed file first in a forked child (io/h5_file.cpp), because
-// HDF5 1.10 itself crashes on some damaged files; the parent turns the child's death into exit
-// 2. That crash is the guard working, not a finding, so in the child neither libFuzzer's death
+// The run-file reader parses every file first in a forked child (io/h5_file.cpp), because HDF5
+// 1.10 itself crashes on some damaged or crafted files; the parent turns the child's death into
+// exit 2. That crash is the guard working, not a finding, so in the child neither libFuzzer's death
 // callback (which would save the input as a crash artifact) nor a report on the fuzzer's
 // stderr may follow it: the child's sanitizer reports go to files in TMPDIR instead
 // (child-report.<pid>), and its death is left to the signal the parent reads.

@@ -18,10 +18,12 @@
 #include "data/dataset.h"
 #include "data/prepare.h"
 #include "data/sources.h"
+#include "io/file_seal.h"
 #include "io/numeric_array.h"
 #include "io/run_file.h"
 #include "run/errors.h"
 #include "run/stored_swarm.h"
+#include "util/utf8.h"
 
 #ifndef TURBANET_SOURCE_DIR
 #error "TURBANET_SOURCE_DIR must name the source tree (configs/ resolves the configs' data paths)"
@@ -354,16 +356,30 @@ int idx(const std::uint8_t* data, std::size_t size) {
   return 0;
 }
 
+// A run file's text must be UTF-8 once it is read (io/h5.h checks every string): other bytes
+// would reach JSON output or a terminal. Checks the texts load_swarm kept, a finding otherwise.
+void check_text(const StoredSwarm& s) {
+  const RunFile& f = s.file;
+  std::vector<std::string_view> texts = {f.config_yaml, f.meta.version, f.meta.name, f.meta.device, f.meta.kernel,
+                                         f.meta.created, f.data.target, f.data.base_dir};
+  for (const auto* names : {&f.data.feature_names, &f.data.class_names, &s.class_names})
+    texts.insert(texts.end(), names->begin(), names->end());
+  for (std::string_view t : texts)
+    if (invalid_utf8(t) != std::string_view::npos)
+      throw Finding("a run file was read with text that is not UTF-8: '" + std::string(t.substr(0, 200)) + "'");
+}
+
 int run_file(const std::uint8_t* data, std::size_t size) {
   const std::string_view bytes = as_text(data, size);
-  const std::string path = put("run.h5", bytes);
-  accepted([&] { load_swarm(path, true); });
-  if (size < 512) return 0;
-  // Unsealed: the child-process read of damaged HDF5, then this process's reader.
-  std::string unsealed(bytes);
-  std::fill(unsealed.begin(), unsealed.begin() + 512, '\0');
-  const std::string path2 = put("unsealed.h5", unsealed);
-  if (accepted([&] { load_swarm(path2, true); })) accepted([&] { load_swarm(path2, false); });
+  accepted([&] { check_text(load_swarm(put("run.h5", bytes), true)); });
+  if (size < io::kSealBytes) return 0;
+  // Sealed again for its bytes after the first 512: a mutation reaches HDF5 past the seal, as
+  // a file edited and sealed again on purpose does (the reader's child process, then this one).
+  std::vector<unsigned char> image(data + io::kSealBytes, data + size);
+  io::seal_image(image);
+  if (std::equal(image.begin(), image.end(), data)) return 0;  // sealed already: read above
+  const std::string resealed = put("resealed.h5", as_text(image.data(), image.size()));
+  if (accepted([&] { check_text(load_swarm(resealed, true)); })) accepted([&] { check_text(load_swarm(resealed, false)); });
   return 0;
 }
 

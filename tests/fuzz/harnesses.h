@@ -44,9 +44,9 @@ int npy(const std::uint8_t* data, std::size_t size);
 int idx(const std::uint8_t* data, std::size_t size);
 
 // A run file: load_swarm (what eval and predict start with: read_run_file, its /config, the
-// model checked against the parameters) on the bytes as given, and again with the first 512
-// bytes (the seal) zeroed, so mutated HDF5 reaches the reader of unsealed files (read in a
-// child process first, then in this one).
+// model checked against the parameters) on the bytes as given, and again sealed anew for its
+// bytes after the first 512 (the seal is a CRC anyone can recompute), so mutated HDF5 reaches
+// the reader (a child process first, then this one) instead of stopping at the seal.
 int run_file(const std::uint8_t* data, std::size_t size);
 
 struct Harness {
