@@ -1,6 +1,7 @@
 // Tests of the array sources: NumPy .npy files (dtypes, header versions, malformed files)
 // and HDF5 datasets, and the shape/value checks shared by both (dataset_from_arrays).
 #include <hdf5.h>
+#include <sys/stat.h>
 
 #include <cmath>
 #include <cstring>
@@ -254,4 +255,12 @@ TEST_CASE("hdf5: missing files and datasets, groups, text and wrong ranks") {
   const std::string text = write_text("not.h5", "just text\n");
   CHECK(data_error([&] { load_hdf5(h5_source(text, "X", "y"), true); }) ==
         text + " (data.source.path): not an HDF5 file (or a damaged one)");
+  // A FIFO blocked HDF5's open for ever; HDF5 data files are parsed like run files (from
+  // memory, in a child first: io/h5_file.h), so they must be regular files.
+  const std::string fifo = (std::filesystem::path(text).parent_path() / "data.fifo").string();
+  std::filesystem::remove(fifo);
+  REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+  CHECK(data_error([&] { load_hdf5(h5_source(fifo, "X", "y"), true); }) ==
+        fifo + " (data.source.path): not a regular file (a device, FIFO or socket); name the file itself");
+  std::filesystem::remove(fifo);
 }

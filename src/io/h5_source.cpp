@@ -4,6 +4,7 @@
 #include <filesystem>
 
 #include "io/h5.h"
+#include "io/h5_file.h"
 
 namespace tn::io {
 namespace {
@@ -91,16 +92,24 @@ std::vector<NumericArray> read_h5_arrays(const std::string& path,
   std::error_code ec;
   if (!std::filesystem::exists(path, ec)) fail(path, key, "the file does not exist");
   if (std::filesystem::is_directory(path, ec)) fail(path, key, "this is a directory, not a file");
-  std::vector<NumericArray> arrays;
-  try {
+  if (!std::filesystem::is_regular_file(path, ec))  // a FIFO would block HDF5's open for ever
+    fail(path, key, "not a regular file (a device, FIFO or socket); name the file itself");
+  {
     h5::Session session;
     const htri_t is_hdf5 = H5Fis_hdf5(path.c_str());
     if (is_hdf5 < 0) fail(path, key, "cannot open the file: " + h5::last_error());
     if (is_hdf5 == 0) fail(path, key, "not an HDF5 file (or a damaged one)");
-    h5::Handle file = h5::own(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose,
-                              "opening the file");
-    for (const H5Request& r : requests) arrays.push_back(read_one(file.get(), path, r));
-  } catch (const h5::Error& e) {
+  }
+  // Parsed as run files are (io/h5_file.h): from one in-memory copy, first in a child process,
+  // so that a crafted or damaged file that crashes or hangs HDF5 ends the child, not training.
+  std::vector<NumericArray> arrays;
+  try {
+    arrays = read_h5_checked<std::vector<NumericArray>>(path, "HDF5 data file", [&](hid_t file) {
+      std::vector<NumericArray> read;
+      for (const H5Request& r : requests) read.push_back(read_one(file, path, r));
+      return read;
+    });
+  } catch (const RunFileError& e) {
     fail(path, key, e.what());
   }
   return arrays;
