@@ -15,7 +15,7 @@ checks each .onnx with onnx.checker (full_check), and compares:
     group_by against /predictions/test/members;
   - the .npz arrays against the run file's, exactly;
   - with torch importable by /usr/bin/python3: scripts/to_torch.py's module on the same inputs
-    against onnxruntime.
+    against onnxruntime (all of them in one Python process, which imports torch once).
 Prints one line per comparison with the largest absolute error; exits 1 when one exceeds
 TOL (1e-5) or a check fails. Needs numpy, h5py, onnx and onnxruntime
 (scripts/install-test-venv.sh makes .venv-test with them).
@@ -93,17 +93,41 @@ def raw_inputs(f, rng):
     return rng.random((64, F), dtype=np.float32)
 
 
+TORCH_PYTHON = "/usr/bin/python3"
+torch_jobs = []  # (npz, x.npy, y.npy, want, what): run by run_torch_jobs in one process
+
+
 def check_torch(npz, x, want, what):
-    """scripts/to_torch.py's module on x against `want` (onnxruntime), when torch is there."""
-    torch_python = "/usr/bin/python3"
-    if subprocess.run([torch_python, "-c", "import torch"], capture_output=True).returncode != 0:
-        print(f"SKIPPED {what}: no torch for {torch_python} (Debian's python3-torch)")
+    """scripts/to_torch.py's module on x against `want` (onnxruntime), when torch is there. The
+    module runs later, with every other one, in one Python process (run_torch_jobs): importing
+    torch takes seconds, once per process."""
+    base = os.path.splitext(npz)[0] + f"-torch{len(torch_jobs)}"
+    np.save(base + "-x.npy", x)
+    torch_jobs.append((npz, base + "-x.npy", base + "-y.npy", np.array(want), what))
+
+
+TORCH_RUNNER = """
+import sys, numpy as np, torch
+sys.path.insert(0, sys.argv[1])
+import to_torch
+jobs = sys.argv[2:]
+for npz, x, y in zip(jobs[0::3], jobs[1::3], jobs[2::3]):
+    with torch.no_grad():
+        np.save(y, to_torch.load_member(npz, None)(torch.from_numpy(np.load(x).astype(np.float32))).numpy())
+"""
+
+
+def run_torch_jobs():
+    if not torch_jobs:
         return
-    with tempfile.TemporaryDirectory() as d:
-        np.save(os.path.join(d, "x.npy"), x)
-        run([torch_python, os.path.join(HERE, "to_torch.py"), npz, "--predict", os.path.join(d, "x.npy"),
-             "--out", os.path.join(d, "y.npy")])
-        compare(what, np.load(os.path.join(d, "y.npy")), want)
+    if subprocess.run([TORCH_PYTHON, "-c", "import torch"], capture_output=True).returncode != 0:
+        for job in torch_jobs:
+            print(f"SKIPPED {job[4]}: no torch for {TORCH_PYTHON} (Debian's python3-torch)")
+        return
+    args = [a for npz, x, y, _, _ in torch_jobs for a in (npz, x, y)]
+    run([TORCH_PYTHON, "-c", TORCH_RUNNER, HERE] + args)
+    for npz, x, y, want, what in torch_jobs:
+        compare(what, np.load(y), want)
 
 
 def check_npz(npz, f, members):
@@ -247,6 +271,11 @@ def main():
             except Exception as e:  # report and go on with the next run
                 print(f"FAIL {tag}: {type(e).__name__}: {e}")
                 failures.append(f"{tag}: {e}")
+        try:
+            run_torch_jobs()
+        except Exception as e:
+            print(f"FAIL to_torch.py: {type(e).__name__}: {e}")
+            failures.append(f"to_torch.py: {e}")
     print(f"{len(failures)} failures" + "".join("\n  " + f for f in failures))
     return 1 if failures else 0
 
