@@ -51,22 +51,38 @@ std::string joined(const std::vector<int>& v, const char* sep = " ") {
   return s;
 }
 
-// Per-class counts of train, val and test from scikit-learn: test split off first
-// (test_size = n_test), then val from the rest (test_size = n_val); "train|val|test" lines.
-std::string sklearn_counts(const std::string& py, const std::vector<int>& counts, int n_val, int n_test) {
+// Per-class counts of train, val and test from scikit-learn for each case (class counts, n_val,
+// n_test): test split off first (test_size = n_test), then val from the rest (test_size =
+// n_val); "train\nval\ntest\n" per case. One Python process for all (importing scikit-learn
+// takes seconds).
+struct SplitCase {
+  std::vector<int> counts;
+  int n_val, n_test;
+};
+std::vector<std::string> sklearn_counts(const std::string& py, const std::vector<SplitCase>& cases) {
   std::ostringstream s;
   s << py << " -c '\n"
     << "import numpy as np\nfrom sklearn.model_selection import train_test_split\n"
-    << "y = np.concatenate([np.full(c, k) for k, c in enumerate([" << joined(counts, ",") << "])])\n"
-    << "K = " << counts.size() << "\nn_val, n_test = " << n_val << ", " << n_test << "\n"
-    << "c = lambda a: \" \".join(str(int((a == k).sum())) for k in range(K))\n"
-    << "rest = y\n"
-    << "if n_test: rest, te = train_test_split(y, test_size=n_test, stratify=y, random_state=0)\n"
-    << "else: te = y[:0]\n"
-    << "if n_val: tr, va = train_test_split(rest, test_size=n_val, stratify=rest, random_state=0)\n"
-    << "else: tr, va = rest, rest[:0]\n"
-    << "print(c(tr)); print(c(va)); print(c(te))\n'";
-  return test::run_command(s.str() + " 2>&1");
+    << "def counts(cs, n_val, n_test):\n"
+    << "  y = np.concatenate([np.full(c, k) for k, c in enumerate(cs)])\n"
+    << "  c = lambda a: \" \".join(str(int((a == k).sum())) for k in range(len(cs)))\n"
+    << "  rest = y\n"
+    << "  if n_test: rest, te = train_test_split(y, test_size=n_test, stratify=y, random_state=0)\n"
+    << "  else: te = y[:0]\n"
+    << "  if n_val: tr, va = train_test_split(rest, test_size=n_val, stratify=rest, random_state=0)\n"
+    << "  else: tr, va = rest, rest[:0]\n"
+    << "  print(c(tr)); print(c(va)); print(c(te)); print(\"--\")\n";
+  for (const SplitCase& c : cases) s << "counts([" << joined(c.counts, ",") << "], " << c.n_val << ", " << c.n_test << ")\n";
+  s << "'";
+  const std::string out = test::run_command(s.str() + " 2>&1");
+  std::vector<std::string> blocks(1);
+  std::istringstream lines(out);
+  for (std::string line; std::getline(lines, line);) {
+    if (line == "--") blocks.emplace_back();
+    else blocks.back() += line + "\n";
+  }
+  blocks.pop_back();  // after the last "--"
+  return blocks;
 }
 
 bool has_sklearn(const std::string& py) {
@@ -86,18 +102,20 @@ TEST_CASE("stratified splits have scikit-learn's per-class counts") {
     double val, test;
   };
   // (Cases without ties between the classes' remainders, which scikit-learn breaks at random.)
-  for (const Case& c : {Case{{53, 29, 15, 3}, 0.15, 0.2}, Case{{47, 33, 13, 7}, 0.15, 0.2}, Case{{61, 39}, 0.0, 0.25}, Case{{70, 20, 10}, 0.1, 0.0},
-                        Case{{333, 101, 47, 19}, 0.2, 0.1}, Case{{12, 9, 8}, 0.2, 0.3}}) {
+  const std::vector<Case> cases = {Case{{53, 29, 15, 3}, 0.15, 0.2}, Case{{47, 33, 13, 7}, 0.15, 0.2},
+                                   Case{{61, 39}, 0.0, 0.25},         Case{{70, 20, 10}, 0.1, 0.0},
+                                   Case{{333, 101, 47, 19}, 0.2, 0.1}, Case{{12, 9, 8}, 0.2, 0.3}};
+  std::vector<std::string> ours;
+  std::vector<SplitCase> asked;
+  for (const Case& c : cases) {
     DataConfig cfg;
     cfg.split = {1 - c.val - c.test, c.val, c.test, 7, true};
     const Dataset d = classes(c.counts);
     const PreparedData p = prepare_data(d, cfg);
     const int K = static_cast<int>(c.counts.size());
-    const std::string ours = joined(per_class(p.train, K)) + "\n" + joined(per_class(p.val, K)) + "\n" +
-                             joined(per_class(p.test, K)) + "\n";
-    const std::string theirs = sklearn_counts(py, c.counts, p.val.n, p.test.n);
-    INFO("classes " << joined(c.counts) << ", val " << c.val << ", test " << c.test);
-    CHECK(ours == theirs);
+    ours.push_back(joined(per_class(p.train, K)) + "\n" + joined(per_class(p.val, K)) + "\n" +
+                   joined(per_class(p.test, K)) + "\n");
+    asked.push_back({c.counts, p.val.n, p.test.n});
     // Every sample lands in exactly one split, and each split keeps file order.
     std::vector<int> seen(d.n, 0);
     for (const SplitData* s : {&p.train, &p.val, &p.test}) {
@@ -108,6 +126,12 @@ TEST_CASE("stratified splits have scikit-learn's per-class counts") {
       }
     }
     CHECK(std::count(seen.begin(), seen.end(), 1) == d.n);
+  }
+  const std::vector<std::string> theirs = sklearn_counts(py, asked);
+  REQUIRE(theirs.size() == cases.size());
+  for (std::size_t k = 0; k < cases.size(); ++k) {
+    INFO("classes " << joined(cases[k].counts) << ", val " << cases[k].val << ", test " << cases[k].test);
+    CHECK(ours[k] == theirs[k]);
   }
 }
 
