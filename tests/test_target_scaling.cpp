@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include <cmath>
+#include <cstring>
 #include <nlohmann/json.hpp>
 
 #include "backend/backend.h"
@@ -116,4 +117,23 @@ TEST_CASE("normalize_target: none keeps the targets and stores no target statist
   const RunFile r = read_run_file(run.string());
   CHECK(r.normalization.target_mean.data.empty());
   CHECK(r.normalization.target_std.data.empty());
+}
+
+TEST_CASE("normalize_target with bootstrap: member k alone equals member k of the swarm, bitwise") {
+  const fs::path csv = wide_targets_csv();
+  std::string yaml = wide_yaml(csv, "standard");
+  yaml.replace(yaml.find("  normalize: standard\n"), 0, "  per_member: bootstrap\n");
+  const fs::path whole = train_run("target-swarm", yaml);
+  yaml.replace(yaml.find("swarm: {size: 3}"), 16, "swarm: {size: 1, first_member: 1}");
+  const fs::path alone = train_run("target-alone", yaml);
+  const RunFile a = read_run_file(whole.string()), b = read_run_file(alone.string());
+  CHECK(a.normalization.target_mean.data == b.normalization.target_mean.data);
+  CHECK(a.normalization.target_std.data == b.normalization.target_std.data);
+  const Predictions* pa = a.find_predictions("test");
+  const Predictions* pb = b.find_predictions("test");
+  REQUIRE(pa != nullptr);
+  REQUIRE(pb != nullptr);
+  const std::size_t N = pb->members.data.size();
+  REQUIRE(pa->members.data.size() == 3 * N);
+  CHECK(std::memcmp(pa->members.data.data() + N, pb->members.data.data(), N * sizeof(float)) == 0);
 }
