@@ -14,7 +14,7 @@ or from Python:
 The module does what the exported ONNX graph does (docs/export.md): the stored input
 normalization, the LSTM/GRU layers (torch's gate order is ours, so the weights load as they
 are, transposed), the dense head and softmax (cross_entropy), sigmoid (bce) or nothing
-(regression). Inputs are [N, F] features, or [N, T, step_features] windows for sequence runs;
+(regression; with data.normalize_target then turned back into the target's units). Inputs are [N, F] features, or [N, T, step_features] windows for sequence runs;
 outputs [N, O] as `turbanet predict` reports each member's. From an ensemble archive
 (--ensemble, the default) choose the member with --member K (its global index).
 Needs numpy and torch (Debian: python3-numpy python3-torch).
@@ -47,10 +47,12 @@ def _activation(layer):
 class TurbanetMember(nn.Module):
     """normalize → [LSTM/GRU layers, last step] → Linear + activation ... → output activation."""
 
-    def __init__(self, model, mean, std):
+    def __init__(self, model, mean, std, target=None):
         super().__init__()
         self.register_buffer("mean", torch.as_tensor(mean, dtype=torch.float32))
         self.register_buffer("std", torch.as_tensor(std, dtype=torch.float32))
+        # data.normalize_target: (target_mean, target_std) turning outputs into original units
+        self.target = None if target is None else tuple(torch.as_tensor(t, dtype=torch.float32) for t in target)
         self.sequence = model["seq_len"] > 0
         cells = {"lstm": nn.LSTM, "gru": nn.GRU}
         self.recurrent = nn.ModuleList(
@@ -69,7 +71,8 @@ class TurbanetMember(nn.Module):
             x = x.flatten(1)  # [N, T·F]
         for linear, act in zip(self.dense, self.acts):
             x = act(linear(x))
-        return self.output(x)
+        y = self.output(x)
+        return y if self.target is None else y * self.target[1] + self.target[0]
 
 
 def load_member(npz_path, member=None):
@@ -97,7 +100,10 @@ def load_member(npz_path, member=None):
     std = z["data/normalization/std"] if "data/normalization/std" in z.files else np.ones(F, np.float32)
     if mean.ndim == 2:  # per-group statistics of an ensemble archive: the member's group
         mean, std = mean[at], std[at]
-    m = TurbanetMember(model, mean, std)
+    target = None  # sequence runs' target statistics are per series: their output stays in model units
+    if model["seq_len"] == 0 and "data/normalization/target_mean" in z.files:
+        target = (z["data/normalization/target_mean"], z["data/normalization/target_std"])
+    m = TurbanetMember(model, mean, std, target)
     with torch.no_grad():
         for i, (r, spec) in enumerate(zip(m.recurrent, model["recurrent"])):
             r.weight_ih_l0.copy_(param(i, "Wx").T)  # ours [in, G·H], torch's [G·H, in]

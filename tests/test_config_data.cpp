@@ -268,5 +268,24 @@ TEST_CASE("config data: normalization") {
             "to standard or minmax");
   CHECK_HAS(error_of(data("{source: spirals, normalise: standard}")),
             "data.normalise: unknown key; allowed: source, split, per_member, normalize, "
-            "normalize_per_member, sequence, features, missing; did you mean 'normalize'?");
+            "normalize_per_member, normalize_target, sequence, features, missing; did you mean 'normalize'?");
+}
+
+TEST_CASE("config data: normalize_target scales regression targets of non-sequence data only") {
+  const DataFiles files;
+  const std::string csv = "{type: csv, path: " + files("t.csv") + ", target: label}";
+  const std::string mse = "model: {layers: [{units: 1}]}\nloss: mse\ndata: ";
+  Config c = parse(mse + "{source: " + csv + ", normalize_target: standard}");
+  CHECK(c.data.normalize_target == Normalize::Standard);
+  CHECK_HAS(to_yaml(c), "normalize_target: standard");
+  check_round_trip(c);
+  CHECK(parse(mse + "{source: " + csv + ", normalize_target: minmax}").data.normalize_target == Normalize::MinMax);
+  CHECK_HAS(error_of(mse + "{source: " + csv + ", normalize_target: zscore}"), "data.normalize_target:");
+  CHECK_HAS(error_of(data("{source: " + csv + ", normalize_target: standard}")),
+            "data.normalize_target: scales regression targets, but the loss is cross_entropy (class labels); "
+            "remove data.normalize_target");
+  CHECK_HAS(error_of(mse + "{source: {type: csv, path: " + files("t.csv") + "}, normalize_target: standard, "
+                           "sequence: {window: 4, target: label}}"),
+            "data.normalize_target: applies to non-sequence data; a sequence run scales its target with "
+            "data.normalize");
 }

@@ -110,7 +110,7 @@ TEST_CASE("export: onnxruntime reproduces predict and the stored predictions for
   runs.push_back(train_run("acts-mse", "name: sine\nseed: 2\nswarm: {size: 4}\nmodel:\n  layers:\n"
                                        "    - {type: dense, units: 8, activation: tanh}\n    - {type: dense, units: 1}\n"
                                        "loss: mse\ndata:\n  source: {type: sine, n: 100}\n"
-                                       "  split: {train: 0.8, val: 0.0, test: 0.2}\n  normalize: minmax\n"
+                                       "  split: {train: 0.8, val: 0.0, test: 0.2}\n  normalize: minmax\n  normalize_target: standard\n"
                                        "train: {epochs: 2, batch_size: 16}\n")
                      .string());
   // An ensemble selection (greedy, on the validation split) that picked a member more than

@@ -214,6 +214,10 @@ struct DataConfig {
   std::string group_by;          // group_by: the column
   Normalize normalize = Normalize::None;
   bool normalize_per_member = false;  // group_by only: statistics per group (per series)
+  // Regression targets of non-sequence data (`data.normalize_target`): the model learns
+  // y' = (y − mean) / std with the training split's statistics; predictions and metrics are
+  // turned back into original units. none: the targets as they are.
+  Normalize normalize_target = Normalize::None;
   std::vector<FeatureSetting> feature_settings;  // csv: per-column encodings, in the order given
   Missing missing = Missing::Error;              // csv
   Encoding encoding_of(const std::string& column) const {

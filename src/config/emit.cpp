@@ -374,6 +374,7 @@ void emit_data(YAML::Emitter& e, const DataConfig& d) {
   emit_per_member(e, d);
   kv(e, "normalize", to_string(d.normalize));
   if (d.per_member == PerMember::GroupBy) kv(e, "normalize_per_member", d.normalize_per_member);
+  if (d.normalize_target != Normalize::None) kv(e, "normalize_target", to_string(d.normalize_target));
   if (d.missing != Missing::Error) kv(e, "missing", to_string(d.missing));
   if (!d.feature_settings.empty()) {
     begin(e, "features");

@@ -415,6 +415,9 @@ void check_consistency(const Field& root, const Config& c) {
     root["data"]["sequence"].fail(std::string("sequence targets are numbers (the next values of '") +
                                   c.data.sequence.target + "'), so they need a regression loss: "
                                   "set loss: mse, mae or huber (the loss is " + to_string(c.loss.type) + ")");
+  if (is_classification(c.loss.type) && c.data.normalize_target != Normalize::None)
+    root["data"]["normalize_target"].fail(std::string("scales regression targets, but the loss is ") +
+                                          to_string(c.loss.type) + " (class labels); remove data.normalize_target");
   if (!is_classification(c.loss.type) && !c.data.sequence.enabled()) {
     const char* why = " keeps each class's share, so it needs class labels: a classification loss (cross_entropy "
                       "or bce); the loss is ";

@@ -339,8 +339,8 @@ void read_feature_settings(const Field& f, DataConfig& d) {
 }  // namespace
 
 void read_data(const Field& f, DataConfig& d, const std::vector<std::string>& dirs) {
-  f.check_keys({"source", "split", "per_member", "normalize", "normalize_per_member", "sequence",
-                "features", "missing"});
+  f.check_keys({"source", "split", "per_member", "normalize", "normalize_per_member", "normalize_target",
+                "sequence", "features", "missing"});
   const Field sequence = f["sequence"];
   read_source(f.required("source"), d.source, dirs, sequence.present());
   read_split(f["split"], d.split, d.source);
@@ -354,6 +354,10 @@ void read_data(const Field& f, DataConfig& d, const std::vector<std::string>& di
     if (d.normalize_per_member && d.normalize == Normalize::None)
       p.fail("has no effect with normalize: none; set data.normalize to standard or minmax");
   }
+  f.get("normalize_target", d.normalize_target, {Normalize::None, Normalize::Standard, Normalize::MinMax});
+  if (d.normalize_target != Normalize::None && sequence.present())
+    f["normalize_target"].fail("applies to non-sequence data; a sequence run scales its target with data.normalize "
+                               "(data.sequence.scale); remove data.normalize_target");
   if (Field m = f["missing"]; m.present()) {
     d.missing = m.choice({Missing::Error, Missing::DropRows, Missing::Mean, Missing::Median});
     if (d.missing != Missing::Error && (d.source.type != "csv" || sequence.present()))

@@ -5,6 +5,8 @@
 #include <cmath>
 #include <numeric>
 
+#include <spdlog/spdlog.h>
+
 #include "swarm/sampler.h"
 #include "data/encode.h"
 #include "data/sequence.h"
@@ -36,23 +38,23 @@ SplitData take_rows(const Dataset& d, const std::vector<std::uint32_t>& perm, in
 // Statistics of the training rows whose group is g (all rows when g < 0) into mean/std at
 // offset `at`: standard (mean, std) or minmax (min, max − min); constant features get 1 so
 // they are only shifted.
-void fit(const SplitData& train, int F, Normalize method, int g, std::vector<float>& mean,
-         std::vector<float>& std, std::size_t at) {
+void fit(const std::vector<float>& X, int n, const std::vector<int>& group, int F, Normalize method, int g,
+         std::vector<float>& mean, std::vector<float>& std, std::size_t at) {
   for (int f = 0; f < F; ++f) {
     double a = 0, b = 0, lo = INFINITY, hi = -INFINITY;
     long count = 0;
-    for (int i = 0; i < train.n; ++i) {
-      if (g >= 0 && train.group[i] != g) continue;
-      const double x = train.X[static_cast<std::size_t>(i) * F + f];
+    for (int i = 0; i < n; ++i) {
+      if (g >= 0 && group[i] != g) continue;
+      const double x = X[static_cast<std::size_t>(i) * F + f];
       a += x;
       lo = std::min(lo, x);
       hi = std::max(hi, x);
       ++count;
     }
     const double m = count ? a / count : 0.0;
-    for (int i = 0; i < train.n; ++i) {
-      if (g >= 0 && train.group[i] != g) continue;
-      const double dx = train.X[static_cast<std::size_t>(i) * F + f] - m;
+    for (int i = 0; i < n; ++i) {
+      if (g >= 0 && group[i] != g) continue;
+      const double dx = X[static_cast<std::size_t>(i) * F + f] - m;
       b += dx * dx;
     }
     const double sd = count ? std::sqrt(b / count) : 0.0;
@@ -131,6 +133,26 @@ std::vector<std::uint32_t> stratified_order(const Dataset& d, int n_pool, int n_
   return order;
 }
 
+// data.normalize_target: the one target column scaled by the training split's statistics
+// (shared by every member, also with per-member data: every member's rows come from it).
+void normalize_targets(PreparedData& p, Normalize method) {
+  if (p.targets != 1)
+    throw DataError("data.normalize_target: " + p.origin + " has " + std::to_string(p.targets) +
+                    " target columns; target scaling takes one; remove data.normalize_target");
+  p.target_mean.assign(1, 0.0f);
+  p.target_std.assign(1, 1.0f);
+  fit(p.train.y, p.train.n, {}, 1, method, -1, p.target_mean, p.target_std, 0);
+  const float m = p.target_mean[0], sd = p.target_std[0];
+  for (SplitData* s : {&p.train, &p.val, &p.test})
+    for (float& y : s->y) y = (y - m) / sd;
+  if (method == Normalize::Standard)
+    spdlog::info("targets standardized with the training split's mean {} and std {}; metrics and predictions in "
+                 "original units", m, sd);
+  else
+    spdlog::info("targets scaled with the training split's minimum {} and range {}; metrics and predictions in "
+                 "original units", m, sd);
+}
+
 }  // namespace
 
 void apply_normalization(std::vector<float>& X, int F, const std::vector<float>& mean,
@@ -142,6 +164,17 @@ void apply_normalization(std::vector<float>& X, int F, const std::vector<float>&
     const std::size_t at = per_group ? static_cast<std::size_t>(group[i]) * F : 0;
     for (int f = 0; f < F; ++f) X[i * F + f] = (X[i * F + f] - mean[at + f]) / std[at + f];
   }
+}
+
+void targets_to_original(std::vector<float>& v, const std::vector<float>& target_mean,
+                         const std::vector<float>& target_std) {
+  if (target_mean.size() != 1) return;
+  for (float& x : v) x = x * target_std[0] + target_mean[0];
+}
+
+void targets_to_original(PreparedData& p) {
+  if (p.seq_len > 0) return;
+  for (SplitData* s : {&p.train, &p.val, &p.test}) targets_to_original(s->y, p.target_mean, p.target_std);
 }
 
 PreparedData prepare_data(Dataset d, const DataConfig& cfg) {
@@ -180,9 +213,11 @@ PreparedData prepare_data(Dataset d, const DataConfig& cfg) {
     p.mean.assign(static_cast<std::size_t>(G) * F, 0.0f);
     p.std.assign(static_cast<std::size_t>(G) * F, 1.0f);
     for (int g = 0; g < G; ++g)
-      fit(p.train, F, cfg.normalize, cfg.normalize_per_member ? g : -1, p.mean, p.std, static_cast<std::size_t>(g) * F);
+      fit(p.train.X, p.train.n, p.train.group, F, cfg.normalize, cfg.normalize_per_member ? g : -1, p.mean, p.std,
+          static_cast<std::size_t>(g) * F);
     for (SplitData* s : {&p.train, &p.val, &p.test}) apply_normalization(s->X, F, p.mean, p.std, s->group);
   }
+  if (cfg.normalize_target != Normalize::None) normalize_targets(p, cfg.normalize_target);
   return p;
 }
 

@@ -44,6 +44,8 @@ struct PreparedData {
   int seq_len = 0;        // sequence data: window length T (0 = not sequence data)
   int step_features = 0;  // sequence data: features per time step; features == seq_len * step_features
   std::vector<float> target_mean, target_std;  // [G] per-series target normalization (empty when none); y' = (y - mean)/std
+  // Non-sequence data with data.normalize_target, target_mean/target_std are [1] (minmax: the
+  // minimum and the range) and every split's y is scaled; the model learns in these units.
 };
 
 // Splits `d` and normalizes. The split uses the split seed: a shared random permutation,
@@ -54,8 +56,19 @@ struct PreparedData {
 // off first, then val from the rest; ties between classes go to the lower class index), each
 // split in file order. Throws DataError when the training split would be empty.
 // CSV columns are encoded (data/encode.h) with categories and fills fitted on the training split.
+// With cfg.normalize_target the (one) target column is scaled by the training split's statistics
+// (DataError with more target columns).
 // With cfg.sequence, `d` is a long-format table and the windows are cut by prepare_sequences.
 PreparedData prepare_data(Dataset d, const DataConfig& cfg);
+
+// Values in the model's units back in the target's original units, y = v·target_std + target_mean
+// (float arithmetic), for non-sequence data with data.normalize_target ([1] statistics);
+// unchanged otherwise. Sequence data convert per sample with TargetUnits.
+void targets_to_original(std::vector<float>& v, const std::vector<float>& target_mean,
+                         const std::vector<float>& target_std);
+// Every split's y of non-sequence data back in original units (after training: for metrics
+// and the run file); unchanged without data.normalize_target.
+void targets_to_original(PreparedData& p);
 
 // Applies normalization statistics to X [n, F] in place: per feature with mean/std [F], or
 // per sample's group (group[i]) with [G, F] statistics.

@@ -37,6 +37,15 @@ std::vector<Dim> input_dims(const StoredSwarm& run) {
   return {"N", run.shape.inputs()};
 }
 
+// Outputs t of a non-sequence run with data.normalize_target in original units, as predict gives
+// them: t · target_std + target_mean (float32, as predict computes it); t itself otherwise.
+std::string in_original_units(Graph& g, const StoredSwarm& run, const std::string& t) {
+  const Normalization& n = run.file.normalization;
+  if (sequence_run(run) || n.target_mean.data.size() != 1) return t;
+  const std::string scaled = g.op("Mul", {t, g.constant("target_std", {}, n.target_std.data)});
+  return g.op("Add", {scaled, g.constant("target_mean", {}, n.target_mean.data)}, {}, "original_units");
+}
+
 // "input" normalized with the stored statistics (row `row` of per-group ones): x' = (x − mean) / std.
 std::string normalized_input(Graph& g, const StoredSwarm& run, int row) {
   std::string x = g.input("input", input_dims(run));
@@ -177,7 +186,7 @@ std::string onnx_member_model(const StoredSwarm& run, int s) {
     x = activation(g, l, g.op("Gemm", {x, W, b}, {}, p + "z"));  // [N, out]
   }
   const I64 O = run.shape.outputs();
-  const std::string out = output_activation(g, run, x);
+  const std::string out = in_original_units(g, run, output_activation(g, run, x));
   g.output("output", out, Elem::Float, {"N", O});
   g.output("logits", x, Elem::Float, {"N", O});
   if (run.classification) {
@@ -268,8 +277,8 @@ std::string onnx_ensemble_model(const StoredSwarm& run, const std::vector<int>& 
                                                                    "weights in member_weight)") +
         (run.architectures.empty() ? "" : ", of several architectures"));
   const std::string x = normalized_input(g, run, 0);
-  const std::string members_out =
-      run.architectures.empty() ? stacked_outputs(g, run, members, x) : mixed_outputs(g, run, members, x);
+  const std::string members_out = in_original_units(
+      g, run, run.architectures.empty() ? stacked_outputs(g, run, members, x) : mixed_outputs(g, run, members, x));
   g.output("members", members_out, Elem::Float, {S, "N", O});
   const std::string mean = member_mean(g, members_out, 3, weights);
   const std::string dev = g.op("Sub", {members_out, mean});

@@ -14,7 +14,8 @@ namespace tn {
 // The .onnx bytes of local member `s` alone:
 //   input  "input"  [N, F] raw features (sequence runs: [N, T, step_features])
 //   output "output" [N, O]  the member's outputs as predict's /members (probabilities for
-//                           cross_entropy, p(class 1) for bce, values for regression)
+//                           cross_entropy, p(class 1) for bce, values for regression, in
+//                           original units with data.normalize_target)
 //          "logits" [N, O]  before softmax/sigmoid
 //          "label"  [N]     int64, classification: the predicted class
 //          "output_original" [N, O]  sequence runs with a normalized target: in original units

@@ -195,8 +195,9 @@ StoredSwarm load_swarm(const std::string& path, bool own_data) { return load(pat
 StoredSwarm load_swarm_model(const std::string& path) { return load(path, false); }
 
 Inputs own_split(const StoredSwarm& run, const std::optional<std::string>& split) {
-  const PreparedData d = prepare_data(load_dataset(run.cfg.data, run.classification), run.cfg.data);
+  PreparedData d = prepare_data(load_dataset(run.cfg.data, run.classification), run.cfg.data);
   check_same_data(run, d);
+  targets_to_original(d);  // targets in original units, like every output of run_swarm and run_own
   Inputs in;
   in.split = split.value_or("test");
   in.batch = std::min(run.cfg.train.batch_size, d.train.n);
@@ -340,15 +341,30 @@ std::vector<std::pair<std::string, std::vector<std::string>>> architecture_hpara
   return r;
 }
 
+namespace {
+
+// Model outputs of a non-sequence run with data.normalize_target in original units (stored statistics).
+void outputs_to_original(const StoredSwarm& run, std::vector<float>& v) {
+  if (run.file.data.seq_len == 0)
+    targets_to_original(v, run.file.normalization.target_mean.data, run.file.normalization.target_std.data);
+}
+
+}  // namespace
+
 SwarmPredictions run_swarm(const StoredSwarm& run, const Inputs& in, int threads) {
   std::string note;
   const std::unique_ptr<Backend> be = make_backend({DeviceKind::Auto, threads}, &note);
   if (!note.empty()) spdlog::debug("{}", note);
-  if (run.architectures.empty())
-    return predict_swarm(*be, run.shape, run.cfg.loss.type, run.params, run.S, in.X, in.n, in.batch);
-  std::vector<SwarmPart> parts;
-  for (const StoredArchitecture& a : run.architectures) parts.push_back({&a.shape, &a.params, a.members});
-  return predict_parts(*be, run.cfg.loss.type, parts, run.S, run.shape.outputs(), in.X, in.n, in.batch);
+  SwarmPredictions p;
+  if (run.architectures.empty()) {
+    p = predict_swarm(*be, run.shape, run.cfg.loss.type, run.params, run.S, in.X, in.n, in.batch);
+  } else {
+    std::vector<SwarmPart> parts;
+    for (const StoredArchitecture& a : run.architectures) parts.push_back({&a.shape, &a.params, a.members});
+    p = predict_parts(*be, run.cfg.loss.type, parts, run.S, run.shape.outputs(), in.X, in.n, in.batch);
+  }
+  outputs_to_original(run, p.outputs);
+  return p;
 }
 
 void check_combine(const StoredSwarm& run, Combine how) {
@@ -365,6 +381,7 @@ OwnPredictions run_own(const StoredSwarm& run, const Inputs& in, int threads) {
   std::vector<int> member(in.group);
   for (int& m : member) m -= run.first_member;
   OwnPredictions p = predict_own_swarm(*be, run.shape, run.cfg.loss.type, run.params, run.S, in.X, in.n, in.batch, member);
+  outputs_to_original(run, p.outputs);
   if (!in.units.identity()) p.outputs_original = in.units.original(p.outputs);
   return p;
 }

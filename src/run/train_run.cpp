@@ -114,6 +114,7 @@ SwarmPredictions predict_trained(const Config& cfg, const PreparedData& data, co
     for (const ArchitectureOutput& a : t.architectures) parts.push_back({&a.shape, &a.params, a.members});
     p = predict_parts(be, cfg.loss.type, parts, S, t.shape.outputs(), split.X, split.n, batch);
   }
+  if (data.seq_len == 0) targets_to_original(p.outputs, data.target_mean, data.target_std);
   const std::size_t per = static_cast<std::size_t>(p.N) * p.O;
   for (int s = 0; s < S; ++s)
     if (t.diverged_epoch[s] > 0)
@@ -243,6 +244,11 @@ TrainResult TrainingRun::run(const TrainCallbacks& report) {
   }
   r.out = train_swarm_in_chunks(cfg_, data_, sets_, *be_, report.progress, plan_.chunk, control);
   if (report.trained) report.trained(r.out);
+  if (data_.seq_len == 0) {  // data.normalize_target: scored and stored in the target's original units
+    targets_to_original(data_);
+    targets_to_original(r.out.pred_members, data_.target_mean, data_.target_std);
+    targets_to_original(r.out.pred_own, data_.target_mean, data_.target_std);
+  }
   const auto eval_start = std::chrono::steady_clock::now();
   r.final_eval = evaluate_final(cfg_, data_, r.out, *be_, shard_.enabled());
   if (report.evaluated) report.evaluated(r.final_eval);
