@@ -216,6 +216,9 @@ struct DataConfig {
   bool normalize_per_member = false;  // group_by only: statistics per group (per series)
   std::vector<FeatureSetting> feature_settings;  // csv: per-column encodings, in the order given
   Missing missing = Missing::Error;              // csv
+  // csv (`data.drop: [COLUMNS]`): columns left out of the features however those are chosen
+  // (every column, a range or a list), e.g. an identifier
+  std::vector<std::string> drop;
   Encoding encoding_of(const std::string& column) const {
     for (const FeatureSetting& f : feature_settings)
       if (f.column == column) return f.encoding;
