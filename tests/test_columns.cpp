@@ -77,6 +77,9 @@ TEST_CASE("data.drop leaves a column out however the features are chosen, and th
   const std::string path = write_file("patients-drop.csv", patients_csv()).string();
   const fs::path run = train_run("cols-drop", patients_yaml(path, "  drop: [patient_id, color]\n"));
   CHECK(fs::exists(run));
+  EvalOptions o = eval_opts(run);  // new data read by the stored run: the dropped column is no feature
+  o.data = path;
+  CHECK(eval_json(o).contains("source"));
   const DataConfig all = config_of(patients_yaml(path, "  drop: [patient_id, color]\n"));
   CHECK(prepared(all).features == 1);
   CHECK(to_yaml(parse_config(patients_yaml(path, "  drop: [patient_id, color]\n"), "c.yaml"))

@@ -145,7 +145,7 @@ TEST_CASE("one-hot width: an identifier-like column and encoded data beyond memo
   override_available_memory(std::nullopt);
   CHECK_MESSAGE(msg.find("wide.csv: column 'c' has 40 categories, one input each: the encoded data (400 rows of 40 "
                          "inputs, held twice while the splits are cut) need an estimated 125.0 KiB, more than the 97.7 "
-                         "KiB available (MemAvailable); drop the column") != std::string::npos, msg);
+                         "KiB available (MemAvailable); drop it with `data.drop: [c]`") != std::string::npos, msg);
 }
 
 TEST_CASE("missing values: error by default, naming file:line, drop_rows, mean, median") {
