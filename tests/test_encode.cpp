@@ -111,21 +111,23 @@ TEST_CASE("one-hot width: an identifier-like column and encoded data beyond memo
   for (int i = 0; i < 3000; ++i) ids += "k" + std::to_string(i) + "," + std::to_string(i % 7) + "," + std::to_string(i % 2) + "\n";
   const std::string path = write_file("ids.csv", ids).string();
   std::string msg = error_of(csv_data(path, "  split: {train: 0.8, test: 0.2}\n"));
-  CHECK_MESSAGE(msg.find("ids.csv: column 'id' has 2400 categories in 2400 training rows, so most are seen once or "
-                         "twice") != std::string::npos, msg);
-  CHECK_MESSAGE(msg.find("its 2400 inputs would take an estimated 54.9 MiB; drop the column (list the columns to use "
-                         "in data.source.features) or give it one input, the category's index: data.features: "
-                         "{id: {encoding: ordinal}}") != std::string::npos, msg);
+  CHECK_MESSAGE(msg.find("ids.csv: column 'id' looks like an identifier: 2400 categories in 2400 training rows, so "
+                         "most are seen once or twice") != std::string::npos, msg);
+  CHECK_MESSAGE(msg.find("(its 2400 inputs would take an estimated 54.9 MiB); drop it with `data.drop: [id]` or give "
+                         "it one input, the category's index: data.features: {id: ordinal}") != std::string::npos, msg);
   // What the message offers works: the column as its index, or left out.
   CHECK(error_of(csv_data(path, "  features: {id: {encoding: ordinal}}\n")).empty());
   const DataConfig only_x =
       parse_config("model: {layers: [{units: 2}]}\ndata: {source: {type: csv, path: " + path + ", target: y, features: [x]}}\n",
                    "c.yaml").data;
   CHECK(prepared(only_x).features == 1);
-  // 1000 categories or fewer are one-hot whatever the rows.
+  // Categories that repeat are one-hot however many, and so are 20 or fewer whatever the rows.
   std::string few = "c,y\n";
-  for (int i = 0; i < 1000; ++i) few += "k" + std::to_string(i) + "," + std::to_string(i % 2) + "\n";
-  CHECK(prepared(csv_data(write_file("few.csv", few).string())).features == 1000);
+  for (int i = 0; i < 1000; ++i) few += "k" + std::to_string(i % 100) + "," + std::to_string(i % 2) + "\n";
+  CHECK(prepared(csv_data(write_file("few.csv", few).string())).features == 100);
+  std::string small = "c,y\n";
+  for (int i = 0; i < 20; ++i) small += "k" + std::to_string(i) + "," + std::to_string(i % 2) + "\n";
+  CHECK(prepared(csv_data(write_file("small.csv", small).string())).features == 20);
 
   // Encoded data beyond the memory available (MemAvailable), from the training split or a run file's encoding.
   std::string wide = "c,y\n";
@@ -143,7 +145,7 @@ TEST_CASE("one-hot width: an identifier-like column and encoded data beyond memo
   override_available_memory(std::nullopt);
   CHECK_MESSAGE(msg.find("wide.csv: column 'c' has 40 categories, one input each: the encoded data (400 rows of 40 "
                          "inputs, held twice while the splits are cut) need an estimated 125.0 KiB, more than the 97.7 "
-                         "KiB available (MemAvailable); drop the column") != std::string::npos, msg);
+                         "KiB available (MemAvailable); drop it with `data.drop: [c]`") != std::string::npos, msg);
 }
 
 TEST_CASE("missing values: error by default, naming file:line, drop_rows, mean, median") {

@@ -220,6 +220,9 @@ struct DataConfig {
   Normalize normalize_target = Normalize::None;
   std::vector<FeatureSetting> feature_settings;  // csv: per-column encodings, in the order given
   Missing missing = Missing::Error;              // csv
+  // csv (`data.drop: [COLUMNS]`): columns left out of the features however those are chosen
+  // (every column, a range or a list), e.g. an identifier
+  std::vector<std::string> drop;
   Encoding encoding_of(const std::string& column) const {
     for (const FeatureSetting& f : feature_settings)
       if (f.column == column) return f.encoding;

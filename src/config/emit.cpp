@@ -376,6 +376,11 @@ void emit_data(YAML::Emitter& e, const DataConfig& d) {
   if (d.per_member == PerMember::GroupBy) kv(e, "normalize_per_member", d.normalize_per_member);
   if (d.normalize_target != Normalize::None) kv(e, "normalize_target", to_string(d.normalize_target));
   if (d.missing != Missing::Error) kv(e, "missing", to_string(d.missing));
+  if (!d.drop.empty()) {
+    e << YAML::Key << "drop" << YAML::Value << YAML::Flow << YAML::BeginSeq;
+    for (const std::string& c : d.drop) e << c;
+    e << YAML::EndSeq;
+  }
   if (!d.feature_settings.empty()) {
     begin(e, "features");
     for (const FeatureSetting& f : d.feature_settings) {

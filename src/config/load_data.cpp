@@ -336,11 +336,28 @@ void read_feature_settings(const Field& f, DataConfig& d) {
   }
 }
 
+// `drop: [COLUMNS]`: CSV columns left out of the features (checked against the header when the
+// file is read, where an unknown name gets a suggestion).
+void read_drop(const Field& f, DataConfig& d) {
+  if (!f.present() || f.node().IsNull()) return;
+  if (d.source.type != "csv" || d.sequence.enabled())
+    f.fail("leaves CSV columns out of the features, so it needs data.source.type: csv without data.sequence");
+  d.drop = f.strings();
+  for (const std::string& column : d.drop) {
+    if (column == d.source.target)
+      f.fail("'" + column + "' is the target column; name another target (data.source.target) instead");
+    if (column == d.group_by) f.fail("'" + column + "' is the group_by column, which is not a feature");
+    if (std::any_of(d.feature_settings.begin(), d.feature_settings.end(),
+                    [&](const FeatureSetting& s) { return s.column == column; }))
+      f.fail("'" + column + "' is also in data.features, which encodes it; keep it in one of the two");
+  }
+}
+
 }  // namespace
 
 void read_data(const Field& f, DataConfig& d, const std::vector<std::string>& dirs) {
   f.check_keys({"source", "split", "per_member", "normalize", "normalize_per_member", "normalize_target",
-                "sequence", "features", "missing"});
+                "sequence", "features", "missing", "drop"});
   const Field sequence = f["sequence"];
   read_source(f.required("source"), d.source, dirs, sequence.present());
   read_split(f["split"], d.split, d.source);
@@ -370,6 +387,7 @@ void read_data(const Field& f, DataConfig& d, const std::vector<std::string>& di
     return read_sequence(sequence, f, d);
   }
   read_feature_settings(f["features"], d);
+  read_drop(f["drop"], d);
   if (d.source.type == "random_walk")
     f["source"].fail("random_walk makes price series for sequence models; add data.sequence, "
                      "e.g. {window: 20, target: close}");

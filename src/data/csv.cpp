@@ -259,6 +259,9 @@ void CsvLoader::take_header() {
   else if (src_.features.empty())  // (then there is a target)
     for (size_t c = 0; c < header_.size(); ++c)
       if (c != target_col_ && c != group_col_) feature_cols_.push_back(c);
+  for (const std::string& name : columns_.drop) std::erase(feature_cols_, find_column(name, "data.drop"));
+  if (feature_cols_.empty() && !columns_.drop.empty())
+    throw DataError(header_at() + "data.drop leaves no feature column; keep at least one");
   if (feature_cols_.empty())
     throw DataError(header_at() + "the header has only the target column " + quoted(src_.target) +
                     "; add feature columns");
@@ -270,7 +273,8 @@ void CsvLoader::take_header() {
     const auto it = std::find(feature_cols_.begin(), feature_cols_.end(), c);
     if (it == feature_cols_.end())
       throw DataError(header_at() + "data.features: column " + quoted(f.column) +
-                      " is not a feature (the target, the group_by column or outside data.source.features)");
+                      " is not a feature (the target, the group_by column, in data.drop or outside "
+                      "data.source.features)");
     kind_[static_cast<size_t>(it - feature_cols_.begin())] = f.encoding;
   }
   level_ids_.resize(feature_cols_.size());
@@ -305,6 +309,7 @@ float CsvLoader::number(size_t column, std::string_view cell, const std::string&
 
 size_t CsvLoader::find_column(const std::string& name, const char* key) const {
   if (const auto it = column_of_.find(name); it != column_of_.end()) return it->second;
+  spdlog::debug("{}: the header's {}: {}", path_, plural(header_.size(), "column"), column_list(header_, true));
   throw DataError(header_at() + key + ": column " + quoted(name) +
                   " is not in the header; available columns: " + column_list(header_) +
                   suggestion(name, header_));

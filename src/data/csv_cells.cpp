@@ -49,12 +49,12 @@ std::string plural(size_t n, const char* word) {
   return std::to_string(n) + " " + word + (n == 1 ? "" : "s");
 }
 
-std::string column_list(const std::vector<std::string>& header) {
+std::string column_list(const std::vector<std::string>& header, bool all) {
+  const size_t shown = all ? header.size() : std::min(header.size(), kMaxListedColumns);
   std::string out;
-  for (size_t i = 0; i < header.size() && i < kMaxListedColumns; ++i)
-    out += (i ? ", " : "") + quoted(header[i]);
-  if (header.size() > kMaxListedColumns)
-    out += ", ... (" + std::to_string(header.size() - kMaxListedColumns) + " more)";
+  for (size_t i = 0; i < shown; ++i) out += (i ? ", " : "") + quoted(header[i]);
+  if (header.size() > shown)
+    out += ", ... (" + std::to_string(header.size() - shown) + " more; -v lists them all)";
   return out;
 }
 

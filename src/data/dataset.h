@@ -53,6 +53,7 @@ struct Dataset {
 struct CsvColumns {
   std::vector<FeatureSetting> settings;
   Missing missing = Missing::Error;
+  std::vector<std::string> drop;  // header columns left out of the features (data.drop)
 };
 
 // Two interleaved spirals (classes 0 and 1), deterministic in source.seed.

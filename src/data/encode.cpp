@@ -18,8 +18,11 @@ namespace {
 constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
 // A one-hot column with more categories than this and than half its training rows is refused:
 // most categories are then seen once or twice (an identifier, free text), nothing a model can
-// learn from, and its inputs grow with the rows squared.
-constexpr std::size_t kFewCategories = 1000;
+// learn from, and its inputs grow with the rows squared. Small enough to catch the identifier
+// of a few hundred rows, large enough for a small table's ordinary categories.
+constexpr std::size_t kFewCategories = 20;
+// Unseen categories named in a column's warning; the rest are counted.
+constexpr std::size_t kNamedUnseen = 3;
 
 bool categorical(Encoding e) { return e == Encoding::OneHot || e == Encoding::Ordinal; }
 
@@ -47,8 +50,8 @@ float center(std::vector<double> v, Missing how) {
 
 // How to give `column` fewer inputs, with the options the configuration has.
 std::string fewer_inputs(const std::string& column) {
-  return "; drop the column (list the columns to use in data.source.features) or give it one input, the "
-         "category's index: data.features: {" + column + ": {encoding: ordinal}}";
+  return "; drop it with `data.drop: [" + column + "]` or give it one input, the category's index: "
+         "data.features: {" + column + ": ordinal}";
 }
 
 // The encoded data's estimated bytes: every row's inputs as floats, twice (the encoded table
@@ -75,6 +78,29 @@ void check_encoded_size(const FeatureEncoding& e, std::int64_t rows, const std::
                   format_bytes(bytes) + ", more than the " +
                   format_bytes(static_cast<std::int64_t>(std::min<std::uint64_t>(available, kSaturated))) +
                   " available (MemAvailable)" + fewer_inputs(widest->column));
+}
+
+// One warning for column c of the data from `origin` naming its categories not in the training
+// split, however many there are: the first few, with how many and in how many rows.
+// `rows_of[l]` counts the rows of the data's category levels[l] not in the encoding.
+void warn_unseen(const ColumnEncoding& c, const std::string& origin, const std::vector<std::string>& levels,
+                 const std::vector<long>& rows_of) {
+  std::string named;
+  std::size_t count = 0;
+  long rows = 0;
+  for (std::size_t l = 0; l < rows_of.size(); ++l) {
+    if (rows_of[l] == 0) continue;
+    if (++count <= kNamedUnseen) named += (count > 1 ? ", '" : "'") + levels[l] + "'";
+    rows += rows_of[l];
+  }
+  if (count == 0) return;
+  const char* as = c.kind == Encoding::OneHot ? "all zeros" : "-1";
+  if (count == 1)
+    spdlog::warn("{}: column '{}': category {} was not in the training split; it is encoded as {} ({} {})", origin,
+                 c.column, named, as, rows, rows == 1 ? "row" : "rows");
+  else
+    spdlog::warn("{}: column '{}': {} categories were not in the training split ({}{}), in {} rows; they are "
+                 "encoded as {}", origin, c.column, count, named, count > kNamedUnseen ? ", ..." : "", rows, as);
 }
 
 }  // namespace
@@ -140,11 +166,13 @@ FeatureEncoding fit_encoding(const Dataset& raw, const std::vector<std::uint32_t
                       "its values or drop the column");
     const std::size_t K = c.categories.size();
     if (c.kind == Encoding::OneHot && K > kFewCategories && K > train.size() / 2)
-      throw DataError(raw.origin + ": column '" + c.column + "' has " + std::to_string(K) + " categories in " +
-                      std::to_string(train.size()) + " training rows, so most are seen once or twice (an identifier "
-                      "or free text?), which one-hot inputs cannot generalize from; its " + std::to_string(K) +
+      throw DataError(raw.origin + ": column '" + c.column + "' looks like an identifier: " + std::to_string(K) +
+                      " categories in " + std::to_string(train.size()) + " training rows, so most are seen once or "
+                      "twice, which one-hot inputs cannot generalize from (its " + std::to_string(K) +
                       " inputs would take an estimated " + format_bytes(encoded_bytes(raw.n, static_cast<std::int64_t>(K))) +
-                      fewer_inputs(c.column));
+                      ")" + fewer_inputs(c.column));
+    spdlog::info("{}: column '{}': {} categories in the training split, {} ({})", raw.origin, c.column, K,
+                 to_string(c.kind), c.kind == Encoding::OneHot ? std::to_string(K) + " inputs" : "one input");
     if (fill) {  // the most frequent category, the first in sorted order on a tie
       long best = -1;
       for (std::size_t l = 0; l < levels.size(); ++l) {
@@ -194,8 +222,8 @@ void apply_encoding(const FeatureEncoding& e, Dataset& raw) {
   }
   const int W = e.width();
   std::vector<float> X(static_cast<std::size_t>(raw.n) * W, 0.0f);
-  std::vector<std::vector<bool>> warned(e.columns.size());
-  for (std::size_t f = 0; f < e.columns.size(); ++f) warned[f].assign(index[f].size(), false);
+  std::vector<std::vector<long>> unseen(e.columns.size());  // rows per raw category not in the encoding
+  for (std::size_t f = 0; f < e.columns.size(); ++f) unseen[f].assign(index[f].size(), 0);
   for (int i = 0; i < raw.n; ++i) {
     float* out = X.data() + static_cast<std::size_t>(i) * W;
     for (std::size_t f = 0; f < e.columns.size(); ++f) {
@@ -206,12 +234,7 @@ void apply_encoding(const FeatureEncoding& e, Dataset& raw) {
         continue;
       }
       int k = !std::isnan(x) ? index[f][static_cast<std::size_t>(x)] : std::isnan(c.fill) ? -1 : static_cast<int>(c.fill);
-      if (!std::isnan(x) && k < 0 && !warned[f][static_cast<std::size_t>(x)]) {
-        warned[f][static_cast<std::size_t>(x)] = true;
-        spdlog::warn("{}: column '{}': category '{}' was not in the training split; it is encoded as {}", raw.origin,
-                     c.column, raw.levels[f][static_cast<std::size_t>(x)],
-                     c.kind == Encoding::OneHot ? "all zeros" : "-1");
-      }
+      if (!std::isnan(x) && k < 0) ++unseen[f][static_cast<std::size_t>(x)];
       if (c.kind == Encoding::Ordinal) {
         *out++ = static_cast<float>(k);
         continue;
@@ -220,6 +243,8 @@ void apply_encoding(const FeatureEncoding& e, Dataset& raw) {
       out += c.width();
     }
   }
+  for (std::size_t f = 0; f < e.columns.size() && f < raw.levels.size(); ++f)
+    warn_unseen(e.columns[f], raw.origin, raw.levels[f], unseen[f]);
   raw.X = std::move(X);
   raw.features = W;
   raw.feature_names = e.input_names();

@@ -34,17 +34,18 @@ struct FeatureEncoding {
 
 // Fits the encoding of `raw` (a CSV dataset with raw columns, see Dataset::levels) on the rows
 // `train` of it. Empty when no column is categorical and missing values are not filled.
+// Logs each categorical column once (info) with its count of categories.
 // Throws DataError when a filled column has no value in the training split, and when a one-hot
-// column has more than 1000 categories and more than half as many as training rows (an
-// identifier or free text: mostly categories seen once), with the estimate of its inputs' memory
-// and the options that give it fewer inputs (leave it out, or ordinal).
+// column has more than 20 categories and more than half as many as training rows ("looks like an
+// identifier": mostly categories seen once), with the estimate of its inputs' memory and the
+// options that give it fewer inputs (data.drop, or ordinal).
 FeatureEncoding fit_encoding(const Dataset& raw, const std::vector<std::uint32_t>& train, Missing missing);
 
 // Replaces raw's columns by the encoded inputs (X, features, feature_names): one-hot columns
 // become one 0/1 input per category, ordinal ones the category's index, missing values the fill.
 // A category not among the encoding's (a value first seen outside the training split, or in new
-// data) becomes all zeros (one-hot) or -1 (ordinal), with one warning per column and value
-// naming both. An empty encoding leaves numbers as they are and refuses a categorical column.
+// data) becomes all zeros (one-hot) or -1 (ordinal), with one warning per column naming the
+// first few such values, how many there are and in how many rows. An empty encoding leaves numbers as they are and refuses a categorical column.
 // Before it allocates, refuses (DataError) encoded data larger than the memory available
 // (util/host_memory.h), with the estimate, the widest one-hot column and the same options.
 void apply_encoding(const FeatureEncoding& e, Dataset& raw);

@@ -100,7 +100,7 @@ Dataset load_dataset(const DataConfig& data, bool classification, const std::vec
   }
   if (s.type == "csv")
     return load_csv(s, classification, data.per_member == PerMember::GroupBy ? data.group_by : "",
-                    {data.feature_settings, data.missing}, id_columns);
+                    {data.feature_settings, data.missing, data.drop}, id_columns);
   if (s.type == "idx") {
     require_kind(s, classification, true);
     return load_idx(s);

@@ -108,7 +108,7 @@ SourceConfig stored_csv_dialect(const RunFile& file, const std::string& path, co
   if (file.data.seq_len > 0) return dialect;
   try {
     const Config c = run_file_config(file, path, {{"data.source.path", path}, {"data.features", "null"},
-                                                  {"data.missing", "error"}, {"data.per_member", "shared"},
+                                                  {"data.missing", "error"}, {"data.drop", "null"}, {"data.per_member", "shared"},
                                                   {"data.normalize_per_member", "false"}});
     if (c.data.source.type == "csv") dialect = c.data.source;
   } catch (const ConfigError&) {  // not a CSV source: no dialect to keep
@@ -137,6 +137,7 @@ StoredSwarm load(const std::string& path, bool own_data) {
     ov.push_back({"data.normalize_per_member", "false"});  // group statistics are in the run file
     ov.push_back({"data.features", "null"});  // the encoding is in the run file too
     ov.push_back({"data.missing", "error"});
+    ov.push_back({"data.drop", "null"});  // the features' names are in the run file
   }
   try {
     r.cfg = run_file_config(r.file, path, ov);
