@@ -9,7 +9,7 @@
 #include <cstring>
 #include <fstream>
 
-#include "io/run_file.h"
+#include "io/run_file_error.h"
 
 namespace tn::io {
 namespace {
