@@ -7,6 +7,7 @@
 
 #include "cli/commands/cli_util.h"
 #include "cli/commands/commands.h"
+#include "cli/commands/eval_own_report.h"
 #include "cli/commands/eval_report.h"
 #include "io/text_file.h"
 #include "run/evaluate_run.h"

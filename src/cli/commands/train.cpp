@@ -17,6 +17,7 @@
 #include "config/trials.h"
 #include "io/run_file.h"
 #include "io/text_file.h"
+#include "cli/commands/eval_own_report.h"
 #include "cli/commands/eval_report.h"
 #include "cli/progress.h"
 #include "cli/commands/cli_util.h"
