@@ -207,7 +207,7 @@ PreparedData grouped(const Config& cfg) {
   d.train.group.resize(d.train.n);
   for (int i = 0; i < d.train.n; ++i) d.train.group[i] = i < 40 ? i % 3 : i % 12;  // 3 groups larger
   d.group_names.clear();
-  for (int g = 0; g < 12; ++g) d.group_names.push_back("g" + std::to_string(g));
+  for (int g = 0; g < 12; ++g) d.group_names.push_back(std::string("g").append(std::to_string(g)));
   return d;
 }
 

@@ -119,7 +119,7 @@ TEST_CASE("a wide header lists its first columns in the message and all of them 
   CHECK_MESSAGE(log.find("'col38', 'col39', 'y'") != std::string::npos, log);
 }
 
-TEST_CASE("each encoded column is logged once with its categories; unseen ones are one warning per column") {
+TEST_CASE("each encoded column is logged once with its categories, and unseen ones are one warning per column") {
   const std::string path = write_file("patients-log.csv", patients_csv()).string();
   const DataConfig d = config_of(patients_yaml(path, "  features: {patient_id: ordinal}\n"));
   const std::string log = test::logged([&] {

@@ -32,6 +32,14 @@ struct Case {
   bool drop = false;  // a training step with the layers' dropout
 };
 
+// The loss of these cases: `type`, with a Huber delta of 0.3 (so Huber's both branches run).
+LossConfig loss_config(LossType type) {
+  LossConfig l;
+  l.type = type;
+  l.huber_delta = 0.3f;
+  return l;
+}
+
 ModelShape shape_of(const Case& c) {
   ModelShape s;
   s.layers = c.layers;
@@ -59,7 +67,7 @@ void check_case(const Case& c, CpuTarget target = default_cpu_target()) {
   std::vector<std::uint32_t> order(c.n);
   epoch_order(7, 2, c.n, order.data());
   BatchSampler sampler{c.mode, 11, static_cast<std::uint32_t>(c.n), order.data()};
-  LossConfig loss{c.loss, 0.3f};
+  LossConfig loss = loss_config(c.loss);
 
   // Fused.
   std::vector<float> g_fused(layout.total, -1.0f);
@@ -238,7 +246,7 @@ TEST_CASE("the shallow kernel (one hidden layer) equals the generic lane kernel,
           const ParamLayout layout(shape, S);
           const std::vector<float> params = noisy_params(shape, layout, 4);
           const Data d(shape, loss, 30, S % 2 ? SampleMode::Bootstrap : SampleMode::Shared, static_cast<std::uint32_t>(H));
-          const LossConfig lc{loss, 0.3f};
+          const LossConfig lc = loss_config(loss);
           std::vector<int> rows(S);
           for (int s = 0; s < S; ++s) rows[s] = (s * 5) % (B + 1);  // sets mode's valid rows, some 0
           for (bool masked : {false, true}) {
@@ -286,7 +294,7 @@ StepResult check_step(CpuTarget target, const ModelShape& shape, LossType loss, 
     s20[i] = 0.001f * (1.0f + rnd(static_cast<std::uint32_t>(i), 8));
   }
   const Data d(shape, loss, 40, SampleMode::Bootstrap, 9);
-  const LossConfig lc{loss, 0.3f};
+  const LossConfig lc = loss_config(loss);
 
   // freeze: member 1's loss sum is already NaN, member 2 was frozen before (divergence isolation).
   std::vector<double> l0(S, 0.0);

@@ -1,12 +1,17 @@
 // The source tree's layers point one way: a file under src/<layer>/ includes only its own
-// layer and layers below it (docs/architecture.md). Reads the includes of every source file.
+// layer and layers below it, and no files include each other in a loop (docs/architecture.md).
+// Reads the includes of every source file.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <regex>
+#include <set>
 #include <string>
+#include <vector>
 
 namespace fs = std::filesystem;
 
@@ -34,6 +39,53 @@ TEST_CASE("layers: no source file includes a layer above its own") {
   }
   MESSAGE(files << " files, " << includes << " includes across layers checked");
   CHECK(files > 100);
+}
+
+TEST_CASE("layers: no include loop between files (a header and its source count as one file)") {
+  // src/a/x.h and src/a/x.cpp are the file "a/x"; an edge x -> y when either includes y's
+  // header. Highway's "-inl.h" files re-include themselves by design and are left out.
+  const fs::path src = fs::path(TURBANET_SOURCE_DIR) / "src";
+  const std::regex include(R"rx(#include\s+"([A-Za-z0-9_/.-]+)")rx");
+  auto unit = [](std::string p) { return p.substr(0, p.rfind('.')); };
+  auto inl = [](const std::string& p) { return p.size() > 6 && p.compare(p.size() - 6, 6, "-inl.h") == 0; };
+  std::map<std::string, std::set<std::string>> edges;
+  for (const auto& e : fs::recursive_directory_iterator(src)) {
+    if (!e.is_regular_file()) continue;
+    const std::string rel = fs::relative(e.path(), src).generic_string();
+    if (inl(rel)) continue;
+    edges[unit(rel)];
+    std::ifstream in(e.path());
+    for (std::string line; std::getline(in, line);) {
+      std::smatch m;
+      if (!std::regex_search(line, m, include) || inl(m[1]) || !fs::exists(src / m[1].str())) continue;
+      if (unit(m[1]) != unit(rel)) edges[unit(rel)].insert(unit(m[1]));
+    }
+  }
+  // Depth-first search; a grey file reached again closes a loop, reported as the path around it.
+  std::map<std::string, int> colour;  // 0 white, 1 grey (on the path), 2 black
+  std::vector<std::string> path;
+  std::set<std::string> loops;
+  std::function<void(const std::string&)> visit = [&](const std::string& f) {
+    colour[f] = 1;
+    path.push_back(f);
+    for (const auto& to : edges[f]) {
+      if (colour[to] == 1) {
+        std::string loop;
+        for (auto it = std::find(path.begin(), path.end(), to); it != path.end(); ++it) loop += *it + " -> ";
+        loops.insert(loop + to);
+      } else if (colour[to] == 0) {
+        visit(to);
+      }
+    }
+    path.pop_back();
+    colour[f] = 2;
+  };
+  for (const auto& [f, to] : edges)
+    if (colour[f] == 0) visit(f);
+  for (const auto& loop : loops)
+    FAIL_CHECK("include loop: " << loop << " (move what both need into the lower file or a new one)");
+  MESSAGE(edges.size() << " files checked for include loops");
+  CHECK(edges.size() > 100);
 }
 
 TEST_CASE("test names: every test case runs under ctest (no semicolon in a name)") {

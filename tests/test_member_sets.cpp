@@ -106,7 +106,7 @@ TEST_CASE("unequal sets: each group's member equals that member trained alone on
   const TrainOutput together = train_swarm(cfg, data, sets, be, nullptr);
   for (int k = 0; k < 3; ++k) {
     Config alone = cfg;
-    alone.swarm = {1, k};
+    alone.swarm = {1, k, {}};
     alone.data.per_member = PerMember::Shared;
     PreparedData own = data;
     own.train = SplitData{};
@@ -133,7 +133,7 @@ TEST_CASE("subsample and bootstrap members are independent of the swarm, bitwise
   for (const auto& [mode, fraction] : {std::pair{PerMember::Subsample, 0.6}, std::pair{PerMember::Bootstrap, 0.7}}) {
     Config swarm = base_config(mode, fraction, 5);
     Config alone = swarm;
-    alone.swarm = {1, 3};
+    alone.swarm = {1, 3, {}};
     CpuBackend be(2);
     const TrainOutput a = train_swarm(swarm, spirals(swarm), be, nullptr);
     const TrainOutput b = train_swarm(alone, spirals(alone), be, nullptr);

@@ -288,7 +288,11 @@ TEST_CASE("run file: absent optional parts round-trip as absent") {
 
   SUBCASE("predictions with only some arrays") {
     RunFile partial = minimal_run();
-    partial.put(tn::Predictions{"val", make_array({3, 6, 2}, 5), {}, {}, make_array({6}, 6)});
+    tn::Predictions val;  // members and targets only
+    val.split = "val";
+    val.members = make_array({3, 6, 2}, 5);
+    val.targets = make_array({6}, 6);
+    partial.put(val);
     tn::write_run_file(path, partial);
     check_run(tn::read_run_file(path), partial);
   }

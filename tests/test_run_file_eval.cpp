@@ -12,6 +12,15 @@ using namespace tn;
 
 namespace {
 
+// Predictions of `split` with only the members' outputs and the targets.
+Predictions predictions(const std::string& split, Array members, Array targets) {
+  Predictions p;
+  p.split = split;
+  p.members = std::move(members);
+  p.targets = std::move(targets);
+  return p;
+}
+
 Array filled(std::vector<std::uint64_t> shape, float start) {
   Array a{std::move(shape), {}};
   for (std::uint64_t i = 0; i < a.size(); ++i) a.data.push_back(start + 0.25f * i);
@@ -58,10 +67,12 @@ TEST_CASE("run file: evaluations, data names and several prediction splits round
   run.config_yaml = "name: e\n";
   run.meta.swarm_size = 2;
   run.params = {{{{"W", filled({2, 2, 3}, 0)}, {"b", filled({2, 3}, 1)}}}};
-  run.data = {{"x", "y"}, {"left", "right"}, "cls"};
-  run.put(Predictions{"test", filled({2, 3, 2}, 0), {}, {}, filled({3}, 0)});
-  run.put(Predictions{"all", filled({2, 5, 2}, 1), {}, {}, filled({5}, 0)});
-  run.put(Predictions{"test", filled({2, 3, 2}, 9), {}, {}, filled({3}, 1)});  // replaces the first
+  run.data.feature_names = {"x", "y"};
+  run.data.class_names = {"left", "right"};
+  run.data.target = "cls";
+  run.put(predictions("test", filled({2, 3, 2}, 0), filled({3}, 0)));
+  run.put(predictions("all", filled({2, 5, 2}, 1), filled({5}, 0)));
+  run.put(predictions("test", filled({2, 3, 2}, 9), filled({3}, 1)));  // replaces the first
   run.put(record("test"));
   EvalRecord regression = record("val");
   regression.task = "regression";

@@ -182,7 +182,7 @@ TEST_CASE("stratified bootstrap: each member draws round(fraction * n_c) of ever
   }
   CHECK(!std::equal(sets.rows.begin(), sets.rows.begin() + 30, sets.rows.begin() + 30));
   Config alone = c;
-  alone.swarm = {1, 2};
+  alone.swarm = {1, 2, {}};
   const MemberSets one = make_member_sets(alone, data);
   CHECK(std::equal(one.rows.begin(), one.rows.end(), sets.rows.begin() + sets.offset[2]));
   // Member k trained alone equals member k in the swarm.

@@ -41,7 +41,7 @@ std::string wide_yaml(const fs::path& csv, const std::string& scaling) {
 
 }  // namespace
 
-TEST_CASE("normalize_target: standard trains on scaled targets; predictions and metrics are in original units") {
+TEST_CASE("normalize_target: standard trains on scaled targets, and predictions and metrics are in original units") {
   const fs::path csv = wide_targets_csv();
   const fs::path run = train_run("target-standard", wide_yaml(csv, "standard"));
   const RunFile r = read_run_file(run.string());

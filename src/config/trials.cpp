@@ -112,15 +112,15 @@ struct JsonPlace {
   struct Open {
     bool array;
     std::size_t elements = 0;
-    std::string key;
-    std::set<std::string> keys;
+    std::string key{};
+    std::set<std::string> keys{};
   };
   std::vector<Open> open;
   void on(nlohmann::json::parse_event_t event, const nlohmann::json& parsed) {
     using E = nlohmann::json::parse_event_t;
     const bool element = event == E::value || event == E::object_start || event == E::array_start;
     if (element && !open.empty() && open.back().array) ++open.back().elements;
-    if (event == E::object_start || event == E::array_start) open.push_back({event == E::array_start});
+    if (event == E::object_start || event == E::array_start) open.push_back({.array = event == E::array_start});
     if ((event == E::object_end || event == E::array_end) && !open.empty()) open.pop_back();
     if (event == E::key && !open.empty()) open.back().key = parsed.get<std::string>();
   }

@@ -26,7 +26,7 @@ std::string iso_date(long z) {
   const long d = doy - (153 * mp + 2) / 5 + 1;
   const long m = mp < 10 ? mp + 3 : mp - 9;
   const long y = yoe + era * 400 + (m <= 2 ? 1 : 0);
-  char buf[32];
+  char buf[48];  // room for any three longs, so the compiler sees no truncation
   std::snprintf(buf, sizeof buf, "%04ld-%02ld-%02ld", y, m, d);
   return buf;
 }
@@ -42,9 +42,10 @@ std::string business_day(long t) {
 std::string ticker(int s, int series) {
   int width = 3;
   for (int m = series - 1; m >= 1000; m /= 10) ++width;
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "S%0*d", width, s);
-  return buf;
+  const std::string digits = std::to_string(s);
+  std::string text = "S";
+  text.append(digits.size() < static_cast<std::size_t>(width) ? width - digits.size() : 0, '0');
+  return text.append(digits);
 }
 
 double uniform(const Philox4x32& w, int k, double lo, double hi) {

@@ -15,8 +15,8 @@ struct Table {
   const Dataset& d;
   const SequenceConfig& q;
   int G = 1;                 // series
-  std::vector<int> cols;     // X columns of the step features, then of the target
-  std::vector<std::vector<int>> series;  // table rows of each series, in time order
+  std::vector<int> cols{};   // X columns of the step features, then of the target
+  std::vector<std::vector<int>> series{};  // table rows of each series, in time order
 
   std::string name(int g) const {
     return d.group_names.empty() ? std::string("the table (one series without data.per_member group_by)")
@@ -187,7 +187,7 @@ std::vector<int> sequence_columns(const Dataset& d, const SequenceConfig& q) {
 }
 
 std::vector<std::vector<int>> series_rows(const Dataset& d, const SequenceConfig& q) {
-  Table t{d, q};
+  Table t{.d = d, .q = q};
   t.G = d.group.empty() ? 1 : static_cast<int>(d.group_names.size());
   t.series.resize(t.G);
   for (int r = 0; r < d.n; ++r) t.series[d.group.empty() ? 0 : d.group[r]].push_back(r);

@@ -46,7 +46,11 @@
 //     with y_0 the series' first point (NaN for T = 0). They use the series from its first
 //     point, which is the past of every window.
 #pragma once
-#include "data/prepare.h"
+#include <vector>
+
+#include "config/config.h"
+#include "data/dataset.h"
+#include "data/prepared.h"
 
 namespace tn {
 
@@ -61,29 +65,5 @@ std::vector<std::vector<int>> series_rows(const Dataset& table, const SequenceCo
 // Columns of `table` (indices into its X rows) of the data.sequence.features, then of the
 // target. Throws DataError naming a column the table does not have.
 std::vector<int> sequence_columns(const Dataset& table, const SequenceConfig& q);
-
-}  // namespace tn
-#pragma once
-#include "data/prepare.h"
-
-namespace tn {
-
-// The windows of `table` (load_dataset with cfg.sequence) by the rules above. Throws DataError.
-PreparedData prepare_sequences(const Dataset& table, const DataConfig& cfg);
-
-// Rule 1: the table rows of each series (its groups, or the whole table as series 0), in time
-// order. Throws DataError for two rows of a series at the same time.
-std::vector<std::vector<int>> series_rows(const Dataset& table, const SequenceConfig& q);
-
-// Columns of `table` (indices into its X rows) of the data.sequence.features, then of the
-// target. Throws DataError naming a column the table does not have.
-std::vector<int> sequence_columns(const Dataset& table, const SequenceConfig& q);
-
-// The naive last-value (persistence) forecast of each window of split `s` of sequence data `p`:
-// the window's last input value of the target variable, X[(seq_len − 1)·step_features +
-// persistence_feature]. It is in the target's normalized units: that input column is the
-// target column, normalized with the same statistics (rule 4). [s.n]; empty when the target
-// is not among the inputs (persistence_feature < 0) or `p` is not sequence data.
-std::vector<float> persistence_forecast(const PreparedData& p, const SplitData& s);
 
 }  // namespace tn

@@ -77,7 +77,7 @@ std::string recurrent_stack(Graph& g, const StoredSwarm& run, int s, const std::
     const bool lstm = l.cell == CellType::Lstm;
     const int H = l.units, G = l.gates(), t0 = run.shape.recurrent_tensor(static_cast<int>(r));
     const int* gate_of = lstm ? kLstmGate : kGruGate;
-    const std::string p = "m" + std::to_string(s) + "_rnn" + std::to_string(r) + "_";
+    const std::string p = std::string("m").append(std::to_string(s)).append("_rnn").append(std::to_string(r)).append("_");
     const std::string W = g.constant(p + "W", {1, G * H, l.in}, onnx_gates(member_tensor(run, t0, s), l.in, H, gate_of, G));
     const std::string R = g.constant(p + "R", {1, G * H, H}, onnx_gates(member_tensor(run, t0 + 1, s), H, H, gate_of, G));
     // B = [input bias, recurrent bias]: ours has no recurrent bias for the LSTM (zeros).
@@ -142,7 +142,10 @@ std::string member_name(const StoredSwarm& run) { return run.cfg.name.empty() ? 
 
 std::string member_list(const StoredSwarm& run, const std::vector<int>& members) {
   std::string text;
-  for (int s : members) text += (text.empty() ? "" : ",") + std::to_string(run.first_member + s);
+  for (int s : members) {
+    if (!text.empty()) text += ',';
+    text += std::to_string(run.first_member + s);
+  }
   return text;
 }
 

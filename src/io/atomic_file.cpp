@@ -20,7 +20,7 @@
 #include <utility>
 
 #include "io/fd.h"
-#include "io/run_file.h"
+#include "io/run_file_error.h"
 
 namespace tn::io {
 namespace {

@@ -8,7 +8,7 @@
 #include <cstdio>
 #include <cstring>
 
-#include "io/run_file.h"
+#include "io/run_file_error.h"
 
 namespace tn::io {
 namespace {

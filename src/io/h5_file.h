@@ -9,7 +9,7 @@
 
 #include "io/atomic_file.h"
 #include "io/h5.h"
-#include "io/run_file.h"
+#include "io/run_file_error.h"
 
 namespace tn::io {
 

@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "io/h5.h"
-#include "io/run_file.h"
+#include "io/run_records.h"
 
 namespace tn::io {
 

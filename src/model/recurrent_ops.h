@@ -4,7 +4,11 @@
 // one GEMM each for the input and recurrent weight gradients (and the lower layer's input
 // gradient).
 #pragma once
-#include "model/model_ops.h"
+#include <cstdint>
+
+#include "backend/backend.h"
+#include "model/model_buffers.h"
+#include "swarm/shape.h"
 
 namespace tn {
 

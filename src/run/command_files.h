@@ -20,7 +20,7 @@ struct OutputFile {
   std::string key, path;
   std::string what;       // "run file", "checkpoint": named when another output is the same file
   bool replace = false;   // an existing regular file may be replaced (--force, a resumed run's own file)
-  std::string own_input;  // the path of the one input this output may be (eval --save's run file), or ""
+  std::string own_input{};  // the path of the one input this output may be (eval --save's run file), or ""
 };
 
 // Files a command reads and writes besides those a service knows of (train --trials, --trials-out).

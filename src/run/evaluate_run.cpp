@@ -63,7 +63,8 @@ void check_request(const StoredSwarm& run, const EvalRequest& req) {
 }  // namespace
 
 EvalOutcome evaluate_stored(const EvalRequest& req) {
-  EvalOutcome o{load_swarm(req.run_path, !req.data)};
+  EvalOutcome o;
+  o.run = load_swarm(req.run_path, !req.data);
   const StoredSwarm& run = o.run;
   check_combine(run, req.combine);
   check_request(run, req);

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <filesystem>
 
+#include "run/errors.h"
 #include "run/swarm_file.h"
 
 namespace tn {

@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "data/series_windows.h"
-#include "run/stored_swarm.h"
+#include "run/stored_types.h"
 
 namespace tn {
 

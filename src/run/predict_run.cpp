@@ -77,7 +77,9 @@ void keep_forecast_members(Forecast& f, const std::vector<int>& local, const std
 
 PredictOutcome predict_stored(const std::string& run_path, const std::string& input, Combine how, int threads,
                               const std::vector<std::string>& id_columns, const std::optional<SelectSpec>& select) {
-  PredictOutcome o{load_swarm(run_path, false), how};
+  PredictOutcome o;
+  o.run = load_swarm(run_path, false);
+  o.how = how;
   check_combine(o.run, how);
   o.id_columns = id_columns;
   choose_members(o, select, threads);

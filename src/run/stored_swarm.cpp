@@ -373,8 +373,6 @@ void check_combine(const StoredSwarm& run, Combine how) {
     throw UsageError("--combine vote needs a classification run; a regression ensemble is the mean");
 }
 
-bool one_member_per_group(const StoredSwarm& run) { return run.file.members.per_member == "group_by"; }
-
 OwnPredictions run_own(const StoredSwarm& run, const Inputs& in, int threads) {
   std::string note;
   const std::unique_ptr<Backend> be = make_backend({DeviceKind::Auto, threads}, &note);

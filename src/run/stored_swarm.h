@@ -17,30 +17,9 @@
 #include "run/command_files.h"
 #include "model/build.h"
 #include "run/errors.h"
+#include "run/stored_types.h"
 
 namespace tn {
-
-// Members of one architecture in a swarm of several (RunFile::architectures).
-struct StoredArchitecture {
-  std::string name;          // e.g. "dense 64 relu, dense 3"
-  std::vector<int> members;  // local member indices (0 .. S-1)
-  ModelShape shape;
-  std::vector<float> params;  // ParamLayout(shape, members.size()) order
-};
-
-struct StoredSwarm {
-  std::string path;
-  RunFile file;
-  Config cfg;
-  ModelShape shape;           // with `architectures`: the first one's (inputs and outputs are every one's)
-  std::vector<float> params;  // ParamLayout(shape, S) order; empty with `architectures`
-  std::vector<StoredArchitecture> architectures;  // members of several architectures, else empty
-  int S = 0, first_member = 0;
-  bool classification = false;
-  int K = 0;                             // classes (2 for bce); 0 for regression
-  std::vector<std::string> class_names;  // stored, else "0".."K-1"
-  FeatureEncoding encoding;              // /data/encoding, applied to new CSV data (may be empty)
-};
 
 // Text-valued per-member values for reports (eval/by_hparam.h): /members/hparams' text keys
 // (model.hidden, activations, recurrent types) and, when members differ in more than one
@@ -56,24 +35,6 @@ StoredSwarm load_swarm(const std::string& path, bool own_data);
 // The model alone (shape, parameters, stored statistics and names), for any run, sequence runs
 // included: the config's data section is not used (as load_swarm with own_data false).
 StoredSwarm load_swarm_model(const std::string& path);
-
-// Samples to evaluate or predict, preprocessed as in training.
-struct Inputs {
-  std::string split;   // "test", "val", "train", "all" or "data"
-  std::string source;  // for reports: "test split of spirals(n=512)" or the file
-  int n = 0;
-  std::vector<float> X;  // [n, F] normalized
-  std::vector<float> y;  // [n] labels or [n, targets] values; empty for unlabeled inputs
-  int batch = 1;         // forward batch rows: the training batch, to reproduce its predictions
-  // Each sample's group (group_by; sequence data: its series), and, for sequence data, how its
-  // output becomes original units and its naive forecasts (data/sequence_units.h).
-  std::vector<int> group;
-  TargetUnits units;
-  NaiveForecasts naive;
-  // new_data with id columns (predict --id): each column's text per sample, [columns][n].
-  std::vector<std::string> id_columns;
-  std::vector<std::vector<std::string>> ids;
-};
 
 // Rebuilds split `split` ("test", "val", "train" or "all") of the run's own data, checking
 // that it still matches the run (normalization statistics, classes, stored targets).
@@ -103,10 +64,6 @@ SwarmPredictions run_swarm(const StoredSwarm& run, const Inputs& in, int threads
 
 // Throws UsageError when `how` does not apply to the run (vote needs a classification run).
 void check_combine(const StoredSwarm& run, Combine how);
-
-// Whether the run has one member per group (data.per_member group_by), so that its members
-// are run and scored on their own group's samples only.
-bool one_member_per_group(const StoredSwarm& run);
 
 // group_by runs: each member's outputs on the samples of its own group (in.group), on the
 // device run_swarm picks; in original units too when in.units is not the identity.

@@ -105,7 +105,7 @@ class Sweep {
       }
       for (int k = first; sequential && k < first + (warm_up ? std::min(count, 1) : count); ++k) {
         Config one = cfg;
-        one.swarm = {1, k};
+        one.swarm = {1, k, {}};
         const TrainOutput t = train_swarm(one, data, slice_member_sets(sets, k, k + 1), be_, nullptr);
         p.kernel = t.kernel;
         seconds += t.train_seconds;
@@ -178,7 +178,7 @@ SweepResult run_sweep_measurements(const SweepRequest& req) {
         continue;
       }
       Config one = cfg;
-      one.swarm = {1, 0};
+      one.swarm = {1, 0, {}};
       plan_training(one, data, slice_member_sets(sets, 0, 1), *be);
     }
   }

@@ -63,7 +63,7 @@ TrainOutput train_detail::train_in_chunks(const Config& cfg, const PreparedData&
                                     s.chunks = chunks;
                                     progress(s);
                                   },
-                                  TrainControl{nullptr, 0, {}, {}, control.init});
+                                  TrainControl{nullptr, 0, {}, {}, control.init, {}});
     epochs = std::max(epochs, part.epochs);
     resize_history(part, cfg.train.epochs);
     if (c == 0) {

@@ -66,7 +66,7 @@ std::optional<SelectSpec> parse_select_options(const std::optional<std::string>&
 }
 
 void check_out_file(const std::string& out, bool force, const std::vector<NamedFile>& inputs, const std::string& key) {
-  check_command_files({{key, out, "output", force}}, inputs);
+  check_command_files({{.key = key, .path = out, .what = "output", .replace = force}}, inputs);
 }
 
 bool print_stdout(const std::string& text) {

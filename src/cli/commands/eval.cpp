@@ -7,6 +7,7 @@
 
 #include "cli/commands/cli_util.h"
 #include "cli/commands/commands.h"
+#include "cli/commands/eval_own_report.h"
 #include "cli/commands/eval_report.h"
 #include "io/text_file.h"
 #include "run/evaluate_run.h"
@@ -31,7 +32,7 @@ OutKind check_options(const EvalOptions& opt) {
   std::vector<NamedFile> inputs = opt.data ? new_data_files("--data", *opt.data) : std::vector<NamedFile>{};
   inputs.push_back({"RUN", opt.run_path});
   std::vector<OutputFile> outputs;
-  if (opt.out) outputs.push_back({"--out", *opt.out, "results file", opt.force});
+  if (opt.out) outputs.push_back({.key = "--out", .path = *opt.out, .what = "results file", .replace = opt.force});
   if (opt.save) outputs.push_back({"--save", opt.run_path, "run file", true, opt.run_path});
   check_command_files(outputs, inputs);
   if (!opt.out) return OutKind::None;

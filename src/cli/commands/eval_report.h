@@ -73,31 +73,4 @@ std::string eval_table(const Evaluation& e, const EvalRecord& r, const std::stri
 //  best on val #12: val 0.995, test 0.99"
 std::string eval_summary(const Evaluation& e, const EvalRecord& r, const RankView& rank);
 
-// group_by evaluations (record.own()): every member scored on its own group's samples.
-// JSON: the keys of eval_json except "ensemble" and "uncertainty", each member's
-// "n_samples" and "group" (when `groups` names them), and
-//   "pooled": {...}, "quantile_levels": [0, 0.05, ...], "quantiles": {<metric>: [7]},
-//   "baseline": null | {"kind": "persistence", "members": [{"member": k, <metric>: v}],
-//                       "pooled": {...}, "quantiles": {...}},
-//   "original_units": null | {"members", "pooled", "quantiles", "baseline"} (same forms),
-//   "vs_baseline": null | {<mae|rmse|mse>: {"beat": n, "compared": n, "median_ratio": r}},
-// (persistence), and for every naive forecast (sequence data):
-//   "baselines": [{"kind", "members", "pooled", "quantiles", "original_units"}],
-//   "vs_baselines": null | {<kind>: {<metric>: {"beat", "compared", "median_ratio"}}},
-//   "compared_in": "original_units" | "model_units",
-//   "series": null | [{"member", "group", "n_samples", "units", <metric>: v,
-//                      "baselines": {<kind>: {<metric>: v, "skill_<metric>": s, "beats_by_<metric>": b}}}]
-// with the comparisons in original units when the record has them.
-std::string own_eval_json(const EvalRecord& r, const std::string& run_path,
-                          const std::vector<std::string>& class_names, const std::vector<std::string>& groups);
-
-// The per-member summary: quantiles of each metric across members and the pooled value, the
-// same for each naive forecast and in original units, a per-series table (the model's mae
-// against each baseline's, and its skill 1 − model/baseline) and how many series beat each.
-std::string own_eval_table(const EvalRecord& r, const std::string& run_path, const std::vector<std::string>& groups);
-
-// "test split of random_walk(...) (520 samples): per-member mae median 0.11 (5%-95% 0.08-0.19),
-//  pooled 0.12 | 3 of 4 series beat persistence (median ratio 0.98); 4 of 4 series beat drift (...)"
-std::string own_eval_summary(const EvalRecord& r);
-
 }  // namespace tn

@@ -92,8 +92,9 @@ std::string forecast_csv(const PredictOutcome& r) {
 std::string to_csv(const PredictOutcome& r) {
   if (r.forecast) return forecast_csv(r);
   const int S = r.p.S, N = r.p.N, O = r.p.O, W = r.c.width;
-  const auto suffix = [&](int j) { return O == 1 ? std::string() : std::string("_") + std::to_string(j); };
-  const auto member = [&](int s) { return std::string("member_") + std::to_string(r.member[static_cast<std::size_t>(s)]); };
+  // Built with append: GCC 12 misreads `"x" + std::to_string(..)` as overlapping copies (-Wrestrict).
+  const auto suffix = [&](int j) { return O == 1 ? std::string() : std::string("_").append(std::to_string(j)); };
+  const auto member = [&](int s) { return std::string("member_").append(std::to_string(r.member[static_cast<std::size_t>(s)])); };
   std::string text = "row";
   for (const std::string& c : r.id_columns) cell(text, csv_field(c));
   if (r.run.classification) {
@@ -105,7 +106,7 @@ std::string to_csv(const PredictOutcome& r) {
     for (int j = 0; j < O; ++j) cell(text, "prediction" + suffix(j));
     for (int j = 0; j < O; ++j) cell(text, "std" + suffix(j));
     for (int s = 0; s < S; ++s)
-      for (int j = 0; j < O; ++j) cell(text, member(s) + suffix(j));
+      for (int j = 0; j < O; ++j) cell(text, member(s).append(suffix(j)));
   }
   text += '\n';
   std::vector<int> member_class;  // [S, N], -1 for members left out

@@ -17,6 +17,7 @@
 #include "config/trials.h"
 #include "io/run_file.h"
 #include "io/text_file.h"
+#include "cli/commands/eval_own_report.h"
 #include "cli/commands/eval_report.h"
 #include "cli/progress.h"
 #include "cli/commands/cli_util.h"
@@ -71,7 +72,8 @@ CommandFiles trial_files(const TrainOptions& opt) {
   CommandFiles f;
   if (opt.trials) f.inputs.push_back({"--trials", *opt.trials});
   if (opt.trials_out)
-    f.outputs.push_back({"--trials-out", *opt.trials_out, "trials results file", opt.force || !opt.resume.empty()});
+    f.outputs.push_back({.key = "--trials-out", .path = *opt.trials_out, .what = "trials results file",
+                         .replace = opt.force || !opt.resume.empty()});
   return f;
 }
 
@@ -387,7 +389,7 @@ int train_on_ranks(const TrainOptions& opt, const World& w) {
     if (opt.resume.empty()) {
       // Before any rank trains; each rank's TrainingRun checks its shard's files.
       CommandFiles files = trial_files(opt);
-      files.outputs.insert(files.outputs.begin(), {"output.path", out, "run file", opt.force});
+      files.outputs.insert(files.outputs.begin(), {.key = "output.path", .path = out, .what = "run file", .replace = opt.force});
       for (const NamedFile& in : config_inputs(whole)) files.inputs.push_back(in);
       check_command_files(files.outputs, files.inputs);
     } else if (std::filesystem::exists(opt.resume)) {
