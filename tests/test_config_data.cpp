@@ -268,7 +268,7 @@ TEST_CASE("config data: normalization") {
             "to standard or minmax");
   CHECK_HAS(error_of(data("{source: spirals, normalise: standard}")),
             "data.normalise: unknown key; allowed: source, split, per_member, normalize, "
-            "normalize_per_member, normalize_target, sequence, features, missing; did you mean 'normalize'?");
+            "normalize_per_member, normalize_target, sequence, features, missing, drop; did you mean 'normalize'?");
 }
 
 TEST_CASE("config data: normalize_target scales regression targets of non-sequence data only") {
