@@ -11,6 +11,7 @@
 
 #include "cli_test_util.h"
 #include "config/config.h"
+#include "prepare_test_util.h"
 #include "data/encode.h"
 #include "data/prepare.h"
 #include "eval_test_util.h"
@@ -38,16 +39,8 @@ std::string patients_yaml(const std::string& path, const std::string& extra) {
 
 DataConfig config_of(const std::string& yaml) { return parse_config(yaml, "c.yaml").data; }
 
-PreparedData prepared(const DataConfig& d) { return prepare_data(load_dataset(d, true), d); }
-
-std::string error_of(const DataConfig& d) {
-  try {
-    prepared(d);
-  } catch (const DataError& e) {
-    return e.what();
-  }
-  return "";
-}
+using test::error_of;
+using test::prepared;
 
 std::string config_error_of(const std::string& yaml) {
   try {

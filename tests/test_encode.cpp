@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "config/config.h"
+#include "prepare_test_util.h"
 #include "data/encode.h"
 #include "data/prepare.h"
 #include "eval_test_util.h"
@@ -37,16 +38,8 @@ DataConfig csv_data(const std::string& path, const std::string& extra_yaml = "")
       .data;
 }
 
-PreparedData prepared(const DataConfig& d) { return prepare_data(load_dataset(d, true), d); }
-
-std::string error_of(const DataConfig& d) {
-  try {
-    prepared(d);
-  } catch (const DataError& e) {
-    return e.what();
-  }
-  return "";
-}
+using test::error_of;
+using test::prepared;
 
 }  // namespace
 
