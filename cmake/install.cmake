@@ -19,40 +19,44 @@ if(TURBANET_HAVE_CUDA)
   install(TARGETS turbanet_cuda LIBRARY DESTINATION ${TURBANET_MODULE_INSTALL_DIR} COMPONENT cuda)
 endif()
 
-# Completion scripts, printed by the binary just built: they list its commands and flags and
-# the config keys, so they cannot disagree with it.
-set(TURBANET_COMPLETION_DIR ${CMAKE_BINARY_DIR}/completions)
-file(MAKE_DIRECTORY ${TURBANET_COMPLETION_DIR})
-add_custom_command(OUTPUT ${TURBANET_COMPLETION_DIR}/turbanet ${TURBANET_COMPLETION_DIR}/_turbanet
-                          ${TURBANET_COMPLETION_DIR}/turbanet.fish
-  COMMAND sh -c "\"$1\" completion bash > turbanet && \"$1\" completion zsh > _turbanet && \"$1\" completion fish > turbanet.fish"
-          sh $<TARGET_FILE:turbanet>
-  WORKING_DIRECTORY ${TURBANET_COMPLETION_DIR}
-  DEPENDS turbanet
-  COMMENT "Shell completion scripts" VERBATIM)
-add_custom_target(turbanet_completions ALL DEPENDS ${TURBANET_COMPLETION_DIR}/turbanet)
-install(FILES ${TURBANET_COMPLETION_DIR}/turbanet
-  DESTINATION ${CMAKE_INSTALL_DATADIR}/bash-completion/completions COMPONENT turbanet)
-install(FILES ${TURBANET_COMPLETION_DIR}/_turbanet
-  DESTINATION ${CMAKE_INSTALL_DATADIR}/zsh/vendor-completions COMPONENT turbanet)
-install(FILES ${TURBANET_COMPLETION_DIR}/turbanet.fish
-  DESTINATION ${CMAKE_INSTALL_DATADIR}/fish/vendor_completions.d COMPONENT turbanet)
+# Completion scripts and man pages are made by running the binary just built: not in the
+# sanitizer and fuzz builds (an instrumented binary, never installed) or a cross build.
+if(NOT TURBANET_SANITIZE AND NOT TURBANET_FUZZ AND NOT CMAKE_CROSSCOMPILING)
+  # Completion scripts, printed by the binary just built: they list its commands and flags and
+  # the config keys, so they cannot disagree with it.
+  set(TURBANET_COMPLETION_DIR ${CMAKE_BINARY_DIR}/completions)
+  file(MAKE_DIRECTORY ${TURBANET_COMPLETION_DIR})
+  add_custom_command(OUTPUT ${TURBANET_COMPLETION_DIR}/turbanet ${TURBANET_COMPLETION_DIR}/_turbanet
+                            ${TURBANET_COMPLETION_DIR}/turbanet.fish
+    COMMAND sh -c "\"$1\" completion bash > turbanet && \"$1\" completion zsh > _turbanet && \"$1\" completion fish > turbanet.fish"
+            sh $<TARGET_FILE:turbanet>
+    WORKING_DIRECTORY ${TURBANET_COMPLETION_DIR}
+    DEPENDS turbanet
+    COMMENT "Shell completion scripts" VERBATIM)
+  add_custom_target(turbanet_completions ALL DEPENDS ${TURBANET_COMPLETION_DIR}/turbanet)
+  install(FILES ${TURBANET_COMPLETION_DIR}/turbanet
+    DESTINATION ${CMAKE_INSTALL_DATADIR}/bash-completion/completions COMPONENT turbanet)
+  install(FILES ${TURBANET_COMPLETION_DIR}/_turbanet
+    DESTINATION ${CMAKE_INSTALL_DATADIR}/zsh/vendor-completions COMPONENT turbanet)
+  install(FILES ${TURBANET_COMPLETION_DIR}/turbanet.fish
+    DESTINATION ${CMAKE_INSTALL_DATADIR}/fish/vendor_completions.d COMPONENT turbanet)
 
-# Man pages from the --help texts (cmake/man_pages.cmake): turbanet.1 and one per command. Without
-# help2man (scripts/install-deps.sh installs it) the build says so and has none.
-find_program(HELP2MAN help2man)
-if(HELP2MAN)
-  set(TURBANET_MAN_DIR ${CMAKE_BINARY_DIR}/man)
-  add_custom_command(OUTPUT ${TURBANET_MAN_DIR}/turbanet.1
-    COMMAND ${CMAKE_COMMAND} -DTURBANET=$<TARGET_FILE:turbanet> -DHELP2MAN=${HELP2MAN}
-            -DVERSION=${PROJECT_VERSION} -DOUT=${TURBANET_MAN_DIR} -P ${CMAKE_SOURCE_DIR}/cmake/man_pages.cmake
-    DEPENDS turbanet ${CMAKE_SOURCE_DIR}/cmake/man_pages.cmake
-    COMMENT "Man pages (help2man)" VERBATIM)
-  add_custom_target(turbanet_man ALL DEPENDS ${TURBANET_MAN_DIR}/turbanet.1)
-  install(DIRECTORY ${TURBANET_MAN_DIR}/ DESTINATION ${CMAKE_INSTALL_MANDIR}/man1 COMPONENT turbanet
-    FILES_MATCHING PATTERN "*.1")
-else()
-  message(STATUS "turbanet man pages: skipped, help2man not found (apt-get install help2man)")
+  # Man pages from the --help texts (cmake/man_pages.cmake): turbanet.1 and one per command. Without
+  # help2man (scripts/install-deps.sh installs it) the build says so and has none.
+  find_program(HELP2MAN help2man)
+  if(HELP2MAN)
+    set(TURBANET_MAN_DIR ${CMAKE_BINARY_DIR}/man)
+    add_custom_command(OUTPUT ${TURBANET_MAN_DIR}/turbanet.1
+      COMMAND ${CMAKE_COMMAND} -DTURBANET=$<TARGET_FILE:turbanet> -DHELP2MAN=${HELP2MAN}
+              -DVERSION=${PROJECT_VERSION} -DOUT=${TURBANET_MAN_DIR} -P ${CMAKE_SOURCE_DIR}/cmake/man_pages.cmake
+      DEPENDS turbanet ${CMAKE_SOURCE_DIR}/cmake/man_pages.cmake
+      COMMENT "Man pages (help2man)" VERBATIM)
+    add_custom_target(turbanet_man ALL DEPENDS ${TURBANET_MAN_DIR}/turbanet.1)
+    install(DIRECTORY ${TURBANET_MAN_DIR}/ DESTINATION ${CMAKE_INSTALL_MANDIR}/man1 COMPONENT turbanet
+      FILES_MATCHING PATTERN "*.1")
+  else()
+    message(STATUS "turbanet man pages: skipped, help2man not found (apt-get install help2man)")
+  endif()
 endif()
 
 # cpack (in the build directory) makes turbanet_<version>_<arch>.deb and, in a CUDA build,

@@ -143,7 +143,7 @@ TEST_CASE("the zsh and fish completion scripts parse") {
 TEST_CASE("the man pages render without warnings and name every command") {
   const fs::path man = fs::path(TURBANET_BINARY).parent_path() / "man";
   if (!fs::exists(man / "turbanet.1")) {
-    MESSAGE("SKIPPED: no man pages in " << man.string() << " (the build found no help2man)");
+    MESSAGE("SKIPPED: no man pages in " << man.string() << " (no help2man at configure time, or a sanitizer build)");
     return;
   }
   const std::string help = run_command(std::string(TURBANET_BINARY) + " --help");
