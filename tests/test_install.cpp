@@ -106,6 +106,9 @@ TEST_CASE("the bash completion script completes commands, subcommands, flags, ch
   CHECK(bash_complete({"turbanet", "train", ""}, dir) == V{"a.yaml", "b.yml", "configs"});
   CHECK(bash_complete({"turbanet", "eval", ""}, dir) == V{"configs", "d.h5"});
   CHECK(bash_complete({"turbanet", "predict", "d.h5", "--input", ""}, dir) == V{"a.yaml", "b.yml", "c.csv", "configs"});
+  // After --set key=value (bash splits it at '=') the config still completes.
+  CHECK(bash_complete({"turbanet", "train", "--set", "optimizer.lr", "=", "0.1", ""}, dir) == V{"a.yaml", "b.yml", "configs"});
+  CHECK(bash_complete({"turbanet", "train", "--set", "optimizer.lr", "=", ""}, dir).empty());
 }
 
 TEST_CASE("--set completion offers the keys the config reader checks against") {

@@ -111,6 +111,8 @@ std::string shared_functions(const std::vector<Command>& cmds) {
   local w e sub
   for w in "$@"; do
     if [ -n "$pending" ]; then pending=''; continue; fi
+    # bash splits --set key=value at '=': the value that follows is no positional.
+    if [ "$w" = '=' ]; then pending='='; continue; fi
     _turbanet_spec "$cmd"
     case "$w" in
       -*=*) continue ;;
