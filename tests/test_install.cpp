@@ -136,6 +136,15 @@ TEST_CASE("the zsh and fish completion scripts parse") {
     const fs::path script = completion_script(shell);
     CHECK(run_command(std::string(shell) + " -n " + script.string() + " 2>&1; echo rc=$?") == "rc=0\n");
   }
+  if (has_shell("zsh")) {  // and zsh's copy of the word parser finds what each word completes to
+    const std::string got = run_command(
+        "zsh -f -c 'compdef() { :; }; source " + completion_script("zsh").string() + "; setopt shwordsplit; "
+        "_turbanet_parse; _turbanet_kind tr; echo $kind; _turbanet_parse data; _turbanet_kind g; echo $kind $subs; "
+        "_turbanet_parse train c.yaml --out x.h5 --set; _turbanet_kind optim; echo $kind; "
+        "_turbanet_parse eval r.h5 --split; _turbanet_kind \"\"; echo $kind; "
+        "_turbanet_parse train; _turbanet_kind \"\"; echo $kind' 2>&1");
+    CHECK(got == "subs\nsubs generate\n@keys\n=test,val,train,all\nyaml,yml\n");
+  }
   if (has_shell("fish")) {  // and fish offers the commands from it
     const std::string got = run_command("fish --no-config -c 'source " + completion_script("fish").string() +
                                         "; complete -C \"turbanet tr\"' 2>&1");
