@@ -71,7 +71,7 @@ set(CPACK_PACKAGE_NAME turbanet)
 set(CPACK_PACKAGE_VENDOR turbanet)
 set(CPACK_PACKAGE_CONTACT "turbanet maintainers <turbanet@localhost>")
 set(CPACK_PACKAGE_DESCRIPTION_SUMMARY "train swarms of small neural networks, vectorized over members")
-set(CPACK_PACKAGE_DESCRIPTION "turbanet trains many small neural networks at once (a swarm: seeds, hyperparameter\n"
+string(CONCAT CPACK_PACKAGE_DESCRIPTION "turbanet trains many small neural networks at once (a swarm: seeds, hyperparameter\n"
   "grids, bootstrap ensembles) from one YAML config and writes one HDF5 run file; it\n"
   "evaluates, predicts with uncertainty and exports members to ONNX.")
 set(CPACK_DEB_COMPONENT_INSTALL ON)
@@ -86,11 +86,11 @@ set(CPACK_DEBIAN_TURBANET_PACKAGE_SHLIBDEPS ON)
 # dpkg-shlibdeps names libopenblas.so.0's virtual package libopenblas0, which apt satisfies with
 # the pthread build; the binary looks in openblas-openmp/ first (its RUNPATH), so ask for that one.
 set(CPACK_DEBIAN_TURBANET_PACKAGE_DEPENDS "libopenblas0-openmp")
-set(CPACK_COMPONENT_TURBANET_DESCRIPTION "${CPACK_PACKAGE_DESCRIPTION_SUMMARY}\n${CPACK_PACKAGE_DESCRIPTION}")
+set(CPACK_COMPONENT_TURBANET_DESCRIPTION "${CPACK_PACKAGE_DESCRIPTION}")
 set(CPACK_DEBIAN_CUDA_PACKAGE_NAME turbanet-cuda)
 set(CPACK_DEBIAN_CUDA_PACKAGE_SHLIBDEPS OFF)
 set(CPACK_DEBIAN_CUDA_PACKAGE_DEPENDS "turbanet (= ${PROJECT_VERSION})")
-set(CPACK_COMPONENT_CUDA_DESCRIPTION "CUDA backend module of turbanet\n"
+string(CONCAT CPACK_COMPONENT_CUDA_DESCRIPTION "CUDA backend module of turbanet\n"
   "Trains turbanet swarms on NVIDIA GPUs (device: cuda). Needs the CUDA runtime and cuBLAS\n"
   "of the toolkit it was built with (${CUDAToolkit_VERSION}), installed from NVIDIA.")
 include(CPack)
