@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "backend/cpu/cpu_target.h"
+#include "config/key_values.h"
 #include "config/keys.h"
 #include "turbanet_version.h"
 #include "cli_test_util.h"
@@ -109,6 +110,9 @@ TEST_CASE("the bash completion script completes commands, subcommands, flags, ch
   // After --set key=value (bash splits it at '=') the config still completes.
   CHECK(bash_complete({"turbanet", "train", "--set", "optimizer.lr", "=", "0.1", ""}, dir) == V{"a.yaml", "b.yml", "configs"});
   CHECK(bash_complete({"turbanet", "train", "--set", "optimizer.lr", "=", ""}, dir).empty());
+  // The names an enumerated key takes, after '=' (bash's own word) or partly typed.
+  CHECK(bash_complete({"turbanet", "train", "--set", "optimizer.type", "="}) == V{"adam", "adamw", "rmsprop", "sgd"});
+  CHECK(bash_complete({"turbanet", "train", "--set", "optimizer.type", "=", "ad"}) == V{"adam", "adamw"});
 }
 
 TEST_CASE("--set completion offers the keys the config reader checks against") {
@@ -124,6 +128,24 @@ TEST_CASE("--set completion offers the keys the config reader checks against") {
   for (const tn::cfg::KeyRule& k : tn::cfg::section_keys("optimizer"))
     if (k.applies("adam")) allowed += (allowed.empty() ? "" : ", ") + k.key;
   CHECK_MESSAGE(out.find("unknown key; allowed: " + allowed) != std::string::npos, out);
+}
+
+TEST_CASE("the names completion offers for enumerated keys are the ones the config reader accepts") {
+  const fs::path cfg = tn::test::write_text(
+      scratch("enum.yaml"), "name: enum\nmodel:\n  layers:\n    - {units: 4, activation: relu}\n    - {units: 2}\n"
+                             "data:\n  source: {type: spirals, n: 16}\n");
+  const std::vector<std::pair<std::string, std::vector<std::string>>> values = tn::cfg::key_values();
+  CHECK(values.size() >= 14);
+  for (const auto& [key, names] : values) {
+    CAPTURE(key);
+    // The reader's list is in its message for a name it does not know.
+    const auto [rc, out] =
+        tn::test::run_binary_in(scratch(""), {"train", cfg.string(), "--set", key + "=not-a-name", "--out", "x.h5"});
+    CHECK(rc == 2);
+    std::string allowed;
+    for (const std::string& n : names) allowed += (allowed.empty() ? "" : ", ") + n;
+    CHECK_MESSAGE(out.find("unknown value 'not-a-name'; allowed: " + allowed) != std::string::npos, out);
+  }
 }
 
 TEST_CASE("the zsh and fish completion scripts parse") {

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "cli/commands/commands.h"
+#include "config/key_values.h"
 #include "config/keys.h"
 
 namespace tn {
@@ -106,6 +107,9 @@ std::string shared_functions(const std::vector<Command>& cmds) {
          "'; pos='" + joined(pos) + "'; posmulti=" + (c.last_repeats ? "1" : "0") + " ;;\n";
   }
   s += "    *) subs=''; flags=''; vopts=''; pos=''; posmulti=0 ;;\n  esac\n}\n\n";
+  s += "# The names config key $1 takes (--set KEY=NAME), in $values.\n_turbanet_values() {\n  case \"$1\" in\n";
+  for (const auto& [key, names] : cfg::key_values()) s += "    \"" + key + "\") values='" + joined(names) + "' ;;\n";
+  s += "    *) values='' ;;\n  esac\n}\n\n";
   s += R"SH(_turbanet_parse() {
   cmd=''; npos=0; pending=''
   local w e sub
@@ -155,11 +159,17 @@ std::string bash_script(const std::vector<Command>& cmds) {
          shared_functions(cmds) + R"SH(
 _turbanet() {
   local cur=${COMP_WORDS[COMP_CWORD]} prev=${COMP_WORDS[COMP_CWORD-1]}
-  local cmd npos pending subs flags vopts pos posmulti kind flagwords ext
+  local cmd npos pending subs flags vopts pos posmulti kind flagwords ext values
   local IFS=$' \t\n'
   COMPREPLY=()
-  # --set key=value: bash splits the word at '=': after it, nothing to offer.
-  if [ "$prev" = '=' ] || [ "$cur" = '=' ]; then return 0; fi
+  # --set key=value: bash splits the word at '='; after it, the key's names if it has some.
+  local key=''
+  if [ "$cur" = '=' ]; then key=$prev; cur=''; elif [ "$prev" = '=' ]; then key=${COMP_WORDS[COMP_CWORD-2]}; fi
+  if [ -n "$key" ]; then
+    _turbanet_values "$key"
+    COMPREPLY=($(compgen -W "$values" -- "$cur"))
+    return 0
+  fi
   _turbanet_parse "${COMP_WORDS[@]:1:COMP_CWORD-1}"
   _turbanet_kind "$cur"
   case "$kind" in
@@ -190,14 +200,19 @@ std::string zsh_script(const std::vector<Command>& cmds) {
          "# (share/zsh/vendor-completions), or load it with  source <(turbanet completion zsh)\n\n" +
          shared_functions(cmds) + R"SH(
 _turbanet() {
-  local cmd npos pending subs flags vopts pos posmulti kind flagwords
+  local cmd npos pending subs flags vopts pos posmulti kind flagwords values
   setopt localoptions shwordsplit
   _turbanet_parse "${(@)words[2,CURRENT-1]}"
   _turbanet_kind "${words[CURRENT]}"
   case "$kind" in
     subs) compadd -- ${=subs} ;;
     flags) compadd -- ${=flagwords} ;;
-    @keys) compadd -S '=' -- ${=_turbanet_keys} ;;
+    @keys)
+      if [[ ${words[CURRENT]} == *=* ]]; then  # --set KEY=: the key's names
+        _turbanet_values "${words[CURRENT]%%=*}"; compset -P '*='; compadd -- ${=values}
+      else
+        compadd -S '=' -- ${=_turbanet_keys}
+      fi ;;
     =*) compadd -- ${(s:,:)${kind#=}} ;;
     '*') _files ;;
     -|'') ;;
