@@ -25,6 +25,8 @@ PACKAGES=(
   python3-yaml                       # scripts/check_member.py reads /config
   python3-matplotlib                 # scripts/plot_sweep.py draws sweep timings
   dataset-fashion-mnist              # real data: configs/fashion-mnist-*.yaml and its test
+  help2man                           # man pages from the --help texts, made at build time
+  zsh fish                           # the tests check the zsh and fish completion scripts parse
 )
 missing=()
 for p in "${PACKAGES[@]}"; do

@@ -5,6 +5,9 @@
 #include <unistd.h>
 
 #include <climits>
+#include <filesystem>
+
+#include "turbanet_version.h"
 
 namespace tn {
 
@@ -53,22 +56,32 @@ std::string executable_dir() {
 
 struct Loaded {
   const CudaModule* module = nullptr;
+  std::string path;  // the file loaded
   std::string error;
 };
 
 Loaded load_once() {
   Loaded r;
-  // Next to the binary first (the build tree), then the library search path.
-  const std::string beside = executable_dir() + "/" + kCudaModuleFile;
-  void* h = dlopen(beside.c_str(), RTLD_NOW | RTLD_LOCAL);
+  // Beside the binary (the build tree), then where an installation puts it relative to the
+  // binary (bin/../lib/turbanet/, TURBANET_MODULE_DIR_FROM_BIN), then the library search path.
+  const std::string dir = executable_dir();
+  void* h = nullptr;
+  std::string missing, failed;  // why the first absent candidate, and the first present one, did not load
+  for (const std::string& p : {dir + "/" + kCudaModuleFile,
+                               dir + "/" + TURBANET_MODULE_DIR_FROM_BIN + "/" + kCudaModuleFile,
+                               std::string(kCudaModuleFile)}) {
+    if ((h = dlopen(p.c_str(), RTLD_NOW | RTLD_LOCAL))) break;
+    const std::string e = dlerror();
+    // A module that is there but cannot load (e.g. without libcublas) says most.
+    const bool absent = e.rfind(p + ":", 0) == 0 && e.find("No such file") != std::string::npos;
+    std::string& why = absent ? missing : failed;
+    if (why.empty()) why = e;
+  }
   if (!h) {
-    const std::string first = dlerror();
-    h = dlopen(kCudaModuleFile, RTLD_NOW | RTLD_LOCAL);
-    if (!h) {
-      r.error = "the CUDA backend module could not be loaded (" + first +
-                "); it is built beside the turbanet binary, so rebuild or reinstall turbanet";
-      return r;
-    }
+    r.error = "the CUDA backend module could not be loaded (" + (failed.empty() ? missing : failed) +
+              "); it is built beside the turbanet binary and installed in " TURBANET_MODULE_DIR_FROM_BIN
+              " relative to it (the turbanet-cuda package), so rebuild or reinstall turbanet";
+    return r;
   }
   using EntryFn = const CudaModule* (*)();
   const auto entry = reinterpret_cast<EntryFn>(dlsym(h, kCudaModuleEntry));
@@ -79,16 +92,28 @@ Loaded load_once() {
     return r;
   }
   r.module = m;
+  Dl_info info;
+  r.path = dladdr(reinterpret_cast<void*>(entry), &info) && info.dli_fname
+               ? std::filesystem::path(info.dli_fname).lexically_normal().string()
+               : std::string(kCudaModuleFile);
   return r;
+}
+
+const Loaded& loaded() {
+  static const Loaded once = load_once();  // thread-safe, once per process
+  return once;
 }
 
 }  // namespace
 
 const CudaModule* load_cuda_module(std::string* why) {
-  static const Loaded loaded = load_once();  // thread-safe, once per process
-  if (!loaded.module && why) *why = loaded.error;
-  return loaded.module;
+  if (!loaded().module && why) *why = loaded().error;
+  return loaded().module;
 }
+
+std::string cuda_module_path() { return load_cuda_module(nullptr) ? loaded().path : std::string(); }
+
+int cuda_driver_devices(std::string* why) { return driver_device_count(why); }
 
 bool cuda_built() { return true; }
 
@@ -114,6 +139,11 @@ std::unique_ptr<Backend> make_cuda_backend(int device, bool tf32) {
 const CudaModule* load_cuda_module(std::string* why) {
   if (why) *why = "this turbanet build has no CUDA backend";
   return nullptr;
+}
+std::string cuda_module_path() { return {}; }
+int cuda_driver_devices(std::string* why) {
+  if (why) *why = "this turbanet build has no CUDA backend";
+  return 0;
 }
 bool cuda_built() { return false; }
 std::vector<GpuInfo> list_gpus(std::string* why) {

@@ -27,6 +27,12 @@ inline constexpr const char* kCudaModuleFile = "libturbanet_cuda.so";
 // module file is missing, fails to load or comes from another build.
 const CudaModule* load_cuda_module(std::string* why);
 
+// The file the module was loaded from ("" when it cannot be loaded); loads it if not yet.
+std::string cuda_module_path();
+// How many GPUs the CUDA driver reports, without loading the module (0 with *why set when
+// there is no driver or device, or the build has no CUDA backend).
+int cuda_driver_devices(std::string* why);
+
 // A CudaBackend on GPU `device` (BackendError when the module cannot be loaded).
 std::unique_ptr<Backend> make_cuda_backend(int device, bool tf32);
 

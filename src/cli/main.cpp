@@ -14,7 +14,6 @@
 #include "cli/commands/cli_util.h"
 #include "cli/commands/commands.h"
 #include "run/world/world.h"
-#include "turbanet_version.h"
 
 namespace {
 
@@ -112,7 +111,7 @@ int main(int argc, char** argv) {
 int run_command(int argc, char** argv) {
   tn::setup_logging(tn::Verbosity::Normal);  // on stderr until a command sets its verbosity
   CLI::App app{"turbanet: train swarms of small neural networks, vectorized over members"};
-  app.set_version_flag("--version", std::string("turbanet ") + TURBANET_VERSION);
+  app.set_version_flag("--version", tn::version_text, "Print the version, git commit, CPU targets and CUDA support, and exit");
   app.require_subcommand(1);
   app.footer(
       "Examples:\n"
@@ -270,6 +269,13 @@ int run_command(int argc, char** argv) {
   CLI::App* d = app.add_subcommand("devices", "List the GPUs this build can train on (name, memory, compute capability)");
   d->footer("Example: turbanet devices");
 
+  std::string shell;
+  CLI::App* cp = app.add_subcommand("completion", "Print the shell completion script for bash, zsh or fish "
+                                                 "(commands, flags, config keys for --set, files)");
+  cp->add_option("shell", shell, "bash, zsh or fish")->required()->check(CLI::IsMember({"bash", "zsh", "fish"}));
+  cp->footer("Examples: source <(turbanet completion bash)      # this shell; docs/install.md installs it for good\n"
+             "          turbanet completion fish | source");
+
   if (const std::string unknown = unknown_subcommand(app, argc, argv); !unknown.empty()) {
     std::fprintf(stderr, "%s\n", unknown.c_str());
     return tn::kExitUsage;
@@ -307,6 +313,7 @@ int run_command(int argc, char** argv) {
       return tn::run_eval(eval);
     }
     if (d->parsed()) return tn::run_devices();
+    if (cp->parsed()) return tn::print_stdout(tn::completion_script(app, shell)) ? tn::kExitOk : tn::kExitIo;
     if (m->parsed()) {
       merge.verbosity = verbosity(quiet, verbose);
       return tn::run_merge(merge);

@@ -22,6 +22,7 @@ namespace {
 
 using cfg::Field;
 using cfg::Range;
+using cfg::section_keys;
 
 constexpr long long kIntMax = INT_MAX;
 
@@ -41,7 +42,7 @@ void read_name(const Field& f, std::string& name) {
 
 void read_swarm(const Field& f, SwarmConfig& s) {
   if (!has_section(f)) return;
-  f.check_keys({"size", "first_member"});
+  f.check_keys(section_keys("swarm"));
   f.get("size", s.size, 1);
   f.get("first_member", s.first_member, 0, kIntMax - s.size);
 }
@@ -66,7 +67,7 @@ void read_group_swarm(const Field& root, SwarmConfig& s) {
 // Returns the first value's text.
 std::string read_member_labels(const Field& f, const std::string& key, Config& c,
                                const std::function<std::string(const Field&)>& value) {
-  f.check_keys({"values"});
+  f.check_keys(section_keys("(per-member labels)"));
   const Field v = f.required("values");
   if (!v.node().IsSequence()) v.fail_type("a list with one value per member group, e.g. [16, 64]");
   MemberValues mv;
@@ -83,7 +84,7 @@ std::string read_member_labels(const Field& f, const std::string& key, Config& c
 // units: a number, or per member {values: [16, 64, ...]} (integers, recorded as numbers).
 int read_units(const Field& f, const std::string& key, Config& c) {
   if (!f.is_map()) return static_cast<int>(f.integer(1, kIntMax));
-  f.check_keys({"values"});
+  f.check_keys(section_keys("(per-member labels)"));
   const Field v = f.required("values");
   if (!v.node().IsSequence()) v.fail_type("a list of unit counts, e.g. [16, 64, 256]");
   MemberValues mv;
@@ -114,8 +115,7 @@ LayerConfig read_layer(const Field& f, int index, Config& c) {
   using Init = LayerConfig::Init;
   if (l.type != "dense") {
     // Recurrent cells have fixed gate activations (sigmoid and tanh).
-    f.check_keys({"type", "units", "return_sequences", {"forget_bias", {"lstm"}}, "init"}, "type",
-                 lstm_among ? "lstm" : l.type);
+    f.check_keys(section_keys("model.layers.N (recurrent)"), "type", lstm_among ? "lstm" : l.type);
     l.units = read_units(f.required("units"), prefix + "units", c);
     f.get("return_sequences", l.return_sequences);
     f.get("forget_bias", l.forget_bias);
@@ -136,8 +136,7 @@ LayerConfig read_layer(const Field& f, int index, Config& c) {
   } else if (a.present()) {
     l.activation = activations[a.choose(names)];
   }
-  f.check_keys({"type", "units", "activation", {"leaky_slope", {"leaky_relu"}}, "init", "dropout"},
-               "activation", leaky_among ? "leaky_relu" : to_string(l.activation));
+  f.check_keys(section_keys("model.layers.N"), "activation", leaky_among ? "leaky_relu" : to_string(l.activation));
   l.units = read_units(f.required("units"), prefix + "units", c);
   f.get("leaky_slope", l.leaky_slope, Range::at_least(0));
   f.get("init", l.init, {Init::Auto, Init::He, Init::Glorot});
@@ -175,7 +174,7 @@ void check_layer_order(const std::vector<Field>& fields, std::vector<LayerConfig
 void read_init_from(const Field& f, InitFromConfig& w, const std::vector<std::string>& dirs) {
   if (!f.present()) return;
   if (!f.is_map()) f.fail_type("a map like {path: runs/old.h5, members: all}");
-  f.check_keys({"path", "members"});
+  f.check_keys(section_keys("model.init_from"));
   const Field path = f.required("path");
   w.path = path.string();
   if (w.path.empty()) path.fail("must not be empty");
@@ -217,7 +216,7 @@ void read_hidden(const Field& model, Config& c) {
 }
 
 void read_model(const Field& f, Config& c, const std::vector<std::string>& dirs) {
-  f.check_keys({"layers", "hidden", "init_scale", "init_from"});
+  f.check_keys(section_keys("model"));
   ModelConfig& m = c.model;
   const std::vector<Field> layers = f.required("layers").items();
   if (layers.empty()) f["layers"].fail("must contain at least one layer");
@@ -251,8 +250,7 @@ void read_loss(const Field& f, LossConfig& l) {
   read_type(f, l.type,
             {LossType::CrossEntropy, LossType::Bce, LossType::Mse, LossType::Mae, LossType::Huber});
   if (f.is_map())
-    f.check_keys({"type", {"delta", {"huber"}}, {"class_weights", {"cross_entropy"}}, {"pos_weight", {"bce"}}},
-                 "type", to_string(l.type));
+    f.check_keys(section_keys("loss"), "type", to_string(l.type));
   f.get("delta", l.huber_delta, Range::above(0));
   if (const Field cw = f["class_weights"]; cw.present()) {
     if (cw.is_scalar() && cw.string() == "balanced") {
@@ -274,12 +272,7 @@ void read_optimizer(const Field& f, Config& c) {
   OptimizerConfig& o = c.optimizer;
   using T = OptimizerType;
   read_type(f, o.type, {T::Sgd, T::Adam, T::AdamW, T::RmsProp});
-  const std::vector<std::string> adam = {"adam", "adamw"}, sgd = {"sgd"};
-  if (f.is_map())
-    f.check_keys({"type", "lr", {"beta1", adam}, {"beta2", adam},
-                  {"eps", {"adam", "adamw", "rmsprop"}}, {"momentum", {"sgd", "rmsprop"}},
-                  {"nesterov", sgd}, {"alpha", {"rmsprop"}}, "weight_decay", "l1", "grad_clip"},
-                 "type", to_string(o.type));
+  if (f.is_map()) f.check_keys(section_keys("optimizer"), "type", to_string(o.type));
   // Each of these may be one number or a value per member ({values|linspace|logspace}).
   const auto value = [&](const char* key, double& out, Range r) {
     cfg::read_member_value(f[key], std::string("optimizer.") + key, out, r, c);
@@ -304,9 +297,7 @@ void read_schedule(const Field& f, ScheduleConfig& s) {
   using T = ScheduleType;
   read_type(f, s.type, {T::Constant, T::Step, T::Cosine, T::Linear});
   if (f.is_map())
-    f.check_keys({"type", "warmup_epochs", {"step_every", {"step"}}, {"gamma", {"step"}},
-                  {"min_lr", {"cosine", "linear"}}},
-                 "type", to_string(s.type));
+    f.check_keys(section_keys("schedule"), "type", to_string(s.type));
   f.get("warmup_epochs", s.warmup_epochs, Range::at_least(0));
   if (s.type == ScheduleType::Step)
     s.step_every = static_cast<int>(f.required("step_every").integer(1, kIntMax));
@@ -316,7 +307,7 @@ void read_schedule(const Field& f, ScheduleConfig& s) {
 
 void read_early_stopping(const Field& f, EarlyStoppingConfig& s) {
   if (!has_section(f)) return;
-  f.check_keys({"metric", "patience", "min_delta", "restore_best"});
+  f.check_keys(section_keys("train.early_stopping"));
   s.metric = ranking_metrics()[f.required("metric").choose(ranking_metrics())];
   f.get("patience", s.patience, 1);
   f.get("min_delta", s.min_delta, Range::at_least(0));
@@ -325,7 +316,7 @@ void read_early_stopping(const Field& f, EarlyStoppingConfig& s) {
 
 void read_checkpoint(const Field& f, CheckpointConfig& c) {
   if (!has_section(f)) return;
-  f.check_keys({"every_epochs", "path"});
+  f.check_keys(section_keys("train.checkpoint"));
   f.get("every_epochs", c.every_epochs, 0);
   if (Field p = f["path"]; p.present()) {
     c.path = p.string();
@@ -335,7 +326,7 @@ void read_checkpoint(const Field& f, CheckpointConfig& c) {
 
 void read_train(const Field& f, TrainConfig& t) {
   if (!has_section(f)) return;
-  f.check_keys({"epochs", "batch_size", "shuffle", "log_every", "early_stopping", "checkpoint"});
+  f.check_keys(section_keys("train"));
   f.get("epochs", t.epochs, 1);
   f.get("batch_size", t.batch_size, 1);
   f.get("shuffle", t.shuffle);
@@ -346,7 +337,7 @@ void read_train(const Field& f, TrainConfig& t) {
 
 void read_output(const Field& f, Config& c) {
   if (has_section(f)) {
-    f.check_keys({"path"});
+    f.check_keys(section_keys("output"));
     if (Field p = f["path"]; p.present()) {
       c.output.path = p.string();
       if (c.output.path.empty()) p.fail("must not be empty");
@@ -497,8 +488,7 @@ void check_sizes(const Field& root, const Config& c) {
 }
 
 Config read_config(const Field& root, const std::vector<std::string>& data_dirs) {
-  root.check_keys({"name", "seed", "device", "device_precision", "swarm", "model", "loss", "optimizer", "schedule",
-                   "data", "train", "output", "grid", "search", "ensemble"});
+  root.check_keys(section_keys(""));
   Config c;
   read_name(root["name"], c.name);
   root.get("seed", c.seed);

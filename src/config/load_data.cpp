@@ -78,7 +78,7 @@ void read_test_pair(const Field& f, const char* a, const char* b, std::string& v
 // `features: [a, b]` or `features: {from: a, to: d}` (a range of header columns).
 void read_features(const Field& features, SourceConfig& s) {
   if (features.is_map()) {
-    features.check_keys({"from", "to"});
+    features.check_keys(section_keys("data.source.features"));
     s.features_from = non_empty(features.required("from"));
     s.features_to = non_empty(features.required("to"));
     return;
@@ -190,20 +190,7 @@ void read_source(const Field& f, SourceConfig& s, const std::vector<std::string>
                                           "idx",     "hdf5",  "npy"};
   if (f.is_map()) {
     if (Field t = f["type"]; t.present()) s.type = types[t.choose(types)];
-    const std::vector<std::string> gen = {"spirals", "moons", "sine"}, csv = {"csv"},
-                                   idx = {"idx"}, h5 = {"hdf5"}, npy = {"npy"},
-                                   walk = {"random_walk"},
-                                   seeded = {"spirals", "moons", "sine", "random_walk"};
-    f.check_keys({"type", {"n", gen}, {"noise", gen}, {"rotations", {"spirals"}}, {"seed", seeded},
-                  {"series", walk}, {"length", walk}, {"drift", walk}, {"volatility", walk},
-                  {"season_period", walk}, {"season_amplitude", walk}, {"start_price", walk},
-                  {"path", {"csv", "hdf5"}}, {"features", csv}, {"target", csv},
-                  {"delimiter", csv}, {"quote", csv}, {"comment", csv}, {"columns", csv},
-                  {"images", idx}, {"labels", idx}, {"test_images", idx}, {"test_labels", idx},
-                  {"x_dataset", h5}, {"y_dataset", h5}, {"test_x_dataset", h5},
-                  {"test_y_dataset", h5}, {"x_path", npy}, {"y_path", npy},
-                  {"test_x_path", npy}, {"test_y_path", npy}},
-                 "type", s.type);
+    f.check_keys(section_keys("data.source"), "type", s.type);
   } else {
     s.type = types[f.choose(types)];
   }
@@ -226,7 +213,7 @@ std::string test_keys(const SourceConfig& s) {
 
 void read_split(const Field& f, SplitConfig& s, const SourceConfig& source) {
   if (!f.present() || f.node().IsNull()) return;
-  f.check_keys({"train", "val", "test", "seed", "stratify"});
+  f.check_keys(section_keys("data.split"));
   f.get("train", s.train, Range::between(0, 1, true, false));
   f.get("val", s.val, Range::between(0, 1));
   f.get("test", s.test, Range::between(0, 1));
@@ -287,7 +274,7 @@ void read_per_member(const Field& f, DataConfig& d) {
   for (const char* plain : {"shared", "shards"})
     if (Field p = f[plain]; p.present())
       p.fail(std::string("takes no options; write per_member: ") + plain);
-  f.check_keys({"bootstrap", "subsample", "group_by"});
+  f.check_keys(section_keys("data.per_member"));
   if (f.node().size() != 1)
     f.fail("give exactly one mode, e.g. {bootstrap: {fraction: 0.5}}; got " +
            std::to_string(f.node().size()) + " keys");
@@ -297,7 +284,8 @@ void read_per_member(const Field& f, DataConfig& d) {
   d.per_member = bootstrap ? PerMember::Bootstrap : PerMember::Subsample;
   if (m.node().IsNull()) return;
   if (!m.is_map()) m.fail_type("a map like {fraction: 0.5}");
-  m.check_keys({"fraction", {"stratify", {"bootstrap"}}}, "per_member", bootstrap ? "bootstrap" : "subsample");
+  const char* mode = bootstrap ? "bootstrap" : "subsample";
+  m.check_keys(section_keys(std::string("data.per_member.") + mode), "per_member", mode);
   m.get("fraction", d.member_fraction,
         bootstrap ? Range::between(0, 10, true, false) : Range::between(0, 1, true, false));
   if (bootstrap) m.get("stratify", d.bootstrap_stratify);
@@ -320,7 +308,7 @@ void read_feature_settings(const Field& f, DataConfig& d) {
     const Field c = f[column];
     FeatureSetting s{column, Encoding::Auto};
     if (c.is_map()) {
-      c.check_keys({"encoding"});
+      c.check_keys(section_keys("data.features.COLUMN"));
       c.get("encoding", s.encoding, kinds);
     } else {
       s.encoding = c.choice(kinds);
@@ -356,8 +344,7 @@ void read_drop(const Field& f, DataConfig& d) {
 }  // namespace
 
 void read_data(const Field& f, DataConfig& d, const std::vector<std::string>& dirs) {
-  f.check_keys({"source", "split", "per_member", "normalize", "normalize_per_member", "normalize_target",
-                "sequence", "features", "missing", "drop"});
+  f.check_keys(section_keys("data"));
   const Field sequence = f["sequence"];
   read_source(f.required("source"), d.source, dirs, sequence.present());
   read_split(f["split"], d.split, d.source);

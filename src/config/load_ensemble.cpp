@@ -15,7 +15,7 @@ void read_ensemble(const Field& root, Config& c) {
   EnsembleConfig& e = c.ensemble;
   static const std::vector<std::string> methods = {"all", "top", "greedy"};
   if (Field s = f["select"]; s.present()) e.select = methods[s.choose(methods)];
-  f.check_keys({"select", {"k", {"top", "greedy"}}, {"metric", {"top", "greedy"}}}, "select", e.select);
+  f.check_keys(section_keys("ensemble"), "select", e.select);
   if (e.select == "top") {
     const Field k = f.required("k");
     e.k = static_cast<int>(k.integer(1, 2147483647));

@@ -111,9 +111,7 @@ void read_search(const Field& root, Config& c) {
   if (!f.is_map()) f.fail_type("a map with type: halving or pbt");
   SearchConfig& s = c.search;
   s.type = f.required("type").choice({SearchConfig::Type::Halving, SearchConfig::Type::Pbt});
-  f.check_keys({"type", "metric", {"rungs", {"halving"}}, {"keep", {"halving"}}, {"every_epochs", {"pbt"}},
-                {"quantile", {"pbt"}}, {"perturb", {"pbt"}}, {"resample_probability", {"pbt"}}},
-               "type", to_string(s.type));
+  f.check_keys(section_keys("search"), "type", to_string(s.type));
   s.metric = c.data.split.val > 0 ? "val_loss" : "train_loss";
   if (Field m = f["metric"]; m.present()) s.metric = ranking_metrics()[m.choose(ranking_metrics())];
   check_ranking_metric(f["metric"], s.metric, c);

@@ -39,7 +39,7 @@ void check_random_walk_columns(const Field& f, const DataConfig& d) {
 
 void read_sequence(const Field& f, const Field& data, DataConfig& d) {
   if (!f.is_map()) f.fail_type("a map like {window: 20, target: close}");
-  f.check_keys({"window", "horizon", "stride", "target", "features", "time", "transform", "scale", "season"});
+  f.check_keys(section_keys("data.sequence"));
   SequenceConfig& q = d.sequence;
   q.window = static_cast<int>(f.required("window").integer(1, kIntMax));
   f.get("horizon", q.horizon, 1);

@@ -159,7 +159,7 @@ namespace {
 // logspace: {exponents: [a, b], base: B}: NumPy's np.logspace(a, b, num, base=B), that is
 // the values B^a .. B^b (base 10 unless given).
 void read_exponents(const Field& f, MemberValues& mv) {
-  f.check_keys({"exponents", "base"});
+  f.check_keys(section_keys("(logspace)"));
   double base = 10;
   f.get("base", base, Range::above(0));
   if (base == 1) f["base"].fail("must not be 1 (every value would be 1)");
@@ -231,7 +231,7 @@ void read_member_value(const Field& f, const std::string& key, double& scalar, R
     scalar = f.number(r);
     return;
   }
-  f.check_keys({"values", "linspace", "logspace", "num"});
+  f.check_keys(section_keys("(per-member values)"));
   MemberValues mv;
   mv.key = key;
   int forms = 0;

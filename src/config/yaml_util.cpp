@@ -148,11 +148,6 @@ std::string Range::describe() const {
   return "of any value";
 }
 
-bool KeyRule::applies(const std::string& selected) const {
-  return applies_to.empty() ||
-         std::find(applies_to.begin(), applies_to.end(), selected) != applies_to.end();
-}
-
 Field::Field(const Origin& origin, YAML::Node node, std::string path, YAML::Mark parent_mark)
     : origin_(&origin), node_(node), path_(std::move(path)), mark_(parent_mark),
       present_(node.IsDefined()) {

@@ -11,6 +11,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include "config/config.h"
+#include "config/keys.h"
 
 namespace tn::cfg {
 
@@ -71,15 +72,6 @@ struct Range {
   }
   bool contains(double v) const;
   std::string describe() const;  // "> 0", ">= 1", "in [0, 1)"
-};
-
-// A map key and the selector values (e.g. optimizer types) it applies to; empty = all.
-struct KeyRule {
-  KeyRule(const char* k) : key(k) {}  // NOLINT: implicit, so {"a", "b"} lists keys
-  KeyRule(const char* k, std::vector<std::string> types) : key(k), applies_to(std::move(types)) {}
-  std::string key;
-  std::vector<std::string> applies_to;
-  bool applies(const std::string& selected) const;
 };
 
 // YAML name of a layer initializer ("auto", "he", "glorot").

@@ -11,6 +11,10 @@
 
 #include "util/log.h"
 
+namespace CLI {
+class App;
+}  // namespace CLI
+
 namespace tn {
 
 inline constexpr int kExitOk = 0, kExitIo = 1, kExitUsage = 2, kExitDiverged = 3;
@@ -136,5 +140,14 @@ struct GpuInfo;
 int run_devices();
 // The listing run_devices prints, for `gpus` (empty: "no CUDA device: <why>").
 std::string format_devices(const std::vector<GpuInfo>& gpus, const std::string& why);
+
+// What `turbanet --version` prints: "turbanet X.Y.Z", the git commit built ("unknown" outside a
+// git checkout), the CPU targets compiled in and the one this CPU runs, and whether the CUDA
+// backend is built, its module found (and where) and a GPU present; lines without a final newline.
+std::string version_text();
+
+// `turbanet completion bash|zsh|fish`: the completion script for `shell`, made from `app` (its
+// commands, flags and their choices, walked now) and the config key table (config/keys.h).
+std::string completion_script(const CLI::App& app, const std::string& shell);
 
 }  // namespace tn

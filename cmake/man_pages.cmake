@@ -1,0 +1,98 @@
+# Man pages from the --help texts of the binary just built (cmake -P, the turbanet_man target):
+# turbanet.1, and turbanet-<command>.1 for every command and subcommand its --help lists
+# (turbanet-data-generate.1 ...), so a new command gets its page without a change here.
+# help2man runs a wrapper per page that calls `turbanet <command> --help` under the name
+# "turbanet" (not the build path).
+#   cmake -DTURBANET=<binary> -DHELP2MAN=<help2man> -DVERSION=<x.y.z> -DOUT=<dir> -P cmake/man_pages.cmake
+file(REMOVE_RECURSE ${OUT})
+file(MAKE_DIRECTORY ${OUT}/wrappers)
+
+# The (name, description) pairs of the "Subcommands:" section of `turbanet <args> --help`,
+# as the list "name|description;...".
+function(subcommands args out_var)
+  separate_arguments(argv UNIX_COMMAND "${args}")
+  execute_process(COMMAND ${TURBANET} ${argv} --help OUTPUT_VARIABLE help RESULT_VARIABLE rc)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "turbanet ${args} --help failed (${rc})")
+  endif()
+  string(REPLACE ";" "@SEMICOLON@" help "${help}")  # kept out of CMake's lists
+  string(REPLACE "\n" ";" lines "${help}")
+  set(in_section OFF)
+  set(found "")
+  foreach(line IN LISTS lines)
+    if(line STREQUAL "Subcommands:")
+      set(in_section ON)
+    elseif(in_section AND line MATCHES "^  ([a-z][a-z-]*) +(.+)$")
+      list(APPEND found "${CMAKE_MATCH_1}|${CMAKE_MATCH_2}")
+    elseif(in_section)
+      break()
+    endif()
+  endforeach()
+  set(${out_var} "${found}" PARENT_SCOPE)
+endfunction()
+
+# turbanet-<words>.1 from `turbanet <words> --help`. The examples (and exit codes) at the end
+# of a --help text go into sections of their own, line by line (help2man would join them).
+function(page name args description see_also)
+  separate_arguments(argv UNIX_COMMAND "${args}")
+  execute_process(COMMAND ${TURBANET} ${argv} --help OUTPUT_VARIABLE help)
+  string(FIND "${help}" "\nExample" at)
+  set(extra "")
+  if(at GREATER -1)
+    math(EXPR at "${at} + 1")
+    string(SUBSTRING "${help}" ${at} -1 tail)
+    string(REGEX REPLACE "^Examples?:[ \n]*" "" tail "${tail}")
+    string(REGEX REPLACE "\n *" "\n" tail "${tail}")
+    # (no --help text has a backslash or a line starting with a dot, which roff would read)
+    string(FIND "${tail}" "Exit codes:" exit_at)
+    if(exit_at GREATER -1)
+      string(SUBSTRING "${tail}" ${exit_at} -1 exits)
+      string(SUBSTRING "${tail}" 0 ${exit_at} tail)
+      string(REGEX REPLACE "^Exit codes: *" "" exits "${exits}")
+      set(extra "[EXIT STATUS]\n${exits}\n")
+    endif()
+    set(extra "[EXAMPLES]\n.nf\n${tail}\n.fi\n${extra}")
+  endif()
+  set(wrapper ${OUT}/wrappers/${name})
+  file(WRITE ${wrapper} "#!/bin/bash\n# help2man's view of `turbanet ${args}`: --help without its examples\n"
+    "if [ \"$1\" = --help ]; then (exec -a turbanet '${TURBANET}' ${args} --help) | sed '/^Examples\\?:/,$d'; "
+    "else exec -a turbanet '${TURBANET}' ${args} \"$@\"; fi\n")
+  file(CHMOD ${wrapper} PERMISSIONS OWNER_READ OWNER_WRITE OWNER_EXECUTE)
+  string(REPLACE "@SEMICOLON@" ";" description "${description}")
+  set(include ${OUT}/wrappers/${name}.h2m)
+  file(WRITE ${include} "${extra}[SEE ALSO]\n${see_also}\n")
+  execute_process(COMMAND ${HELP2MAN} --no-info --section=1 --version-string=${VERSION}
+                          "--name=${description}" --include=${include} --output=${OUT}/${name}.1 ${wrapper}
+    RESULT_VARIABLE rc ERROR_VARIABLE err)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "help2man ${name}: ${err}")
+  endif()
+endfunction()
+
+set(pages "")
+set(see_also "")
+subcommands("" commands)
+foreach(entry IN LISTS commands)
+  string(REPLACE "|" ";" parts "${entry}")
+  list(GET parts 0 command)
+  list(GET parts 1 description)
+  list(APPEND pages "turbanet-${command}|${command}|${description}")
+  string(APPEND see_also ".BR turbanet-${command} (1)\n")
+  subcommands("${command}" nested)
+  foreach(sub IN LISTS nested)
+    string(REPLACE "|" ";" parts "${sub}")
+    list(GET parts 0 name)
+    list(GET parts 1 description)
+    list(APPEND pages "turbanet-${command}-${name}|${command} ${name}|${description}")
+    string(APPEND see_also ".BR turbanet-${command}-${name} (1)\n")
+  endforeach()
+endforeach()
+page(turbanet "" "train swarms of small neural networks, vectorized over members" "${see_also}")
+foreach(entry IN LISTS pages)
+  string(REPLACE "|" ";" parts "${entry}")
+  list(GET parts 0 name)
+  list(GET parts 1 args)
+  list(GET parts 2 description)
+  page(${name} "${args}" "${description}" ".BR turbanet (1)\n")
+endforeach()
+file(REMOVE_RECURSE ${OUT}/wrappers)
