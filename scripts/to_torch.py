@@ -51,8 +51,9 @@ class TurbanetMember(nn.Module):
         super().__init__()
         self.register_buffer("mean", torch.as_tensor(mean, dtype=torch.float32))
         self.register_buffer("std", torch.as_tensor(std, dtype=torch.float32))
-        # data.normalize_target: (target_mean, target_std) turning outputs into original units
-        self.target = None if target is None else tuple(torch.as_tensor(t, dtype=torch.float32) for t in target)
+        # data.normalize_target: (target_mean, target_std, method) turning outputs into original units
+        self.target = None if target is None else tuple(torch.as_tensor(t, dtype=torch.float32) for t in target[:2])
+        self.log1p = target is not None and target[2] == "log1p"
         self.sequence = model["seq_len"] > 0
         cells = {"lstm": nn.LSTM, "gru": nn.GRU}
         self.recurrent = nn.ModuleList(
@@ -72,7 +73,10 @@ class TurbanetMember(nn.Module):
         for linear, act in zip(self.dense, self.acts):
             x = act(linear(x))
         y = self.output(x)
-        return y if self.target is None else y * self.target[1] + self.target[0]
+        if self.target is None:
+            return y
+        y = y * self.target[1] + self.target[0]
+        return torch.expm1(y) if self.log1p else y
 
 
 def load_member(npz_path, member=None):
@@ -102,7 +106,8 @@ def load_member(npz_path, member=None):
         mean, std = mean[at], std[at]
     target = None  # sequence runs' target statistics are per series: their output stays in model units
     if model["seq_len"] == 0 and "data/normalization/target_mean" in z.files:
-        target = (z["data/normalization/target_mean"], z["data/normalization/target_std"])
+        method = str(z["data/normalization/target_method"]) if "data/normalization/target_method" in z.files else ""
+        target = (z["data/normalization/target_mean"], z["data/normalization/target_std"], method)
     m = TurbanetMember(model, mean, std, target)
     with torch.no_grad():
         for i, (r, spec) in enumerate(zip(m.recurrent, model["recurrent"])):

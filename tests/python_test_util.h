@@ -19,6 +19,23 @@ inline std::string python_with_h5py() {
   return "";
 }
 
+// A Python interpreter that can import h5py and scikit-learn, or "".
+inline std::string python_with_sklearn() {
+  const std::string py = python_with_h5py();
+  if (py.empty() || std::system((py + " -c 'import sklearn' >/dev/null 2>&1").c_str()) != 0) return "";
+  return py;
+}
+
+// The export tests' Python (numpy, h5py, onnx, onnxruntime: the test venv, $TURBANET_TEST_VENV
+// or .venv-test), or "".
+inline std::string export_python() {
+  const char* env = std::getenv("TURBANET_TEST_VENV");
+  const std::filesystem::path venv = env ? std::filesystem::path(env) : std::filesystem::path(TURBANET_SOURCE_DIR) / ".venv-test";
+  const std::string py = (venv / "bin" / "python").string();
+  if (!std::filesystem::exists(py)) return "";
+  return std::system((py + " -c 'import onnxruntime, onnx, h5py' >/dev/null 2>&1").c_str()) == 0 ? py : "";
+}
+
 // What `command` prints on stdout (add 2>&1 for stderr too).
 inline std::string run_command(const std::string& command) {
   std::string out;

@@ -280,6 +280,11 @@ TEST_CASE("config data: normalize_target scales regression targets of non-sequen
   CHECK_HAS(to_yaml(c), "normalize_target: standard");
   check_round_trip(c);
   CHECK(parse(mse + "{source: " + csv + ", normalize_target: minmax}").data.normalize_target == Normalize::MinMax);
+  CHECK(parse(mse + "{source: " + csv + ", normalize_target: robust}").data.normalize_target == Normalize::Robust);
+  c = parse(mse + "{source: " + csv + ", normalize_target: log1p}");
+  CHECK(c.data.normalize_target == Normalize::Log1p);
+  check_round_trip(c);
+  CHECK_HAS(error_of(mse + "{source: " + csv + ", normalize: robust}"), "data.normalize:");  // targets only
   CHECK_HAS(error_of(mse + "{source: " + csv + ", normalize_target: zscore}"), "data.normalize_target:");
   CHECK_HAS(error_of(data("{source: " + csv + ", normalize_target: standard}")),
             "data.normalize_target: scales regression targets, but the loss is cross_entropy (class labels); "
@@ -288,4 +293,34 @@ TEST_CASE("config data: normalize_target scales regression targets of non-sequen
                            "sequence: {window: 4, target: label}}"),
             "data.normalize_target: applies to non-sequence data; a sequence run scales its target with "
             "data.normalize");
+}
+
+TEST_CASE("config data: normalize_target defaults to standard for regression losses, named in the resolved config") {
+  const DataFiles files;
+  const std::string csv = "{type: csv, path: " + files("t.csv") + ", target: label}";
+  for (const std::string loss : {"mse", "mae", "huber"}) {
+    const Config c = parse("model: {layers: [{units: 1}]}\nloss: " + loss + "\ndata: {source: " + csv + "}");
+    CHECK_MESSAGE(c.data.normalize_target == Normalize::Standard, loss);
+    CHECK_HAS(to_yaml(c), "normalize_target: standard");
+    check_round_trip(c);
+  }
+  // Explicit none trains on raw targets, and stays none through the resolved config.
+  Config none = parse("model: {layers: [{units: 1}]}\nloss: mse\ndata: {source: " + csv + ", normalize_target: none}");
+  CHECK(none.data.normalize_target == Normalize::None);
+  CHECK_HAS(to_yaml(none), "normalize_target: none");
+  check_round_trip(none);
+  // Classification: none, named; sequence data: none, not named (its target scaling is data.normalize).
+  const Config labels = parse(data("{source: " + csv + "}"));
+  CHECK(labels.data.normalize_target == Normalize::None);
+  CHECK_HAS(to_yaml(labels), "normalize_target: none");
+  CHECK(parse(data("{source: " + csv + ", normalize_target: none}")).data.normalize_target == Normalize::None);
+  const Config seq = parse("model: {layers: [{units: 1}]}\nloss: mse\ndata: {source: {type: csv, path: " +
+                           files("t.csv") + "}, sequence: {window: 4, target: label}}");
+  CHECK(seq.data.normalize_target == Normalize::None);
+  CHECK(to_yaml(seq).find("normalize_target") == std::string::npos);
+  // A run file's /config without the key (written before this default) reads as none.
+  std::string stored = to_yaml(none);
+  stored.erase(stored.find("  normalize_target: none\n"), std::string("  normalize_target: none\n").size());
+  CHECK(parse_stored_config(stored, "old.h5:/config").data.normalize_target == Normalize::None);
+  CHECK(parse_config(stored, "new.yaml").data.normalize_target == Normalize::Standard);
 }

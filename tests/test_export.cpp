@@ -23,14 +23,7 @@ using namespace evaltest;
 
 namespace {
 
-// The export tests' Python (numpy, h5py, onnx, onnxruntime), or "".
-std::string export_python() {
-  const char* env = std::getenv("TURBANET_TEST_VENV");
-  const fs::path venv = env ? fs::path(env) : fs::path(TURBANET_SOURCE_DIR) / ".venv-test";
-  const std::string py = (venv / "bin" / "python").string();
-  if (!fs::exists(py)) return "";
-  return std::system((py + " -c 'import onnxruntime, onnx, h5py' >/dev/null 2>&1").c_str()) == 0 ? py : "";
-}
+using tn::test::export_python;
 
 tn::ExportOptions export_opts(const fs::path& run, const fs::path& out) {
   tn::ExportOptions o;

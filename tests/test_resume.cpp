@@ -184,6 +184,14 @@ TEST_CASE("resume: bootstrap data, sgd with momentum and a step schedule, bitwis
                                                 "{type: step, step_every: 2, gamma: 0.5}", 6), 2);
 }
 
+TEST_CASE("resume: regression with scaled targets (robust, bootstrap), bitwise") {
+  check_resume_is_exact("target", "name: r\nseed: 5\ndevice: cpu\nswarm: {size: 4}\nmodel:\n  layers:\n"
+                                  "    - {type: dense, units: 8, activation: tanh}\n    - {type: dense, units: 1}\n"
+                                  "loss: mse\noptimizer: {type: adam, lr: 0.02}\ndata:\n  source: {type: sine, n: 96}\n"
+                                  "  split: {train: 0.6, val: 0.2, test: 0.2}\n  per_member: bootstrap\n"
+                                  "  normalize_target: robust\ntrain: {epochs: 5, batch_size: 16}\n", 2);
+}
+
 TEST_CASE("resume: an lstm on group_by sequence data, bitwise") {
   check_resume_is_exact("lstm", lstm_group_yaml(4), 2);
 }

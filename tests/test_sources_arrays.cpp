@@ -8,36 +8,13 @@
 #include <functional>
 
 #include "data/sources.h"
+#include "npy_test_util.h"
 #include "source_test_util.h"
 
 using namespace tn;
 using namespace tn::test;
 
 namespace {
-
-// A .npy file: magic, version, header length, the header dict padded to 64 bytes, data.
-Bytes npy(const std::string& descr, const std::string& shape, const Bytes& data,
-          bool fortran = false, int major = 1) {
-  std::string dict = "{'descr': " + (descr.starts_with('[') ? descr : "'" + descr + "'") +
-                     ", 'fortran_order': " + (fortran ? "True" : "False") + ", 'shape': " + shape +
-                     ", }";
-  const std::size_t pre = major == 1 ? 10 : 12;
-  while ((pre + dict.size() + 1) % 64 != 0) dict += ' ';
-  dict += '\n';
-  Bytes out = {0x93, 'N', 'U', 'M', 'P', 'Y', static_cast<unsigned char>(major), 0};
-  for (std::size_t i = 0; i < pre - 8; ++i) out.push_back(static_cast<unsigned char>(dict.size() >> (8 * i)));
-  out.insert(out.end(), dict.begin(), dict.end());
-  out.insert(out.end(), data.begin(), data.end());
-  return out;
-}
-
-// The little-endian bytes of `values` as T.
-template <class T>
-Bytes raw(std::initializer_list<T> values) {
-  Bytes out(values.size() * sizeof(T));
-  std::memcpy(out.data(), values.begin(), out.size());
-  return out;
-}
 
 std::string write_npy(const std::string& name, const Bytes& bytes) { return write_bytes(name + ".npy", bytes); }
 

@@ -85,15 +85,11 @@ std::vector<std::string> sklearn_counts(const std::string& py, const std::vector
   return blocks;
 }
 
-bool has_sklearn(const std::string& py) {
-  return !py.empty() && std::system((py + " -c 'import sklearn' >/dev/null 2>&1").c_str()) == 0;
-}
-
 }  // namespace
 
 TEST_CASE("stratified splits have scikit-learn's per-class counts") {
-  const std::string py = test::python_with_h5py();
-  if (!has_sklearn(py)) {
+  const std::string py = test::python_with_sklearn();
+  if (py.empty()) {
     MESSAGE("skipped: no python3 with scikit-learn (apt-get install python3-sklearn)");
     return;
   }

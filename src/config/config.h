@@ -160,7 +160,10 @@ struct SplitConfig {
 //   shards     a partition of the training split into S disjoint parts; member k gets part k
 //   group_by   one member per distinct value of a CSV column (groups sorted by value)
 enum class PerMember { Shared, Bootstrap, Subsample, Shards, GroupBy };
-enum class Normalize { None, Standard, MinMax };
+// Feature scaling (`data.normalize`) takes none, standard and minmax; target scaling
+// (`data.normalize_target`) also robust (median and interquartile range) and log1p
+// (log(1 + y), then standardized).
+enum class Normalize { None, Standard, MinMax, Robust, Log1p };
 
 // How a CSV feature column becomes model inputs (`data.features: {COLUMN: {encoding: E}}`):
 //   auto     numbers stay numbers; a column whose first value is text (not starting with a
@@ -215,8 +218,10 @@ struct DataConfig {
   Normalize normalize = Normalize::None;
   bool normalize_per_member = false;  // group_by only: statistics per group (per series)
   // Regression targets of non-sequence data (`data.normalize_target`): the model learns
-  // y' = (y − mean) / std with the training split's statistics; predictions and metrics are
-  // turned back into original units. none: the targets as they are.
+  // y' = (f(y) − offset) / scale per target column with the training split's statistics
+  // (f = log1p for log1p, else identity); predictions and metrics are turned back into
+  // original units. none: the targets as they are. Default: standard for a regression loss
+  // on non-sequence data, none otherwise (and none for a run file's /config without the key).
   Normalize normalize_target = Normalize::None;
   std::vector<FeatureSetting> feature_settings;  // csv: per-column encodings, in the order given
   Missing missing = Missing::Error;              // csv
@@ -401,6 +406,12 @@ Config load_config(const std::string& path, const std::vector<Override>& overrid
 Config parse_config(const std::string& yaml_text, const std::string& origin,
                     const std::vector<Override>& overrides = {},
                     const std::optional<std::vector<std::string>>& data_dirs = std::nullopt);
+// A run file's /config (or a checkpoint's): parse_config, except that a key whose default has
+// changed since and that the text does not name reads with its old default, so a run from an
+// older binary is rebuilt as it trained (data.normalize_target: none).
+Config parse_stored_config(const std::string& yaml_text, const std::string& origin,
+                           const std::vector<Override>& overrides = {},
+                           const std::optional<std::vector<std::string>>& data_dirs = std::nullopt);
 // A run file's name without its .h5: runs/x.h5 -> runs/x (any other name as it is).
 std::string run_file_stem(const std::string& path);
 // train.checkpoint.path's default: runs/x.h5 -> runs/x.ckpt.h5 (any other name: NAME.ckpt.h5);

@@ -34,6 +34,8 @@ const char* to_string(Normalize n) {
     case Normalize::None: return "none";
     case Normalize::Standard: return "standard";
     case Normalize::MinMax: return "minmax";
+    case Normalize::Robust: return "robust";
+    case Normalize::Log1p: return "log1p";
   }
   return "?";
 }
@@ -374,7 +376,9 @@ void emit_data(YAML::Emitter& e, const DataConfig& d) {
   emit_per_member(e, d);
   kv(e, "normalize", to_string(d.normalize));
   if (d.per_member == PerMember::GroupBy) kv(e, "normalize_per_member", d.normalize_per_member);
-  if (d.normalize_target != Normalize::None) kv(e, "normalize_target", to_string(d.normalize_target));
+  // Always named for non-sequence data: its default depends on the loss, and a run file's
+  // /config without it reads as none (runs from before the default).
+  if (!d.sequence.enabled()) kv(e, "normalize_target", to_string(d.normalize_target));
   if (d.missing != Missing::Error) kv(e, "missing", to_string(d.missing));
   if (!d.drop.empty()) {
     e << YAML::Key << "drop" << YAML::Value << YAML::Flow << YAML::BeginSeq;

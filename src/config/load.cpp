@@ -508,6 +508,8 @@ Config read_config(const Field& root, const std::vector<std::string>& data_dirs)
   fold_single_architecture(c);
   cfg::read_search(root, c);
   cfg::read_ensemble(root, c);
+  if (!root["data"]["normalize_target"].present() && !is_classification(c.loss.type) && !c.data.sequence.enabled())
+    c.data.normalize_target = Normalize::Standard;  // regression targets are scaled unless told otherwise
   check_consistency(root, c);
   check_sizes(root, c);
   return c;

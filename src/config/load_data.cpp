@@ -358,7 +358,8 @@ void read_data(const Field& f, DataConfig& d, const std::vector<std::string>& di
     if (d.normalize_per_member && d.normalize == Normalize::None)
       p.fail("has no effect with normalize: none; set data.normalize to standard or minmax");
   }
-  f.get("normalize_target", d.normalize_target, {Normalize::None, Normalize::Standard, Normalize::MinMax});
+  f.get("normalize_target", d.normalize_target,
+        {Normalize::None, Normalize::Standard, Normalize::MinMax, Normalize::Robust, Normalize::Log1p});
   if (d.normalize_target != Normalize::None && sequence.present())
     f["normalize_target"].fail("applies to non-sequence data; a sequence run scales its target with data.normalize "
                                "(data.sequence.scale); remove data.normalize_target");

@@ -1,8 +1,10 @@
 // `--set key.path=value` overrides: parsing the argument and applying it to the YAML
-// tree before validation (numeric components index lists, missing maps are created).
+// tree before validation (numeric components index lists, missing maps are created); the old
+// defaults a stored /config is read with, as overrides.
 #include <algorithm>
 #include <cctype>
 
+#include "config/config.h"
 #include "config/yaml_util.h"
 #include "util/utf8.h"
 
@@ -138,4 +140,22 @@ YAML::Node without_marks(const YAML::Node& node) {
 }
 
 }  // namespace cfg
+
+// A key whose default changed since and that the stored text does not name gets its old
+// default as a first override: data.normalize_target none (the default became standard for
+// regression), so an old run is rebuilt and evaluated as it trained.
+Config parse_stored_config(const std::string& yaml_text, const std::string& origin,
+                           const std::vector<Override>& overrides,
+                           const std::optional<std::vector<std::string>>& data_dirs) {
+  std::vector<Override> all;
+  try {
+    const YAML::Node root = YAML::Load(yaml_text);
+    if (root.IsMap() && root["data"].IsMap() && !root["data"]["normalize_target"])
+      all.push_back({"data.normalize_target", "none"});
+  } catch (const YAML::Exception&) {  // parse_config says what is wrong with the text
+  }
+  all.insert(all.end(), overrides.begin(), overrides.end());
+  return parse_config(yaml_text, origin, all, data_dirs);
+}
+
 }  // namespace tn

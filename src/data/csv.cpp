@@ -397,6 +397,7 @@ void CsvLoader::take_row() {
     check_text(id_cols_[k], fields_[id_cols_[k]]);
     ds_.ids[k].emplace_back(trim(fields_[id_cols_[k]]));
   }
+  ds_.lines.push_back(row_line_);
   ++ds_.n;
 }
 
@@ -450,7 +451,6 @@ void CsvLoader::add_time(std::string_view time, const std::string& at) {
                     ": the time (data.sequence.time) is empty; fill it in or remove the row");
   check_text(time_col_, time);
   ds_.time.emplace_back(time);
-  ds_.lines.push_back(row_line_);
 }
 
 void CsvLoader::add_group(std::string_view group, const std::string& at) {

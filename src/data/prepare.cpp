@@ -5,11 +5,13 @@
 #include <cmath>
 #include <numeric>
 
-#include <spdlog/spdlog.h>
+#include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "swarm/sampler.h"
 #include "data/encode.h"
 #include "data/sequence.h"
+#include "data/sequence_units.h"
 #include "math/rng.h"
 
 namespace tn {
@@ -35,12 +37,39 @@ SplitData take_rows(const Dataset& d, const std::vector<std::uint32_t>& perm, in
   return s;
 }
 
+// numpy's percentile (linear interpolation) of sorted values, q in [0, 1].
+double quantile(const std::vector<double>& sorted, double q) {
+  const double at = q * static_cast<double>(sorted.size() - 1);
+  const auto lo = static_cast<std::size_t>(std::floor(at));
+  const std::size_t hi = std::min(lo + 1, sorted.size() - 1);
+  return sorted[lo] + (at - static_cast<double>(lo)) * (sorted[hi] - sorted[lo]);
+}
+
+// robust: the median and the interquartile range (25th to 75th percentile) of column f of the
+// rows of group g, as scikit-learn's RobustScaler fits them.
+std::pair<double, double> median_and_iqr(const std::vector<float>& X, int n, const std::vector<int>& group, int F,
+                                         int f, int g) {
+  std::vector<double> v;
+  for (int i = 0; i < n; ++i)
+    if (g < 0 || group[i] == g) v.push_back(X[static_cast<std::size_t>(i) * F + f]);
+  if (v.empty()) return {0.0, 0.0};
+  std::sort(v.begin(), v.end());
+  return {quantile(v, 0.5), quantile(v, 0.75) - quantile(v, 0.25)};
+}
+
 // Statistics of the training rows whose group is g (all rows when g < 0) into mean/std at
-// offset `at`: standard (mean, std) or minmax (min, max − min); constant features get 1 so
-// they are only shifted.
+// offset `at`: standard and log1p (of values already log1p'd) mean and std, minmax (min,
+// max − min), robust (median, interquartile range); a constant column gets 1 so it is only
+// shifted.
 void fit(const std::vector<float>& X, int n, const std::vector<int>& group, int F, Normalize method, int g,
          std::vector<float>& mean, std::vector<float>& std, std::size_t at) {
   for (int f = 0; f < F; ++f) {
+    if (method == Normalize::Robust) {
+      const auto [median, iqr] = median_and_iqr(X, n, group, F, f, g);
+      mean[at + f] = static_cast<float>(median);
+      std[at + f] = iqr > 1e-12 ? static_cast<float>(iqr) : 1.0f;
+      continue;
+    }
     double a = 0, b = 0, lo = INFINITY, hi = -INFINITY;
     long count = 0;
     for (int i = 0; i < n; ++i) {
@@ -58,7 +87,7 @@ void fit(const std::vector<float>& X, int n, const std::vector<int>& group, int 
       b += dx * dx;
     }
     const double sd = count ? std::sqrt(b / count) : 0.0;
-    const bool standard = method == Normalize::Standard;
+    const bool standard = method != Normalize::MinMax;
     const double offset = standard ? m : (count ? lo : 0.0), scale = standard ? sd : (count ? hi - lo : 0.0);
     mean[at + f] = static_cast<float>(offset);
     std[at + f] = scale > 1e-12 ? static_cast<float>(scale) : 1.0f;
@@ -133,24 +162,42 @@ std::vector<std::uint32_t> stratified_order(const Dataset& d, int n_pool, int n_
   return order;
 }
 
-// data.normalize_target: the one target column scaled by the training split's statistics
-// (shared by every member, also with per-member data: every member's rows come from it).
-void normalize_targets(PreparedData& p, Normalize method) {
-  if (p.targets != 1)
-    throw DataError("data.normalize_target: " + p.origin + " has " + std::to_string(p.targets) +
-                    " target columns; target scaling takes one; remove data.normalize_target");
-  p.target_mean.assign(1, 0.0f);
-  p.target_std.assign(1, 1.0f);
-  fit(p.train.y, p.train.n, {}, 1, method, -1, p.target_mean, p.target_std, 0);
-  const float m = p.target_mean[0], sd = p.target_std[0];
+// data.normalize_target log1p: every split's targets y → log1p(y); a value ≤ −1, which has no
+// logarithm, is a DataError naming its place (file:line or row) and column.
+void log1p_targets(PreparedData& p, const Dataset& d, const DataConfig& cfg) {
+  const int T = p.targets;
   for (SplitData* s : {&p.train, &p.val, &p.test})
-    for (float& y : s->y) y = (y - m) / sd;
-  if (method == Normalize::Standard)
-    spdlog::info("targets standardized with the training split's mean {} and std {}; metrics and predictions in "
-                 "original units", m, sd);
-  else
-    spdlog::info("targets scaled with the training split's minimum {} and range {}; metrics and predictions in "
-                 "original units", m, sd);
+    for (std::size_t j = 0; j < s->y.size(); ++j) {
+      float& y = s->y[j];
+      if (y > -1.0f) {
+        y = std::log1p(y);
+        continue;
+      }
+      const int row = s->rows[j / static_cast<std::size_t>(T)];
+      const int column = static_cast<int>(j % static_cast<std::size_t>(T));
+      const std::string name = T == 1 && !cfg.source.target.empty() ? "column '" + cfg.source.target + "'"
+                                                                      : "target column " + std::to_string(column);
+      throw DataError(row_location(d, row) + name + ": target " + fmt::format("{}", y) +
+                      " is at most -1, which log1p cannot take (data.normalize_target: log1p); use standard or "
+                      "robust for targets that can be -1 or less, or shift the target column");
+    }
+}
+
+// data.normalize_target: each target column scaled by the training split's statistics [T]
+// (shared by every member, also with per-member data: every member's rows come from it).
+void normalize_targets(PreparedData& p, const Dataset& d, const DataConfig& cfg) {
+  const Normalize method = cfg.normalize_target;
+  const int T = p.targets;
+  if (method == Normalize::Log1p) log1p_targets(p, d, cfg);
+  p.target_scaling = method;
+  p.target_mean.assign(static_cast<std::size_t>(T), 0.0f);
+  p.target_std.assign(static_cast<std::size_t>(T), 1.0f);
+  fit(p.train.y, p.train.n, {}, T, method, -1, p.target_mean, p.target_std, 0);
+  for (SplitData* s : {&p.train, &p.val, &p.test})
+    for (std::size_t j = 0; j < s->y.size(); ++j) {
+      const std::size_t c = j % static_cast<std::size_t>(T);
+      s->y[j] = (s->y[j] - p.target_mean[c]) / p.target_std[c];
+    }
 }
 
 }  // namespace
@@ -166,15 +213,36 @@ void apply_normalization(std::vector<float>& X, int F, const std::vector<float>&
   }
 }
 
-void targets_to_original(std::vector<float>& v, const std::vector<float>& target_mean,
+void targets_to_original(std::vector<float>& v, Normalize method, const std::vector<float>& target_mean,
                          const std::vector<float>& target_std) {
-  if (target_mean.size() != 1) return;
-  for (float& x : v) x = x * target_std[0] + target_mean[0];
+  const std::size_t T = target_mean.size();
+  if (T == 0 || method == Normalize::None) return;
+  for (std::size_t j = 0; j < v.size(); ++j) {
+    float& x = v[j];
+    x = x * target_std[j % T] + target_mean[j % T];
+    if (method == Normalize::Log1p) x = std::expm1(x);
+  }
+}
+
+std::string target_scaling_note(const PreparedData& p) {
+  if (p.seq_len > 0 || p.target_scaling == Normalize::None) return "";
+  const Normalize m = p.target_scaling;
+  const char* what = m == Normalize::Standard ? "standardized with the training split's mean and std"
+                     : m == Normalize::MinMax ? "scaled with the training split's minimum and range"
+                     : m == Normalize::Robust ? "scaled with the training split's median and interquartile range"
+                                              : "log1p'd, then standardized with the training split's mean and std";
+  const auto shown = static_cast<std::ptrdiff_t>(std::min<std::size_t>(p.target_mean.size(), 4));
+  return fmt::format("targets {} ({} / {}{}): data.normalize_target: {} (set none to train on raw targets); metrics "
+                     "and predictions in original units",
+                     what, fmt::join(p.target_mean.begin(), p.target_mean.begin() + shown, " "),
+                     fmt::join(p.target_std.begin(), p.target_std.begin() + shown, " "),
+                     p.target_mean.size() > 4 ? " ..." : "", to_string(m));
 }
 
 void targets_to_original(PreparedData& p) {
   if (p.seq_len > 0) return;
-  for (SplitData* s : {&p.train, &p.val, &p.test}) targets_to_original(s->y, p.target_mean, p.target_std);
+  for (SplitData* s : {&p.train, &p.val, &p.test})
+    targets_to_original(s->y, p.target_scaling, p.target_mean, p.target_std);
 }
 
 PreparedData prepare_data(Dataset d, const DataConfig& cfg) {
@@ -217,7 +285,7 @@ PreparedData prepare_data(Dataset d, const DataConfig& cfg) {
           static_cast<std::size_t>(g) * F);
     for (SplitData* s : {&p.train, &p.val, &p.test}) apply_normalization(s->X, F, p.mean, p.std, s->group);
   }
-  if (cfg.normalize_target != Normalize::None) normalize_targets(p, cfg.normalize_target);
+  if (cfg.normalize_target != Normalize::None && p.targets > 0) normalize_targets(p, d, cfg);
   return p;
 }
 

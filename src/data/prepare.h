@@ -17,16 +17,22 @@ namespace tn {
 // off first, then val from the rest; ties between classes go to the lower class index), each
 // split in file order. Throws DataError when the training split would be empty.
 // CSV columns are encoded (data/encode.h) with categories and fills fitted on the training split.
-// With cfg.normalize_target the (one) target column is scaled by the training split's statistics
-// (DataError with more target columns).
+// With cfg.normalize_target each target column is scaled by the training split's statistics
+// (PreparedData::target_scaling); with log1p a target ≤ −1 is a DataError naming its file:line
+// (or row) and column.
 // With cfg.sequence, `d` is a long-format table and the windows are cut by prepare_sequences.
 PreparedData prepare_data(Dataset d, const DataConfig& cfg);
 
-// Values in the model's units back in the target's original units, y = v·target_std + target_mean
-// (float arithmetic), for non-sequence data with data.normalize_target ([1] statistics);
-// unchanged otherwise. Sequence data convert per sample with TargetUnits.
-void targets_to_original(std::vector<float>& v, const std::vector<float>& target_mean,
+// Values in the model's units [..., T] back in the target's original units,
+// y = f⁻¹(v·target_std[t] + target_mean[t]) (float arithmetic; f⁻¹ = expm1 for log1p, else the
+// identity), for non-sequence data with data.normalize_target `method` ([T] statistics);
+// unchanged with none or empty statistics. Sequence data convert per sample with TargetUnits.
+void targets_to_original(std::vector<float>& v, Normalize method, const std::vector<float>& target_mean,
                          const std::vector<float>& target_std);
+// What the target scaling of non-sequence data is, for the train log ("" without):
+// "targets standardized with the training split's mean and std (m / s): data.normalize_target:
+// standard (set none to train on raw targets); ...".
+std::string target_scaling_note(const PreparedData& p);
 // Every split's y of non-sequence data back in original units (after training: for metrics
 // and the run file); unchanged without data.normalize_target.
 void targets_to_original(PreparedData& p);

@@ -44,8 +44,12 @@ struct PreparedData {
   int seq_len = 0;        // sequence data: window length T (0 = not sequence data)
   int step_features = 0;  // sequence data: features per time step; features == seq_len * step_features
   std::vector<float> target_mean, target_std;  // [G] per-series target normalization (empty when none); y' = (y - mean)/std
-  // Non-sequence data with data.normalize_target, target_mean/target_std are [1] (minmax: the
-  // minimum and the range) and every split's y is scaled; the model learns in these units.
+  // Non-sequence data with data.normalize_target (target_scaling), target_mean/target_std are
+  // [T], per target column (minmax: the minimum and the range; robust: the median and the
+  // interquartile range; log1p: mean and std of log1p(y)), and every split's y is scaled,
+  // y' = (f(y) − target_mean[t]) / target_std[t] with f = log1p for log1p, else the identity;
+  // the model learns in these units.
+  Normalize target_scaling = Normalize::None;
 };
 
 }  // namespace tn

@@ -99,9 +99,13 @@ std::vector<NpyArray> npz_arrays(const StoredSwarm& run, const std::vector<int>&
   const std::size_t F = static_cast<std::size_t>(info.seq_len > 0 ? info.step_features : shape.inputs());
   add_stats(out, "data/normalization/mean", n.mean, F, members.front(), one_member);
   add_stats(out, "data/normalization/std", n.std, F, members.front(), one_member);
-  add_stats(out, "data/normalization/target_mean", n.target_mean, 1, members.front(), one_member);
-  add_stats(out, "data/normalization/target_std", n.target_std, 1, members.front(), one_member);
+  // Target statistics: [G] per series for sequences (one member: its row), [T] per target column otherwise.
+  const std::size_t T = info.seq_len > 0 ? 1 : n.target_mean.data.size();
+  add_stats(out, "data/normalization/target_mean", n.target_mean, T, members.front(), one_member);
+  add_stats(out, "data/normalization/target_std", n.target_std, T, members.front(), one_member);
   if (!n.method.empty()) out.push_back({"data/normalization/method", {}, std::vector<std::string>{n.method}});
+  if (info.seq_len == 0 && !n.target_mean.data.empty())
+    out.push_back({"data/normalization/target_method", {}, std::vector<std::string>{to_string(run.cfg.data.normalize_target)}});
   if (!info.feature_names.empty()) out.push_back({"data/feature_names", {info.feature_names.size()}, info.feature_names});
   if (run.classification) out.push_back({"data/class_names", {run.class_names.size()}, run.class_names});
   out.push_back({"config", {}, std::vector<std::string>{run.file.config_yaml}});

@@ -37,13 +37,19 @@ std::vector<Dim> input_dims(const StoredSwarm& run) {
   return {"N", run.shape.inputs()};
 }
 
-// Outputs t of a non-sequence run with data.normalize_target in original units, as predict gives
-// them: t · target_std + target_mean (float32, as predict computes it); t itself otherwise.
+// Outputs t [..., T] of a non-sequence run with data.normalize_target in original units, as
+// predict gives them: t · target_std + target_mean per target column (float32, as predict
+// computes it), then Exp − 1 for log1p; t itself otherwise.
 std::string in_original_units(Graph& g, const StoredSwarm& run, const std::string& t) {
   const Normalization& n = run.file.normalization;
-  if (sequence_run(run) || n.target_mean.data.size() != 1) return t;
-  const std::string scaled = g.op("Mul", {t, g.constant("target_std", {}, n.target_std.data)});
-  return g.op("Add", {scaled, g.constant("target_mean", {}, n.target_mean.data)}, {}, "original_units");
+  const Normalize method = run.cfg.data.normalize_target;
+  if (sequence_run(run) || n.target_mean.data.empty() || method == Normalize::None) return t;
+  const auto T = static_cast<std::int64_t>(n.target_mean.data.size());
+  const std::string scaled = g.op("Mul", {t, g.constant("target_std", {T}, n.target_std.data)});
+  const std::string y = g.op("Add", {scaled, g.constant("target_mean", {T}, n.target_mean.data)}, {},
+                             method == Normalize::Log1p ? "log1p_units" : "original_units");
+  if (method != Normalize::Log1p) return y;
+  return g.op("Sub", {g.op("Exp", {y}), g.constant("one", {}, {1.0f})}, {}, "original_units");
 }
 
 // "input" normalized with the stored statistics (row `row` of per-group ones): x' = (x − mean) / std.

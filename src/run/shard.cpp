@@ -126,7 +126,7 @@ std::vector<ShardProgress> job_shards(const Config& whole, int rank, int ranks) 
     if (fs::exists(out)) {
       const RunHead h = read_run_head(out);
       const bool finished = !h.meta.interrupted && h.meta.shard_index == k && h.meta.shard_count == K;
-      const int trained_for = finished ? parse_config(h.config_yaml, out).train.epochs : 0;
+      const int trained_for = finished ? parse_stored_config(h.config_yaml, out).train.epochs : 0;
       extend = finished && trained_for != whole.train.epochs;
       if (extend && !fs::exists(ck))
         throw UsageError("shard " + std::to_string(k) + " of " + std::to_string(K) + " ('" + out + "') finished its " +

@@ -347,7 +347,8 @@ namespace {
 // Model outputs of a non-sequence run with data.normalize_target in original units (stored statistics).
 void outputs_to_original(const StoredSwarm& run, std::vector<float>& v) {
   if (run.file.data.seq_len == 0)
-    targets_to_original(v, run.file.normalization.target_mean.data, run.file.normalization.target_std.data);
+    targets_to_original(v, run.cfg.data.normalize_target, run.file.normalization.target_mean.data,
+                        run.file.normalization.target_std.data);
 }
 
 }  // namespace

@@ -168,7 +168,7 @@ Config run_file_config(const RunFile& file, const std::string& path, const std::
   if (!file.data.base_dir.empty()) dirs.push_back(file.data.base_dir);
   dirs.push_back("");
   dirs.push_back(std::filesystem::path(path).parent_path().string());
-  return parse_config(file.config_yaml, path + ":/config", overrides, dirs);
+  return parse_stored_config(file.config_yaml, path + ":/config", overrides, dirs);
 }
 
 namespace {

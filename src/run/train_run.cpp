@@ -114,7 +114,7 @@ SwarmPredictions predict_trained(const Config& cfg, const PreparedData& data, co
     for (const ArchitectureOutput& a : t.architectures) parts.push_back({&a.shape, &a.params, a.members});
     p = predict_parts(be, cfg.loss.type, parts, S, t.shape.outputs(), split.X, split.n, batch);
   }
-  if (data.seq_len == 0) targets_to_original(p.outputs, data.target_mean, data.target_std);
+  if (data.seq_len == 0) targets_to_original(p.outputs, data.target_scaling, data.target_mean, data.target_std);
   const std::size_t per = static_cast<std::size_t>(p.N) * p.O;
   for (int s = 0; s < S; ++s)
     if (t.diverged_epoch[s] > 0)
@@ -178,6 +178,7 @@ TrainingRun::TrainingRun(Config cfg, int threads, bool force, std::chrono::stead
                      &device_note_);
   check_generated_data_memory(cfg_);
   data_ = prepare_data(load_dataset(cfg_.data, is_classification(cfg_.loss.type)), cfg_.data);
+  if (const std::string note = target_scaling_note(data_); !note.empty()) spdlog::info("{}", note);
   resolve_group_swarm(cfg_, data_);  // group_by without swarm.size: one member per group
   const ModelShape shape = make_model_shape(cfg_, data_);  // validates
   // A resumed run continues from its checkpoint, which holds the warm start's parameters.
@@ -246,8 +247,8 @@ TrainResult TrainingRun::run(const TrainCallbacks& report) {
   if (report.trained) report.trained(r.out);
   if (data_.seq_len == 0) {  // data.normalize_target: scored and stored in the target's original units
     targets_to_original(data_);
-    targets_to_original(r.out.pred_members, data_.target_mean, data_.target_std);
-    targets_to_original(r.out.pred_own, data_.target_mean, data_.target_std);
+    for (std::vector<float>* v : {&r.out.pred_members, &r.out.pred_own})
+      targets_to_original(*v, data_.target_scaling, data_.target_mean, data_.target_std);
   }
   const auto eval_start = std::chrono::steady_clock::now();
   r.final_eval = evaluate_final(cfg_, data_, r.out, *be_, shard_.enabled());
