@@ -86,7 +86,7 @@ class Backend {
   // The fused kernels this backend has for `shape` with batches of up to `batch` rows, best
   // first (backend/step_kernel.h). Decided by shape only, never by swarm size. Empty when it
   // has none for the shape; *why (when given) then says why, for the log. The trainer runs
-  // the separate ops below instead (model/step_kernel.h).
+  // the separate ops below instead (model/step_kernel_choice.h).
   virtual std::vector<std::unique_ptr<StepKernel>> step_kernels(const ModelShape& shape, int batch,
                                                                 std::string* why) {
     if (why) *why = name() + " has no fused step kernel";
