@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "backend/devices.h"
+#include "backend/device_choice.h"
 #include "backend/step_kernel.h"
 #include "math/dropout.h"
 #include "math/losses.h"
