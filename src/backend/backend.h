@@ -135,7 +135,7 @@ class Backend {
   virtual void gather_batch(const BatchSampler& sampler, std::uint32_t member0, int S,
                             std::uint32_t pos0, int B, const float* X, int F, const float* Y,
                             int Ty, float* Xb, std::int64_t sXb, float* Yb, std::int64_t sYb) = 0;
-  // ---- recurrent layers (equations in math/recurrent.h; T is time steps, h hidden states) ----
+  // ---- recurrent layers (equations in math/recurrent_cells.h; T is time steps, h hidden states) ----
   // Time-major copy of sequence inputs: dst [S, T, B, F] (stride sd) from src [S, B, T, F]
   // (stride ss).
   virtual void to_time_major(int S, int B, int T, int F, const float* src, std::int64_t ss, float* dst,
