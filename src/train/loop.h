@@ -208,7 +208,9 @@ class Loop {
       });
   }
 
-  void predict(const SplitData& split, std::vector<float>& P) {
+  // Every member's outputs on `split` (after the output transform: probabilities or values),
+  // P [S, n, O].
+  void member_outputs(const SplitData& split, std::vector<float>& P) {
     DeviceSplit d(be_, split, F_, T_);
     P.assign(static_cast<std::size_t>(S_) * split.n * O_, 0.0f);
     be_.for_each_block(S_, block_, [&](int b0, int b1, int w) {
