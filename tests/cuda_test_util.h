@@ -5,7 +5,7 @@
 
 #include <string>
 
-#include "backend/devices.h"
+#include "backend/device_choice.h"
 
 inline bool skip_without_gpu() {
   static const std::string why = [] {

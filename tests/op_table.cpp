@@ -879,7 +879,7 @@ void add_memory_cases(std::vector<OpCase>& t) {
 }
 
 // ---------------------------------------------------------------------------------------
-// Recurrent cells (math/recurrent.h): LSTM gates [i, f, g, o], GRU gates [r, z, n].
+// Recurrent cells (math/recurrent_cells.h): LSTM gates [i, f, g, o], GRU gates [r, z, n].
 
 struct CellDims {
   int S, B, H;

@@ -10,7 +10,7 @@
 #include <spdlog/sinks/ostream_sink.h>
 #include <spdlog/spdlog.h>
 
-#include "backend/devices.h"
+#include "backend/device_choice.h"
 #include "cli/commands/commands.h"
 #include "io/run_file.h"
 #include "cli_test_util.h"

@@ -2,6 +2,7 @@
 // column refused with both fixes, data.drop, unknown names suggested (all names at -v), each
 // encoded column logged once and unseen categories summarized in one warning per column.
 #include <doctest/doctest.h>
+#include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
@@ -26,8 +27,7 @@ std::string patients_csv() {
   std::string t = "patient_id,x,color,y\n";
   const char* colors[] = {"red", "green", "blue"};
   for (int i = 0; i < 60; ++i)
-    t += "p" + std::to_string(1000 + i) + "," + std::to_string(i % 10) + "," + colors[i % 3] + "," +
-         std::to_string(i % 10 < 5 ? 0 : 1) + "\n";
+    t += fmt::format("p{},{},{},{}\n", 1000 + i, i % 10, colors[i % 3], i % 10 < 5 ? 0 : 1);
   return t;
 }
 

@@ -8,7 +8,7 @@
 #include "backend/backend.h"
 #include "backend/cuda/launch_grid.h"
 #include "backend/cuda_module.h"
-#include "backend/devices.h"
+#include "backend/device_choice.h"
 #include "train/memory_plan.h"
 #include "cli/commands/commands.h"
 #include "config_test_util.h"

@@ -14,7 +14,7 @@
 
 #include "backend/cpu/cpu_backend.h"
 #include "backend/cuda/cuda_backend.h"
-#include "backend/devices.h"
+#include "backend/device_choice.h"
 #include "cuda_test_util.h"
 #include "data/prepare.h"
 #include "math/rng.h"

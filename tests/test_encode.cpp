@@ -101,7 +101,7 @@ TEST_CASE("categories are fitted on the training split, others are all zeros, wi
 TEST_CASE("one-hot width: an identifier-like column and encoded data beyond memory are refused before encoding") {
   // 3000 rows, each its own category (std::bad_alloc, exit 1, at 200,000 before; 2.5 GB at 20,000).
   std::string ids = "id,x,y\n";
-  for (int i = 0; i < 3000; ++i) ids += "k" + std::to_string(i) + "," + std::to_string(i % 7) + "," + std::to_string(i % 2) + "\n";
+  for (int i = 0; i < 3000; ++i) ids += fmt::format("k{},{},{}\n", i, i % 7, i % 2);
   const std::string path = write_file("ids.csv", ids).string();
   std::string msg = error_of(csv_data(path, "  split: {train: 0.8, test: 0.2}\n"));
   CHECK_MESSAGE(msg.find("ids.csv: column 'id' looks like an identifier: 2400 categories in 2400 training rows, so "
@@ -116,15 +116,15 @@ TEST_CASE("one-hot width: an identifier-like column and encoded data beyond memo
   CHECK(prepared(only_x).features == 1);
   // Categories that repeat are one-hot however many, and so are 20 or fewer whatever the rows.
   std::string few = "c,y\n";
-  for (int i = 0; i < 1000; ++i) few += "k" + std::to_string(i % 100) + "," + std::to_string(i % 2) + "\n";
+  for (int i = 0; i < 1000; ++i) few += fmt::format("k{},{}\n", i % 100, i % 2);
   CHECK(prepared(csv_data(write_file("few.csv", few).string())).features == 100);
   std::string small = "c,y\n";
-  for (int i = 0; i < 20; ++i) small += "k" + std::to_string(i) + "," + std::to_string(i % 2) + "\n";
+  for (int i = 0; i < 20; ++i) small += fmt::format("k{},{}\n", i, i % 2);
   CHECK(prepared(csv_data(write_file("small.csv", small).string())).features == 20);
 
   // Encoded data beyond the memory available (MemAvailable), from the training split or a run file's encoding.
   std::string wide = "c,y\n";
-  for (int i = 0; i < 400; ++i) wide += "k" + std::to_string(i % 40) + "," + std::to_string(i % 2) + "\n";
+  for (int i = 0; i < 400; ++i) wide += fmt::format("k{},{}\n", i % 40, i % 2);
   const DataConfig d = csv_data(write_file("wide.csv", wide).string());
   override_available_memory(100000);
   msg = error_of(d);

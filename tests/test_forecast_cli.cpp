@@ -10,7 +10,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
-#include "backend/devices.h"
+#include "backend/device_choice.h"
 #include "cli_test_util.h"
 #include "eval_test_util.h"
 #include "io/prediction_file.h"
@@ -113,10 +113,10 @@ TEST_CASE("forecast: the history before a stored test window's target forecasts 
     const int target_row = split.rows[i];
     const std::string ticker = r.members.group_names[member];
     for (int row = target_row - 2; row >= 0 && tn::test::csv_cells(table.lines[row])[1] == ticker; --row) {
-      csv += "n" + std::to_string(row) + "," + table.lines[row] + "\n";
+      csv += fmt::format("n{},{}\n", row, table.lines[row]);
       if (!last_date.count(ticker)) {
         last_date[ticker] = tn::test::csv_cells(table.lines[row])[0];
-        last_note[ticker] = "n" + std::to_string(row);
+        last_note[ticker] = fmt::format("n{}", row);
       }
     }
   }

@@ -1,5 +1,6 @@
 // The source tree's layers point one way: a file under src/<layer>/ includes only its own
-// layer and layers below it, and no files include each other in a loop (docs/architecture.md).
+// layer and layers below it, no files include each other in a loop, and no two files in
+// different folders share a name (docs/architecture.md).
 // Reads the includes of every source file.
 #include <doctest/doctest.h>
 
@@ -86,6 +87,44 @@ TEST_CASE("layers: no include loop between files (a header and its source count 
     FAIL_CHECK("include loop: " << loop << " (move what both need into the lower file or a new one)");
   MESSAGE(edges.size() << " files checked for include loops");
   CHECK(edges.size() > 100);
+}
+
+TEST_CASE("layers: no two files in src/ share a name across folders (a header and its source count as one)") {
+  // A name says what a file holds only when it is not also the name of something else:
+  // backend/step_kernel.h beside model/step_kernel.h made every reader open both. The name of
+  // a file is its basename without the extension (and without Highway's "-inl" suffix).
+  // Clashes that stay, each with its reason; one that no longer clashes must leave the list.
+  const std::map<std::string, std::string> allowed = {
+      {"predict", "cli/commands/predict.cpp is the command users type; train/predict.* (the stored swarm's "
+                  "forward pass) is being renamed on its own branch"},
+      {"sweep", "cli/commands/sweep.cpp is the command users type; run/sweep.* is its service, to be named "
+                "like the other services (run/<command>_run.*) on its own branch"},
+  };
+  const fs::path src = fs::path(TURBANET_SOURCE_DIR) / "src";
+  auto name_of = [](const fs::path& p) {
+    std::string n = p.filename().string();
+    n = n.substr(0, n.find('.'));
+    if (n.size() > 4 && n.compare(n.size() - 4, 4, "-inl") == 0) n.resize(n.size() - 4);
+    return n;
+  };
+  std::map<std::string, std::set<std::string>> folders;  // name -> the folders holding a file of that name
+  for (const auto& e : fs::recursive_directory_iterator(src))
+    if (e.is_regular_file()) folders[name_of(e.path())].insert(fs::relative(e.path().parent_path(), src).generic_string());
+  for (const auto& [name, in] : folders) {
+    if (in.size() < 2) continue;
+    std::string where;
+    for (const auto& f : in) {
+      if (!where.empty()) where += ", ";
+      where += f;
+      where += '/';
+    }
+    CHECK_MESSAGE(allowed.count(name), "\"" << name << "\" names files in " << where
+                  << ": rename one for what it holds (or list the clash here with its reason)");
+  }
+  for (const auto& [name, why] : allowed)
+    CHECK_MESSAGE(folders[name].size() > 1, "\"" << name << "\" no longer names files in two folders: remove it from "
+                  "the allowed clashes (" << why << ")");
+  CHECK(folders.size() > 100);
 }
 
 TEST_CASE("test names: every test case runs under ctest (no semicolon in a name)") {

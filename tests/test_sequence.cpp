@@ -2,6 +2,7 @@
 // split boundaries on random_walk, per-series normalization from the training range only,
 // and the member sets of group_by over series.
 #include <doctest/doctest.h>
+#include <fmt/format.h>
 
 #include <cmath>
 #include <numeric>
@@ -30,7 +31,7 @@ Dataset table(int n, int groups = 0) {
     d.X.push_back(100.0f + static_cast<float>(i));
     if (groups) d.group.push_back(i % groups);
   }
-  for (int g = 0; g < groups; ++g) d.group_names.push_back("g" + std::to_string(g));
+  for (int g = 0; g < groups; ++g) d.group_names.push_back(fmt::format("g{}", g));
   return d;
 }
 

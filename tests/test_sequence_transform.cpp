@@ -3,6 +3,7 @@
 // original values, the refusal of non-positive values for log_diff and pct_change, and new
 // history cut exactly as training cut its splits.
 #include <doctest/doctest.h>
+#include <fmt/format.h>
 
 #include <cmath>
 
@@ -29,7 +30,7 @@ Dataset series(const std::vector<float>& p, int groups = 0) {
     d.lines.push_back(i + 2);  // after the header
     if (groups) d.group.push_back(i * groups / d.n);
   }
-  for (int g = 0; g < groups; ++g) d.group_names.push_back("s" + std::to_string(g));
+  for (int g = 0; g < groups; ++g) d.group_names.push_back(fmt::format("s{}", g));
   return d;
 }
 
@@ -39,8 +40,8 @@ DataConfig config(int window, int horizon, SeriesTransform t, SplitConfig split 
   c.split = split;
   c.sequence.window = window;
   c.sequence.horizon = horizon;
-  c.sequence.target = "p";
   c.sequence.features = {"p"};
+  c.sequence.target = c.sequence.features.front();  // the price forecasts itself
   c.sequence.transform = t;
   return c;
 }

@@ -10,7 +10,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
-#include "backend/devices.h"
+#include "backend/device_choice.h"
 #include "cli_test_util.h"
 #include "eval_test_util.h"
 #include "io/prediction_file.h"

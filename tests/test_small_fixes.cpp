@@ -1,6 +1,7 @@
 // Smaller practitioner fixes: swarm.size from the number of groups, NumPy-style logspace
 // exponents, unknown subcommands, readable numeric flag errors, data files given as configs.
 #include <doctest/doctest.h>
+#include <fmt/format.h>
 
 #include <cmath>
 #include <string>
@@ -19,7 +20,7 @@ namespace {
 
 std::string grouped_csv() {
   std::string csv = "g,x,y\n";
-  for (int i = 0; i < 40; ++i) csv += "s" + std::to_string(i % 5) + "," + std::to_string(i) + "," + std::to_string(i % 3) + "\n";
+  for (int i = 0; i < 40; ++i) csv += fmt::format("s{},{},{}\n", i % 5, i, i % 3);
   return write_text(scratch_path("small", "grouped.csv"), csv).string();
 }
 

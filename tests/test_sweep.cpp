@@ -5,7 +5,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "backend/devices.h"
+#include "backend/device_choice.h"
 #include "cli/commands/commands.h"
 #include "run/stored_swarm.h"
 #include "eval_test_util.h"

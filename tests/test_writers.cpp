@@ -4,6 +4,7 @@
 // under its lock (records stored meanwhile are kept, a run that replaced it is not overwritten),
 // and a training run owns its checkpoint and run file until it ends.
 #include <doctest/doctest.h>
+#include <fmt/format.h>
 #include <signal.h>
 #include <sys/file.h>
 #include <sys/wait.h>
@@ -96,6 +97,14 @@ std::vector<std::string> eval_names(const fs::path& run) {
 
 bool has(const std::vector<std::string>& v, const std::string& s) { return std::find(v.begin(), v.end(), s) != v.end(); }
 
+// eval of `run` on its default split with the defaults of the command, on one thread.
+tn::EvalOutcome evaluate_on_one_thread(const fs::path& run) {
+  tn::EvalRequest req;
+  req.run_path = run.string();
+  req.threads = 1;
+  return tn::evaluate_stored(req);
+}
+
 }  // namespace
 
 TEST_CASE("writers: a symbolic link planted at the temporary names train and predict pick is not followed") {
@@ -165,7 +174,7 @@ TEST_CASE("writers: output names of up to 255 bytes are written with their check
 
 TEST_CASE("writers: temporary files of killed writes are removed unless a writer on another machine locks them") {
   const fs::path out = scratch(std::string(240, 's') + ".txt");  // a long name: its temporaries' names are cut
-  const std::string prefix = "." + tn::io::fitted_name(out.filename().string(), 255 - 1 - 26) + ".tmp-";
+  const std::string prefix = fmt::format(".{}.tmp-", tn::io::fitted_name(out.filename().string(), 255 - 1 - 26));
   const fs::path dead = out.parent_path() / (prefix + "4194304-0"), remote = out.parent_path() / (prefix + "4194304-1");
   std::ofstream(dead) << "left by a killed write";
   std::ofstream(remote) << "being written on another machine";
@@ -208,7 +217,7 @@ TEST_CASE("writers: two eval --save on one run file at once both land") {
   const fs::path run = scratch("writers-saves.h5");
   fs::copy_file(trained(), run, fs::copy_options::overwrite_existing);
   for (int round = 0; round < 4; ++round) {
-    const std::string a = "a" + std::to_string(round), b = "b" + std::to_string(round);
+    const std::string a = fmt::format("a{}", round), b = fmt::format("b{}", round);
     const pid_t pa = start_binary({"eval", run.string(), "--save", a, "-q"}, scratch("writers-save-a.log"));
     const pid_t pb = start_binary({"eval", run.string(), "--save", b, "-q"}, scratch("writers-save-b.log"));
     CHECK_MESSAGE(exit_code(pa) == 0, slurp(scratch("writers-save-a.log")));
@@ -222,7 +231,7 @@ TEST_CASE("writers: two eval --save on one run file at once both land") {
 TEST_CASE("writers: eval --save refuses a run file that another run replaced while it evaluated, and writes nothing") {
   const fs::path run = scratch("writers-replaced.h5");
   fs::copy_file(trained(), run, fs::copy_options::overwrite_existing);
-  tn::EvalOutcome o = tn::evaluate_stored({run.string(), std::nullopt, std::nullopt, tn::Combine::MeanProb, 1});
+  tn::EvalOutcome o = evaluate_on_one_thread(run);
   {  // train --force meanwhile: another seed, another run
     tn::TrainingRun other(spirals_to(run, 4), 1, true, std::chrono::steady_clock::now());
     other.run({});
@@ -232,7 +241,7 @@ TEST_CASE("writers: eval --save refuses a run file that another run replaced whi
                        doctest::Contains("was replaced by another run while this one was evaluated"), tn::UsageError);
   CHECK(slurp(run) == replaced);
   // A record of the same name stored meanwhile is replaced only with --force.
-  tn::EvalOutcome first = tn::evaluate_stored({run.string(), std::nullopt, std::nullopt, tn::Combine::MeanProb, 1});
+  tn::EvalOutcome first = evaluate_on_one_thread(run);
   tn::EvalOutcome second = first;
   tn::save_evaluation(first, "same", run.string(), false);
   CHECK_THROWS_WITH_AS(tn::save_evaluation(second, "same", run.string(), false),

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "backend/devices.h"
+#include "backend/device_choice.h"
 #include "backend/step_kernel.h"
 #include "math/dropout.h"
 #include "math/losses.h"
@@ -86,7 +86,7 @@ class Backend {
   // The fused kernels this backend has for `shape` with batches of up to `batch` rows, best
   // first (backend/step_kernel.h). Decided by shape only, never by swarm size. Empty when it
   // has none for the shape; *why (when given) then says why, for the log. The trainer runs
-  // the separate ops below instead (model/step_kernel.h).
+  // the separate ops below instead (model/step_kernel_choice.h).
   virtual std::vector<std::unique_ptr<StepKernel>> step_kernels(const ModelShape& shape, int batch,
                                                                 std::string* why) {
     if (why) *why = name() + " has no fused step kernel";
@@ -135,7 +135,7 @@ class Backend {
   virtual void gather_batch(const BatchSampler& sampler, std::uint32_t member0, int S,
                             std::uint32_t pos0, int B, const float* X, int F, const float* Y,
                             int Ty, float* Xb, std::int64_t sXb, float* Yb, std::int64_t sYb) = 0;
-  // ---- recurrent layers (equations in math/recurrent.h; T is time steps, h hidden states) ----
+  // ---- recurrent layers (equations in math/recurrent_cells.h; T is time steps, h hidden states) ----
   // Time-major copy of sequence inputs: dst [S, T, B, F] (stride sd) from src [S, B, T, F]
   // (stride ss).
   virtual void to_time_major(int S, int B, int T, int F, const float* src, std::int64_t ss, float* dst,

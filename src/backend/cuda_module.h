@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "backend/backend.h"
-#include "backend/devices.h"
+#include "backend/device_choice.h"
 
 namespace tn {
 

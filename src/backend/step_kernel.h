@@ -2,7 +2,7 @@
 // loss, backward, gradient clipping, optimizer update) behind one interface, so the trainer
 // has one path whatever runs the step. A backend offers fused kernels for the shapes it has
 // them for (Backend::step_kernels: the CPU's lane kernel); every other shape runs the
-// separate backend ops through the same interface (model/step_kernel.h). The trainer asks
+// separate backend ops through the same interface (model/step_kernel_choice.h). The trainer asks
 // once per run, logs the choice and records it in the run file's /meta@kernel.
 #pragma once
 #include <cstdint>

@@ -8,7 +8,7 @@
 #include <utility>
 #include <vector>
 
-#include "backend/devices.h"
+#include "backend/device_choice.h"
 #include "math/activations.h"
 #include "math/losses.h"
 #include "math/optimizers.h"

@@ -1,4 +1,4 @@
-// Stored swarm → ONNX graph (onnx_model.h). Our gate layouts (math/recurrent.h) are PyTorch's:
+// Stored swarm → ONNX graph (onnx_model.h). Our gate layouts (math/recurrent_cells.h) are PyTorch's:
 // LSTM [i, f, g, o], GRU [r, z, n] with the reset gate applied after the recurrent projection;
 // ONNX wants LSTM [i, o, f, c] and GRU [z, r, h] (linear_before_reset = 1 is our GRU), and
 // weights transposed: W [1, G·H, in], R [1, G·H, H], B [1, 2·G·H] (input then recurrent bias).

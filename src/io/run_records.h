@@ -17,7 +17,7 @@ struct Array {
 
 // One layer of the whole swarm: its tensors in parameter order, member axis first. Dense:
 // W [S, in, out] (y = x·W + b), b [S, out]; lstm: Wx [S, in, 4H], Wh [S, H, 4H], b [S, 4H];
-// gru: Wx [S, in, 3H], Wh [S, H, 3H], bx [S, 3H], bh [S, 3H] (model/shape.h, math/recurrent.h).
+// gru: Wx [S, in, 3H], Wh [S, H, 3H], bx [S, 3H], bh [S, 3H] (model/shape.h, math/recurrent_cells.h).
 struct LayerParams {
   std::vector<std::pair<std::string, Array>> tensors;
   // The tensor called `name`; throws RunFileError when the layer has none.

@@ -2,7 +2,7 @@
 #pragma once
 #include <cmath>
 
-#include "math/hd.h"
+#include "math/host_device.h"
 #include "math/scalar.h"
 
 namespace tn {

@@ -5,7 +5,7 @@
 #pragma once
 #include <cstdint>
 
-#include "math/hd.h"
+#include "math/host_device.h"
 #include "math/rng.h"
 
 namespace tn {

@@ -6,7 +6,7 @@
 #include <cmath>
 #include <vector>
 
-#include "math/hd.h"
+#include "math/host_device.h"
 #include "math/scalar.h"
 
 namespace tn {

@@ -6,7 +6,7 @@
 #pragma once
 #include <cmath>
 
-#include "math/hd.h"
+#include "math/host_device.h"
 
 namespace tn {
 

@@ -6,7 +6,7 @@
 #include <cmath>
 #include <cstdint>
 
-#include "math/hd.h"
+#include "math/host_device.h"
 
 namespace tn {
 

@@ -3,7 +3,7 @@
 #include <cmath>
 
 #include "math/fastmath.h"
-#include "math/hd.h"
+#include "math/host_device.h"
 
 namespace tn {
 // Math functions overloaded for float and double that work in host and device code. The

@@ -106,7 +106,7 @@ void check_command_files(const std::vector<OutputFile>& outputs, const std::vect
     if (!out) continue;
     for (const NamedFile& in : inputs) {
       const std::optional<struct stat> st = status(in.path);
-      if (!st || !same(*out, *st) || (!o.own_input.empty() && same_file(o.own_input, in.path))) continue;
+      if (!st || !same(*out, *st) || (!o.updated_input.empty() && same_file(o.updated_input, in.path))) continue;
       const bool alias = absolute_path(o.path) != absolute_path(in.path);  // a symbolic or hard link
       throw UsageError(o.key + ": '" + o.path + "' is the command's own input (" + in.key + " '" + in.path + "'" +
                        (alias ? ", the same file by another name" : "") +

@@ -20,7 +20,7 @@ struct OutputFile {
   std::string key, path;
   std::string what;       // "run file", "checkpoint": named when another output is the same file
   bool replace = false;   // an existing regular file may be replaced (--force, a resumed run's own file)
-  std::string own_input{};  // the path of the one input this output may be (eval --save's run file), or ""
+  std::string updated_input{};  // the one input this output may be, updated in place (eval --save's run file), or ""
 };
 
 // Files a command reads and writes besides those a service knows of (train --trials, --trials-out).
@@ -35,7 +35,7 @@ struct CommandFiles {
 //  - an output that exists and is not a regular file (a directory, a device such as /dev/null,
 //    a FIFO, a socket), or a symbolic link that loops: the atomic write (io/atomic_file.h)
 //    would replace it with a regular file;
-//  - an output that is one of the inputs (other than its own_input), compared as files (device
+//  - an output that is one of the inputs (other than its updated_input), compared as files (device
 //    and inode, symbolic links followed), so a link or a hard link to an input is caught too;
 //  - two outputs that are the same file, or the same path;
 //  - an output that exists when `replace` is false.

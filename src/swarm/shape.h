@@ -24,7 +24,7 @@ struct DenseLayer {
 
 enum class CellType { Lstm, Gru };
 
-// A recurrent layer over [T, in] sequences (math/recurrent.h has the equations). Tensors:
+// A recurrent layer over [T, in] sequences (math/recurrent_cells.h has the equations). Tensors:
 // LSTM Wx [in, 4H], Wh [H, 4H], b [4H]; GRU Wx [in, 3H], Wh [H, 3H], bx [3H], bh [3H].
 struct RecurrentLayer {
   CellType cell = CellType::Lstm;

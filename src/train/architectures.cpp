@@ -18,7 +18,7 @@
 #include "model/build.h"
 #include "train/architecture_progress.h"
 #include "train/chunks.h"
-#include "train/host_memory.h"
+#include "train/host_memory_estimate.h"
 #include "train/member_state.h"
 #include "train/memory_plan.h"
 #include "train/search_steps.h"

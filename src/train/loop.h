@@ -14,7 +14,7 @@
 #include "train/memory_plan.h"
 #include "swarm/sampler.h"
 #include "model/model_ops.h"
-#include "model/step_kernel.h"
+#include "model/step_kernel_choice.h"
 #include "train/loss_weights.h"
 #include "train/train_output.h"
 #include "train/predict.h"
@@ -208,7 +208,9 @@ class Loop {
       });
   }
 
-  void predict(const SplitData& split, std::vector<float>& P) {
+  // Every member's outputs on `split` (after the output transform: probabilities or values),
+  // P [S, n, O].
+  void member_outputs(const SplitData& split, std::vector<float>& P) {
     DeviceSplit d(be_, split, F_, T_);
     P.assign(static_cast<std::size_t>(S_) * split.n * O_, 0.0f);
     be_.for_each_block(S_, block_, [&](int b0, int b1, int w) {
@@ -504,7 +506,7 @@ class Loop {
   std::vector<BlockViews> views_;
   int n_ = 0, bcap_ = 0, block_ = 1, max_chunk_ = kMaxChunk;
   std::vector<std::unique_ptr<Worker>> workers_;
-  std::unique_ptr<StepKernel> kernel_;  // runs every training step (model/step_kernel.h)
+  std::unique_ptr<StepKernel> kernel_;  // runs every training step (model/step_kernel_choice.h)
   std::vector<long> member_spe_;   // steps per epoch of each member
   std::vector<OptimizerConfig> opt_;  // each member's optimizer settings (per-member values applied)
   std::vector<LrSchedule> sched_;     // each member's schedule

@@ -22,7 +22,7 @@ TrainOutput continue_packed(const Config& cfg, const PreparedData& data, const M
   const SplitData& split = data.test.n > 0 ? data.test : data.train;
   out.pred_split = split.name;
   out.pred_n = split.n;
-  loop->predict(split, out.pred_members);  // the stopped members' predictions are final now
+  loop->member_outputs(split, out.pred_members);  // the stopped members' predictions are final now
   const int block = loop->block();
   loop.reset();
   out.train_seconds = seconds;

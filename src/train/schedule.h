@@ -4,7 +4,7 @@
 #include <cmath>
 
 #include "config/config.h"
-#include "math/hd.h"
+#include "math/host_device.h"
 
 namespace tn {
 

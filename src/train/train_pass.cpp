@@ -128,7 +128,7 @@ TrainOutput train_pass(const Config& cfg, const PreparedData& data, const Member
   out.pred_split = split.name;
   out.pred_n = split.n;
   if (sets.names.empty()) {
-    loop.predict(split, out.pred_members);
+    loop.member_outputs(split, out.pred_members);
     leave_out_diverged(out, cfg.swarm.first_member);
     return out;
   }

@@ -4,7 +4,7 @@
 
 #include "train/architectures.h"
 #include "train/chunks.h"
-#include "train/host_memory.h"
+#include "train/host_memory_estimate.h"
 
 namespace tn {
 

@@ -39,7 +39,7 @@ struct CpuOps {
   // One optimizer step on n parameters per member, gradients clipped to norm `clip` (0: off).
   void (*optimizer_update)(OptimizerType type, int S, std::int64_t n, float* P, const float* G, float* S1,
                            float* S2, std::int64_t stride, const OptStep* opt, float clip, const double* norm2);
-  // Recurrent cells on one time step (math/recurrent.h; shapes in backend.h).
+  // Recurrent cells on one time step (math/recurrent_cells.h; shapes in backend.h).
   void (*lstm_forward)(int S, int B, int H, float* G, std::int64_t sG, const float* c_prev, float* c, float* h,
                        std::int64_t sC);
   void (*lstm_backward)(int S, int B, int H, const float* G, std::int64_t sG, const float* c_prev, const float* c,

@@ -1,10 +1,10 @@
 // CUDA versions of the recurrent-layer ops: one work item per (member, row, unit), through
-// the cell equations of math/recurrent.h that the CPU backend runs.
+// the cell equations of math/recurrent_cells.h that the CPU backend runs.
 #include <cstdint>
 
 #include "backend/cuda/cuda_backend.h"
 #include "backend/cuda/grid_stride.cuh"
-#include "math/recurrent.h"
+#include "math/recurrent_cells.h"
 
 namespace tn {
 namespace {

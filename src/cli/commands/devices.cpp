@@ -1,5 +1,5 @@
 // `turbanet devices`: lists the GPUs the CUDA backend can use, or says there are none.
-#include "backend/devices.h"
+#include "backend/device_choice.h"
 #include "cli/commands/cli_util.h"
 #include "cli/commands/commands.h"
 #include "util/host_memory.h"

@@ -1,4 +1,4 @@
-// The CPU backend's recurrent-layer ops (cpu_ops.h): the cell equations of math/recurrent.h
+// The CPU backend's recurrent-layer ops (cpu_ops.h): the cell equations of math/recurrent_cells.h
 // applied row by row, member by member (the GEMMs around them are the backend's ordinary
 // GEMMs), compiled once for every SIMD target (foreach_target). Each row's units run as one
 // vectorized loop: the pointers are restrict-qualified and the first step's missing state is
@@ -11,7 +11,7 @@
 #include <algorithm>
 
 #include "backend/cpu/ops/decl-inl.h"
-#include "math/recurrent.h"
+#include "math/recurrent_cells.h"
 
 HWY_BEFORE_NAMESPACE();
 namespace tn {

@@ -1,9 +1,12 @@
-// Backend selection: which device a run uses, decided once and passed explicitly.
+// Backend selection: which device a run uses (the rule declared in device_choice.h) and the
+// backend made for it (make_backend, backend.h), decided once and passed explicitly. The rule
+// lives here, not in a device_choice.cpp, because it throws backend.h's BackendError and
+// backend.h includes device_choice.h.
 #include <algorithm>
 
 #include "backend/cpu/cpu_backend.h"
 #include "backend/cuda_module.h"
-#include "backend/devices.h"
+#include "backend/device_choice.h"
 
 namespace tn {
 

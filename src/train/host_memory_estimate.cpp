@@ -6,7 +6,7 @@
 #include <cmath>
 #include <limits>
 
-#include "train/host_memory.h"
+#include "train/host_memory_estimate.h"
 
 #include "math/saturate.h"
 #include "train/loop.h"

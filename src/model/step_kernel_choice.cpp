@@ -1,5 +1,5 @@
 // The separate-ops step kernel and the choice between it and a backend's fused kernel.
-#include "model/step_kernel.h"
+#include "model/step_kernel_choice.h"
 
 #include <utility>
 

@@ -12,7 +12,7 @@
 #pragma once
 
 #include "math/activations.h"
-#include "math/hd.h"
+#include "math/host_device.h"
 #include "math/scalar.h"
 
 namespace tn {
