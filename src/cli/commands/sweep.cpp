@@ -16,6 +16,7 @@
 #include "run/errors.h"
 #include "run/sweep.h"
 #include "turbanet_version.h"
+#include "util/csv_text.h"
 
 namespace tn {
 
@@ -54,28 +55,10 @@ std::vector<int> parse_swarm_sizes(const std::string& spec) {
 
 namespace {
 
-std::string csv_field(const std::string& s) {
-  if (s.find_first_of(",\"\n") == std::string::npos) return s;
-  std::string q(1, '"');
-  for (char c : s) {
-    if (c == '"') q.push_back('"');
-    q.push_back(c);
-  }
-  q.push_back('"');
-  return q;
-}
-
 void write_csv(const std::string& path, const std::vector<SweepRow>& rows, bool replace) {
   std::string text;
-  const auto line = [&](const std::vector<std::string>& cells) {
-    for (std::size_t i = 0; i < cells.size(); ++i) {
-      if (i) text.push_back(',');
-      text.append(csv_field(cells[i]));
-    }
-    text.push_back('\n');
-  };
-  line(sweep_columns());
-  for (const SweepRow& r : rows) line(r.text);
+  append_csv_line(text, sweep_columns());
+  for (const SweepRow& r : rows) append_csv_line(text, r.text);
   write_text_atomically(path, text, replace);
 }
 
