@@ -15,7 +15,7 @@
 #include "eval_test_util.h"
 #include "io/run_file.h"
 #include "run/stored_swarm.h"
-#include "train/predict.h"
+#include "train/swarm_forward.h"
 
 using namespace tn;
 using namespace evaltest;
