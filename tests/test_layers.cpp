@@ -95,10 +95,6 @@ TEST_CASE("layers: no two files in src/ share a name across folders (a header an
   // a file is its basename without the extension (and without Highway's "-inl" suffix).
   // Clashes that stay, each with its reason; one that no longer clashes must leave the list.
   const std::map<std::string, std::string> allowed = {
-      {"predict", "cli/commands/predict.cpp is the command users type; train/predict.* (the stored swarm's "
-                  "forward pass) is being renamed on its own branch"},
-      {"sweep", "cli/commands/sweep.cpp is the command users type; run/sweep.* is its service, to be named "
-                "like the other services (run/<command>_run.*) on its own branch"},
   };
   const fs::path src = fs::path(TURBANET_SOURCE_DIR) / "src";
   auto name_of = [](const fs::path& p) {

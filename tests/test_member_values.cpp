@@ -213,3 +213,30 @@ TEST_CASE("member values: values computed per member are those printed with %.6g
     CHECK_HAS(error_of(with(yaml)), "value 1 (number " + std::to_string(first) + ") is outside the allowed range");
   }
 }
+
+TEST_CASE("sub_swarm: a block keeps its members' global indices, a list renumbers them and gathers their values") {
+  Config c = parse(swarm(6) + "optimizer: {type: sgd, lr: {values: [1, 2, 3]}, momentum: {values: [0, 0.5]}}\n"
+                             "grid: [optimizer.lr, optimizer.momentum]\nmodel: {layers: [{units: 2}]}\n"
+                             "data: {source: spirals}\n");
+  c.swarm.first_member = 10;  // as in a shard: members 10 .. 15
+  const Config block = sub_swarm(c, 2, 5);
+  CHECK(block.swarm.first_member == 12);
+  CHECK(block.swarm.size == 3);
+  CHECK(block.swarm.members.empty());
+  CHECK(block.grid == c.grid);
+  for (int s = 0; s < 3; ++s) CHECK(member_optimizer(block, 12 + s).lr == member_optimizer(c, 12 + s).lr);
+
+  const std::vector<int> picked = {1, 4, 5};
+  const Config list = sub_swarm(c, picked);
+  CHECK(list.swarm.first_member == 0);
+  CHECK(list.swarm.size == 3);
+  CHECK(list.swarm.members == std::vector<int>{11, 14, 15});
+  CHECK(list.grid.empty());
+  for (int s = 0; s < 3; ++s) {
+    CHECK(member_optimizer(list, s).lr == member_optimizer(c, 10 + picked[s]).lr);
+    CHECK(member_optimizer(list, s).momentum == member_optimizer(c, 10 + picked[s]).momentum);
+  }
+  // A list of a list keeps the outer global indices; a block of it slices them.
+  CHECK(sub_swarm(list, std::vector<int>{0, 2}).swarm.members == std::vector<int>{11, 15});
+  CHECK(sub_swarm(list, 1, 3).swarm.members == std::vector<int>{14, 15});
+}

@@ -16,7 +16,7 @@
 #include "eval/own.h"
 #include "eval_test_util.h"
 #include "io/run_file.h"
-#include "train/predict.h"
+#include "train/swarm_forward.h"
 #include "train/trainer.h"
 #include "train_test_util.h"
 

@@ -85,6 +85,9 @@ TEST_CASE("the command line: unknown subcommands, numeric flags, data files give
   auto [rc, out] = run_binary_in(dir, {"trian", "x.yaml"});
   CHECK(rc == 2);
   CHECK_MESSAGE(out.find("unknown subcommand 'trian'; did you mean 'train'?") != std::string::npos, out);
+  std::tie(rc, out) = run_binary_in(dir, {"TRAIN", "x.yaml"});  // case is ignored, as for config keys
+  CHECK(rc == 2);
+  CHECK_MESSAGE(out.find("unknown subcommand 'TRAIN'; did you mean 'train'?") != std::string::npos, out);
   std::tie(rc, out) = run_binary_in(dir, {"train", "--swarm", "-3", "x.yaml"});
   CHECK(rc == 2);
   CHECK_MESSAGE(out.find("must be a whole number >= 1, got '-3'") != std::string::npos, out);

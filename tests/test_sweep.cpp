@@ -12,6 +12,7 @@
 #include "io/h5.h"
 #include "io/h5_file.h"
 #include "model/flops.h"
+#include "run/sweep.h"
 
 using namespace tn;
 using namespace evaltest;
@@ -176,4 +177,37 @@ TEST_CASE("sweep: bad arguments exit 2 with a message and write nothing") {
   CHECK(rc == kExitUsage);
   CHECK(msg.find("optimizer.lr") != std::string::npos);
   CHECK(!fs::exists(out));
+}
+
+TEST_CASE("sweep: each column is named and written once, from the row's named fields") {
+  SweepRow r;
+  r.config = "spirals-small";
+  r.mode = "swarm";
+  r.swarm = 3;
+  r.epochs = 1;
+  r.repeats = 2;
+  r.seconds_median = 7.171e-06;
+  r.seconds_min = r.seconds_max = 7.171e-06;
+  r.seconds_per_member = 7.171e-06 / 3;
+  r.member_samples_per_s = 5.3549e+07;
+  r.gflop = 0.00014064;
+  r.gflops = 19.6123;
+  r.peak_fraction = 0.961253;
+  r.peak_gflops = 20.4029;
+  r.peak_rss_mb = 20.0273;
+  r.device = "cpu";
+  r.threads = 1;
+  r.kernel = "fused step";
+  r.processes = 1;
+  std::string names, cells;
+  for (const SweepColumn& c : sweep_columns()) {
+    names += (names.empty() ? "" : ",") + std::string(c.name);
+    cells += (cells.empty() ? "" : ",") + c.cell(r);
+    CHECK_MESSAGE((c.text == nullptr) != (c.number == nullptr), c.name);  // text or number, never both
+  }
+  CHECK(names == "config,mode,swarm,epochs,repeats,seconds_median,seconds_min,seconds_max,seconds_per_member,"
+                 "member_samples_per_s,gflop,gflops,peak_fraction,peak_gflops,peak_rss_mb,device,threads,kernel,"
+                 "processes");
+  CHECK(cells == "spirals-small,swarm,3,1,2,7.171e-06,7.171e-06,7.171e-06,2.39033e-06,5.3549e+07,0.00014064,19.6123,"
+                 "0.961253,20.4029,20.0273,cpu,1,fused step,1");
 }

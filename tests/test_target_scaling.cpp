@@ -18,7 +18,7 @@
 #include "npy_test_util.h"
 #include "python_test_util.h"
 #include "run/stored_swarm.h"
-#include "train/predict.h"
+#include "train/swarm_forward.h"
 
 using namespace tn;
 using namespace evaltest;

@@ -14,6 +14,7 @@
 #include "cli/commands/cli_util.h"
 #include "cli/commands/commands.h"
 #include "run/world/world.h"
+#include "util/suggest.h"
 
 namespace {
 
@@ -45,33 +46,20 @@ CLI::Validator whole_number(long long lo, long long hi = INT_MAX) {
       "INT " + range);
 }
 
-// Levenshtein distance, for suggesting a subcommand.
-std::size_t distance(const std::string& a, const std::string& b) {
-  std::vector<std::size_t> prev(b.size() + 1), cur(b.size() + 1);
-  for (std::size_t j = 0; j <= b.size(); ++j) prev[j] = j;
-  for (std::size_t i = 1; i <= a.size(); ++i) {
-    cur[0] = i;
-    for (std::size_t j = 1; j <= b.size(); ++j)
-      cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1)});
-    std::swap(prev, cur);
-  }
-  return prev[b.size()];
-}
-
 // "unknown subcommand 'trian'; did you mean 'train'? ..." when the first argument is a word
 // that names no subcommand (CLI11 would only say that one is required); "" otherwise.
 std::string unknown_subcommand(const CLI::App& app, int argc, char** argv) {
   if (argc < 2 || argv[1][0] == '-') return "";
   const std::string word = argv[1];
-  std::string names, near;
-  std::size_t best = word.size() / 2 + 2;
+  std::vector<std::string> names;
   for (const CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; })) {
     if (sub->get_name() == word) return "";
-    names += (names.empty() ? "" : ", ") + sub->get_name();
-    if (const std::size_t d = distance(word, sub->get_name()); d < best) best = d, near = sub->get_name();
+    names.push_back(sub->get_name());
   }
-  return "unknown subcommand '" + word + "'" + (near.empty() ? "" : "; did you mean '" + near + "'?") +
-         " Subcommands: " + names + " (turbanet --help describes them)";
+  std::string list;
+  for (const std::string& n : names) list += (list.empty() ? "" : ", ") + n;
+  return "unknown subcommand '" + word + "'" + tn::did_you_mean(word, names) + " Subcommands: " + list +
+         " (turbanet --help describes them)";
 }
 
 // --select and --select-by of eval, predict and export (the ensemble's members).

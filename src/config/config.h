@@ -391,6 +391,19 @@ double* optimizer_field(OptimizerConfig& o, const std::string& key);
 // The per-member values of `key`, or nullptr when every member has the configured value.
 const MemberValues* find_member_values(const Config& c, const std::string& key);
 
+// Some of the members of `cfg` (indices 0 .. swarm.size - 1 of cfg, increasing) as a swarm of
+// their own, in one of two forms:
+//  - sub_swarm(cfg, m0, m1): the consecutive block [m0, m1). The members keep their global
+//    index (first_member moves by m0; swarm.members, when set, is sliced), so per-member
+//    values, seeds, draws and dropout masks follow them unchanged (chunks of one training
+//    pass, shards of a job).
+//  - sub_swarm(cfg, members): any members, numbered 0 .. n-1 in the sub-swarm: first_member
+//    0, the per-member values gathered, the grid cleared (the gathered values are no longer
+//    its product), swarm.members their global indices, which dropout masks follow (the group
+//    of one architecture, halving's survivors).
+Config sub_swarm(const Config& cfg, int m0, int m1);
+Config sub_swarm(const Config& cfg, const std::vector<int>& members);
+
 // One `--set key.path=value` override, applied to the YAML tree before validation.
 struct Override {
   std::string key;    // e.g. "optimizer.lr" or "model.layers.0.units"

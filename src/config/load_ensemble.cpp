@@ -5,6 +5,7 @@
 #include "config/load_search.h"
 #include "eval/metrics.h"
 #include "math/losses.h"
+#include "util/suggest.h"
 
 namespace tn::cfg {
 
@@ -40,7 +41,7 @@ void read_ensemble(const Field& root, Config& c) {
   if (classification && std::find(binary.begin(), binary.end(), e.metric) != binary.end())
     metric.fail("'" + e.metric + "' is a metric of two-class runs, and this one has " + std::to_string(K) +
                 " classes; choose one of " + join(names));
-  const std::string near = suggest(e.metric, names);
+  const std::string near = nearest_name(e.metric, names);
   metric.fail("'" + e.metric + "' is not a " + (classification ? "classification" : "regression") + " metric" +
               (near.empty() ? "" : " (did you mean '" + near + "'?)") + "; choose one of " + join(names));
 }

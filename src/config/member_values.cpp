@@ -8,6 +8,8 @@
 #include <cstdio>
 #include <string>
 
+#include "util/suggest.h"
+
 namespace tn {
 
 const std::vector<std::string>& member_value_keys() {
@@ -282,10 +284,9 @@ void read_grid(const Field& root, Config& c) {
         std::vector<std::string> known = member_value_keys();
         known.push_back("model.hidden");
         for (const MemberValues& v : c.member_values) known.push_back(v.key);
-        const std::string near = suggest(key, known);
         item.fail("'" + key + "' has no per-member values; give it as {values: [...]} (numbers also {linspace: [a, b], "
                   "num: N} or {logspace: [a, b], num: N}) first" +
-                  (near.empty() || near == key ? "" : "; did you mean '" + near + "'?"));
+                  (std::find(known.begin(), known.end(), key) != known.end() ? "" : did_you_mean(key, known)));
       }
       if (std::count(c.grid.begin(), c.grid.end(), key)) item.fail("'" + key + "' is listed twice");
       c.grid.push_back(key);

@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "config/yaml_util.h"
+#include "util/suggest.h"
 #include "util/utf8.h"
 
 namespace tn {
@@ -35,10 +36,9 @@ void check_keys(const std::string& path, const std::vector<std::string>& keys, c
     if (k == kIdColumn) continue;
     const auto& ok = member_value_keys();
     if (std::find(ok.begin(), ok.end(), k) != ok.end()) continue;
-    const std::string near = cfg::suggest(k, ok);
     std::string list;
     for (const std::string& o : ok) list += (list.empty() ? "" : ", ") + o;
-    fail(path, where, "column '" + k + "' is not a per-member key" + (near.empty() ? "" : "; did you mean '" + near + "'?") +
+    fail(path, where, "column '" + k + "' is not a per-member key" + did_you_mean(k, ok) +
                           " (per-member keys: " + list + "; `" + kIdColumn + "` names the trial)");
   }
 }

@@ -9,6 +9,8 @@
 #include <optional>
 #include <set>
 
+#include "util/suggest.h"
+
 namespace tn::cfg {
 namespace {
 
@@ -26,30 +28,9 @@ bool path_related(const std::string& a, const std::string& b) {
   return !a.empty() && !b.empty() && (a == b || under(a, b) || under(b, a));
 }
 
-// Optimal string alignment distance: Levenshtein plus adjacent transpositions ("sdg").
-std::size_t edit_distance(const std::string& a, const std::string& b) {
-  std::vector<std::vector<std::size_t>> d(a.size() + 1, std::vector<std::size_t>(b.size() + 1));
-  for (std::size_t i = 0; i <= a.size(); ++i) d[i][0] = i;
-  for (std::size_t j = 0; j <= b.size(); ++j) d[0][j] = j;
-  for (std::size_t i = 1; i <= a.size(); ++i) {
-    for (std::size_t j = 1; j <= b.size(); ++j) {
-      const std::size_t cost = a[i - 1] == b[j - 1] ? 0 : 1;
-      d[i][j] = std::min({d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + cost});
-      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1])
-        d[i][j] = std::min(d[i][j], d[i - 2][j - 2] + 1);
-    }
-  }
-  return d[a.size()][b.size()];
-}
-
 bool all_digits(const std::string& s) {
   return !s.empty() &&
          std::all_of(s.begin(), s.end(), [](unsigned char c) { return std::isdigit(c) != 0; });
-}
-
-std::string lower(std::string s) {
-  for (char& ch : s) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
-  return s;
 }
 
 std::optional<double> parse_double(std::string s) {
@@ -73,10 +54,6 @@ std::optional<T> parse_integer(std::string s, bool* overflow) {
   return v;
 }
 
-std::string suggestion_suffix(const std::string& word, const std::vector<std::string>& names) {
-  const std::string near = suggest(word, names);
-  return near.empty() ? "" : "; did you mean '" + near + "'?";
-}
 
 }  // namespace
 
@@ -117,16 +94,6 @@ std::string exact_text_of(T v) {
 
 std::string exact_text(double v) { return exact_text_of(v); }
 std::string exact_text(float v) { return exact_text_of(v); }
-
-std::string suggest(const std::string& word, const std::vector<std::string>& candidates) {
-  std::string best;
-  std::size_t best_d = 3;  // suggest only within an edit distance of 2
-  for (const auto& c : candidates) {
-    const std::size_t d = edit_distance(lower(word), lower(c));
-    if (d < best_d && d < std::max(word.size(), c.size()) / 2 + 1) best = c, best_d = d;
-  }
-  return best;
-}
 
 std::string join(const std::vector<std::string>& items) {
   std::string out;
@@ -211,7 +178,7 @@ void Field::check_keys(const std::vector<KeyRule>& rules, const std::string& sel
     if (!seen.insert(name).second) key.fail("duplicate key");
     auto rule = std::find_if(rules.begin(), rules.end(), [&](auto& r) { return r.key == name; });
     if (rule == rules.end())
-      key.fail("unknown key; allowed: " + join(allowed) + suggestion_suffix(name, allowed));
+      key.fail("unknown key; allowed: " + join(allowed) + did_you_mean(name, allowed));
     if (!rule->applies(selected)) {
       std::string types;
       for (const auto& t : rule->applies_to) types += (types.empty() ? "" : " and ") + t;
@@ -277,7 +244,7 @@ std::size_t Field::choose(const std::vector<std::string>& names) const {
   const std::string t = node_.Scalar();
   const auto it = std::find(names.begin(), names.end(), t);
   if (it == names.end())
-    fail("unknown value '" + t + "'; allowed: " + join(names) + suggestion_suffix(t, names));
+    fail("unknown value '" + t + "'; allowed: " + join(names) + did_you_mean(t, names));
   return static_cast<std::size_t>(it - names.begin());
 }
 

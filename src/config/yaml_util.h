@@ -25,8 +25,6 @@ struct Origin {
 
 // "model.layers.0.units" -> "model.layers[0].units", the form used in messages.
 std::string message_path(const std::string& dotted_key);
-// Nearest candidate by edit distance (case-insensitive), or "" when none is close.
-std::string suggest(const std::string& word, const std::vector<std::string>& candidates);
 // "a, b, c"
 std::string join(const std::vector<std::string>& items);
 // The shortest text that reads back as exactly `v` (float or double), written so that YAML

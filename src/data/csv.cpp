@@ -21,6 +21,7 @@
 
 #include "data/csv_cells.h"
 #include "data/dataset.h"
+#include "util/suggest.h"
 #include "util/utf8.h"
 
 namespace tn {
@@ -312,7 +313,7 @@ size_t CsvLoader::find_column(const std::string& name, const char* key) const {
   spdlog::debug("{}: the header's {}: {}", path_, plural(header_.size(), "column"), column_list(header_, true));
   throw DataError(header_at() + key + ": column " + quoted(name) +
                   " is not in the header; available columns: " + column_list(header_) +
-                  suggestion(name, header_));
+                  did_you_mean(name, header_));
 }
 
 // features: {from: a, to: d}: the header's columns a..d, which must not include the target

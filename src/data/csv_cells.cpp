@@ -15,22 +15,6 @@ namespace {
 
 constexpr std::size_t kMaxListedColumns = 30;
 
-// Levenshtein distance, ignoring ASCII case.
-size_t edit_distance(std::string_view a, std::string_view b) {
-  std::vector<size_t> prev(b.size() + 1), cur(b.size() + 1);
-  for (size_t j = 0; j <= b.size(); ++j) prev[j] = j;
-  for (size_t i = 1; i <= a.size(); ++i) {
-    cur[0] = i;
-    for (size_t j = 1; j <= b.size(); ++j) {
-      const bool same =
-          std::tolower((unsigned char)a[i - 1]) == std::tolower((unsigned char)b[j - 1]);
-      cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (same ? 0 : 1)});
-    }
-    std::swap(prev, cur);
-  }
-  return prev[b.size()];
-}
-
 }  // namespace
 
 std::string quoted(std::string_view s) {
@@ -56,16 +40,6 @@ std::string column_list(const std::vector<std::string>& header, bool all) {
   if (header.size() > shown)
     out += ", ... (" + std::to_string(header.size() - shown) + " more; -v lists them all)";
   return out;
-}
-
-std::string suggestion(std::string_view name, const std::vector<std::string>& header) {
-  const std::string* best = nullptr;
-  size_t best_d = std::max<size_t>(2, name.size() / 2) + 1;
-  for (const std::string& h : header) {
-    const size_t d = edit_distance(name, h);
-    if (d < best_d) best_d = d, best = &h;
-  }
-  return best ? "; did you mean " + quoted(*best) + "?" : "";
 }
 
 float to_float(std::string_view raw, const std::string& at, const std::string& column) {

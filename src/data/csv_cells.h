@@ -17,8 +17,6 @@ std::string_view trim(std::string_view s);
 std::string plural(std::size_t n, const char* word);
 // The first 30 header names, quoted ("... (12 more; -v lists them all)"), or all of them.
 std::string column_list(const std::vector<std::string>& header, bool all = false);
-// "; did you mean 'x'?" for the closest header name, or "" when nothing is close.
-std::string suggestion(std::string_view name, const std::vector<std::string>& header);
 // Parses a whole (trimmed) cell as a finite float; throws DataError naming `at` and `column`.
 float to_float(std::string_view raw, const std::string& at, const std::string& column);
 // The delimiter of a file whose first line is `line`: the most frequent of , ; tab | outside

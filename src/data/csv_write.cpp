@@ -3,6 +3,7 @@
 #include <cstdio>
 
 #include "data/sources.h"
+#include "util/csv_text.h"
 
 namespace tn {
 namespace {
@@ -24,16 +25,15 @@ std::string dataset_to_csv(const Dataset& d, const std::string& target_column) {
   if (group) header.push_back(d.group_column);
   header.insert(header.end(), d.feature_names.begin(), d.feature_names.end());
   if (target) header.push_back(target_column);
-  for (std::size_t i = 0; i < header.size(); ++i) out += (i ? "," : "") + header[i];
-  out += '\n';
+  append_csv_line(out, header);
   for (int r = 0; r < d.n; ++r) {
     bool first = true;
     const auto sep = [&] {
       if (!first) out += ',';
       first = false;
     };
-    if (time) sep(), out += d.time[r];
-    if (group) sep(), out += d.group_names[d.group[r]];
+    if (time) sep(), out += csv_field(d.time[r]);
+    if (group) sep(), out += csv_field(d.group_names[d.group[r]]);
     for (int f = 0; f < d.features; ++f) sep(), number(out, d.X[static_cast<std::size_t>(r) * d.features + f]);
     if (target) sep(), number(out, d.y[r]);
     out += '\n';

@@ -64,8 +64,7 @@ std::pair<int, int> restrict_to_shard(Config& cfg, MemberSets& sets, Shard shard
   if (!shard.enabled()) return {0, cfg.swarm.size};
   const auto [m0, m1] = shard_block(sets, cfg.swarm.size, shard);
   sets = slice_member_sets(sets, m0, m1);
-  cfg.swarm.first_member += m0;
-  cfg.swarm.size = m1 - m0;
+  cfg = sub_swarm(cfg, m0, m1);
   return {m0, m1};
 }
 

@@ -14,7 +14,7 @@
 #include "data/prepare.h"
 #include "run/new_series.h"
 #include "run/swarm_file.h"
-#include "train/predict.h"
+#include "train/swarm_forward.h"
 
 namespace tn {
 namespace {

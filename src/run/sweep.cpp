@@ -127,29 +127,55 @@ class Sweep {
 };
 
 SweepRow make_row(const Config& cfg, const SweepPoint& p, int repeats, const PeakRate& peak, const Backend& be) {
-  const double gflops = p.work.flops / p.median * 1e-9;
-  const std::vector<double> num = {
-      NAN, NAN, static_cast<double>(p.S), static_cast<double>(cfg.train.epochs), static_cast<double>(repeats),
-      p.median, p.min, p.max, p.median / p.S, p.work.member_samples / p.median, p.work.flops * 1e-9, gflops,
-      peak.gflops > 0 ? gflops / peak.gflops : NAN, peak.gflops, p.peak_rss_mb, NAN,
-      static_cast<double>(be.workers()), NAN, static_cast<double>(world().size)};
   SweepRow r;
-  r.num = num;
-  for (std::size_t i = 0; i < num.size(); ++i) r.text.push_back(fmt::format("{:.6g}", num[i]));
-  r.text[0] = cfg.name;
-  r.text[1] = p.mode;
-  r.text[15] = be.name();
-  r.text[17] = p.kernel;
+  r.config = cfg.name;
+  r.mode = p.mode;
+  r.swarm = p.S;
+  r.epochs = cfg.train.epochs;
+  r.repeats = repeats;
+  r.seconds_median = p.median;
+  r.seconds_min = p.min;
+  r.seconds_max = p.max;
+  r.seconds_per_member = p.median / p.S;
+  r.member_samples_per_s = p.work.member_samples / p.median;
+  r.gflop = p.work.flops * 1e-9;
+  r.gflops = p.work.flops / p.median * 1e-9;
+  r.peak_fraction = peak.gflops > 0 ? r.gflops / peak.gflops : NAN;
+  r.peak_gflops = peak.gflops;
+  r.peak_rss_mb = p.peak_rss_mb;
+  r.device = be.name();
+  r.threads = be.workers();
+  r.kernel = p.kernel;
+  r.processes = world().size;
   return r;
 }
 
 }  // namespace
 
-const std::vector<std::string>& sweep_columns() {
-  static const std::vector<std::string> c = {
-      "config", "mode", "swarm", "epochs", "repeats", "seconds_median", "seconds_min", "seconds_max",
-      "seconds_per_member", "member_samples_per_s", "gflop", "gflops", "peak_fraction", "peak_gflops",
-      "peak_rss_mb", "device", "threads", "kernel", "processes"};
+std::string SweepColumn::cell(const SweepRow& r) const { return text ? text(r) : fmt::format("{:.6g}", number(r)); }
+
+const std::vector<SweepColumn>& sweep_columns() {
+  using R = const SweepRow&;
+  static const std::vector<SweepColumn> c = {
+      {"config", [](R r) { return r.config; }},
+      {"mode", [](R r) { return r.mode; }},
+      {"swarm", nullptr, [](R r) { return double(r.swarm); }},
+      {"epochs", nullptr, [](R r) { return double(r.epochs); }},
+      {"repeats", nullptr, [](R r) { return double(r.repeats); }},
+      {"seconds_median", nullptr, [](R r) { return r.seconds_median; }},
+      {"seconds_min", nullptr, [](R r) { return r.seconds_min; }},
+      {"seconds_max", nullptr, [](R r) { return r.seconds_max; }},
+      {"seconds_per_member", nullptr, [](R r) { return r.seconds_per_member; }},
+      {"member_samples_per_s", nullptr, [](R r) { return r.member_samples_per_s; }},
+      {"gflop", nullptr, [](R r) { return r.gflop; }},
+      {"gflops", nullptr, [](R r) { return r.gflops; }},
+      {"peak_fraction", nullptr, [](R r) { return r.peak_fraction; }},
+      {"peak_gflops", nullptr, [](R r) { return r.peak_gflops; }},
+      {"peak_rss_mb", nullptr, [](R r) { return r.peak_rss_mb; }},
+      {"device", [](R r) { return r.device; }},
+      {"threads", nullptr, [](R r) { return double(r.threads); }},
+      {"kernel", [](R r) { return r.kernel; }},
+      {"processes", nullptr, [](R r) { return double(r.processes); }}};
   return c;
 }
 
@@ -200,7 +226,7 @@ SweepResult run_sweep_measurements(const SweepRequest& req) {
       const SweepPoint p = sw.run(cfg, data, mode);
       res.rows.push_back(make_row(cfg, p, req.repeats, res.peak, *be));
       spdlog::info("{} S={}: median {:.4f} s [{:.4f}, {:.4f}], {:.2f} GFLOP/s", mode, S, p.median, p.min, p.max,
-                   res.rows.back().num[11]);
+                   res.rows.back().gflops);
     }
   }
   return res;

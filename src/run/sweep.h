@@ -36,13 +36,34 @@ struct SweepPoint {
   std::string kernel;
 };
 
-// The output columns, in order (CSV header, /sweep/<column> datasets).
-const std::vector<std::string>& sweep_columns();
-
+// One measured point, per size and mode, as the output columns hold it.
 struct SweepRow {
-  std::vector<std::string> text;  // per column, as written to CSV
-  std::vector<double> num;        // per column, NaN for text columns
+  std::string config;  // the config's name
+  std::string mode;    // "swarm" or "sequential"
+  int swarm = 0, epochs = 0, repeats = 0;
+  double seconds_median = 0, seconds_min = 0, seconds_max = 0, seconds_per_member = 0;
+  double member_samples_per_s = 0;
+  double gflop = 0, gflops = 0;  // work of one training run, and its rate at the median time
+  double peak_fraction = 0;      // gflops / peak_gflops; NaN without a measured peak
+  double peak_gflops = 0;
+  double peak_rss_mb = -1;  // -1: not measurable here
+  std::string device;       // the backend's name
+  int threads = 0;
+  std::string kernel;  // the step kernel that ran the point
+  int processes = 1;   // mpirun ranks that trained it
 };
+
+// One output column: its name (CSV header, /sweep/<name> dataset) and a row's value, either
+// text or a number (written to CSV as {:.6g}).
+struct SweepColumn {
+  const char* name;
+  std::string (*text)(const SweepRow&) = nullptr;  // a text column
+  double (*number)(const SweepRow&) = nullptr;     // a number column
+  std::string cell(const SweepRow& r) const;       // the value as CSV text
+};
+
+// The output columns, in order: the one place that names them and says how each is written.
+const std::vector<SweepColumn>& sweep_columns();
 
 struct SweepResult {
   PeakRate peak;

@@ -14,7 +14,7 @@
 #include "eval/own.h"
 #include "io/atomic_file.h"
 #include "model/build.h"
-#include "train/predict.h"
+#include "train/swarm_forward.h"
 #include "run/command_files.h"
 #include "run/errors.h"
 #include "run/eval_record.h"

@@ -96,24 +96,14 @@ std::vector<ArchitectureGroup> architecture_groups(const Config& cfg) {
 }
 
 Config architecture_config(const Config& cfg, const ArchitectureGroup& g) {
-  Config sub = cfg;
+  Config sub = sub_swarm(cfg, g.members);
   sub.model = g.model;
-  sub.swarm.size = static_cast<int>(g.members.size());
-  sub.swarm.first_member = 0;
   // Halving's cuts rank the whole swarm (train_architectures); a sub-swarm only keeps its
   // stopped members stopped (and packs the others), with no rungs of its own.
   sub.search.rungs.clear();
-  sub.swarm.members.clear();
-  for (int s : g.members) sub.swarm.members.push_back(cfg.swarm.first_member + s);
-  sub.grid.clear();
-  sub.member_values.clear();
-  for (const MemberValues& mv : cfg.member_values) {
-    if (is_architecture_key(mv.key)) continue;
-    MemberValues v;
-    v.key = mv.key;
-    for (int s : g.members) v.values.push_back(mv.at(static_cast<long long>(cfg.swarm.first_member) + s));
-    sub.member_values.push_back(v);
-  }
+  std::vector<MemberValues>& mv = sub.member_values;
+  mv.erase(std::remove_if(mv.begin(), mv.end(), [](const MemberValues& v) { return is_architecture_key(v.key); }),
+           mv.end());
   return sub;
 }
 

@@ -50,12 +50,7 @@ TrainOutput train_detail::train_in_chunks(const Config& cfg, const PreparedData&
   const int chunks = (S + chunk - 1) / chunk;
   for (int c = 0; c < chunks; ++c) {
     const int m0 = c * chunk, m1 = std::min(S, m0 + chunk);
-    Config part_cfg = cfg;
-    part_cfg.swarm.first_member = cfg.swarm.first_member + m0;
-    part_cfg.swarm.size = m1 - m0;
-    if (!cfg.swarm.members.empty())
-      part_cfg.swarm.members.assign(cfg.swarm.members.begin() + m0, cfg.swarm.members.begin() + m1);
-    TrainOutput part = train_pass(part_cfg, data, slice_member_sets(sets, m0, m1), be,
+    TrainOutput part = train_pass(sub_swarm(cfg, m0, m1), data, slice_member_sets(sets, m0, m1), be,
                                   [&](const EpochStats& st) {
                                     if (!progress) return;
                                     EpochStats s = st;

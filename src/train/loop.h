@@ -17,7 +17,7 @@
 #include "model/step_kernel_choice.h"
 #include "train/loss_weights.h"
 #include "train/train_output.h"
-#include "train/predict.h"
+#include "train/swarm_forward.h"
 #include "train/schedule.h"
 #include "train/workspace.h"
 

@@ -29,7 +29,7 @@ TrainOutput continue_packed(const Config& cfg, const PreparedData& data, const M
   const std::vector<int> members = training_members(out, S);
   spdlog::debug("halving: the {} members still training continue packed, in {} blocks of {} instead of {}",
                 members.size(), (members.size() + block - 1) / block, block, (S + block - 1) / block);
-  const Config sub = survivors_config(cfg, members);
+  const Config sub = sub_swarm(cfg, members);  // the survivors, numbered from 0
   const MemberSets sub_sets =
       select_member_sets(sets, members, cfg.swarm.first_member, cfg.seed, static_cast<std::uint32_t>(data.train.n));
   const TrainOutput from = survivors_state(out, members, done, partial);

@@ -53,20 +53,6 @@ bool survivors_pay(const Config& cfg, const std::vector<int>& members, int S, in
   return packed < now;
 }
 
-Config survivors_config(const Config& cfg, const std::vector<int>& members) {
-  Config sub = cfg;
-  sub.swarm.size = static_cast<int>(members.size());
-  sub.swarm.first_member = 0;
-  sub.grid.clear();
-  for (MemberValues& mv : sub.member_values) {
-    MemberValues v;
-    v.key = mv.key;
-    for (int s : members) v.values.push_back(mv.at(static_cast<long long>(cfg.swarm.first_member) + s));
-    mv = v;
-  }
-  return sub;
-}
-
 TrainOutput survivors_state(const TrainOutput& full, const std::vector<int>& members, int done,
                             const PartialEpoch* partial) {
   // The survivors are training: none diverged or stopped, at rung 0 (what their entries hold).

@@ -19,10 +19,6 @@ std::vector<int> training_members(const TrainOutput& out, int S);
 // dropout (its masks follow the member index), not group_by.
 bool survivors_pay(const Config& cfg, const std::vector<int>& members, int S, int block);
 
-// The configuration of the survivors' swarm: members numbered from 0, each with its own
-// per-member values as an explicit list (no grid).
-Config survivors_config(const Config& cfg, const std::vector<int>& members);
-
 // The state of `members` of `full` (histories [S, full.epochs], trained `done` epochs) as the
 // survivors' swarm's resume point: parameters, optimizer state, histories [M, done], the
 // search's progress; `partial` (may be null or empty): an epoch interrupted between steps.

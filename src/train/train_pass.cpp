@@ -12,7 +12,7 @@
 #include "train/loop.h"
 #include "train/member_state.h"
 #include "train/packed.h"
-#include "train/predict.h"
+#include "train/swarm_forward.h"
 #include "train/search_steps.h"
 #include "train/survivors.h"
 

@@ -11,6 +11,7 @@
 #include "eval/metrics.h"
 #include "io/text_file.h"
 #include "run/predict_run.h"
+#include "util/csv_text.h"
 
 namespace tn {
 namespace {
@@ -23,14 +24,6 @@ OutKind out_kind(const PredictOptions& opt) {
   if (ext == ".csv") return OutKind::Csv;
   if (ext == ".h5" || ext == ".hdf5") return OutKind::H5;
   throw UsageError("--out: '" + *opt.out + "' must end in .csv or .h5");
-}
-
-// RFC 4180: quoted when it holds a comma, a quote or a line break.
-std::string csv_field(const std::string& s) {
-  if (s.find_first_of(",\"\r\n") == std::string::npos) return s;
-  std::string q = "\"";
-  for (char c : s) q += c == '"' ? std::string("\"\"") : std::string(1, c);
-  return q + "\"";
 }
 
 std::string csv_number(float v) { return std::isfinite(v) ? fmt::format("{:.9g}", v) : std::string(); }

@@ -16,6 +16,7 @@
 #include "run/errors.h"
 #include "run/sweep.h"
 #include "turbanet_version.h"
+#include "util/csv_text.h"
 
 namespace tn {
 
@@ -54,41 +55,29 @@ std::vector<int> parse_swarm_sizes(const std::string& spec) {
 
 namespace {
 
-std::string csv_field(const std::string& s) {
-  if (s.find_first_of(",\"\n") == std::string::npos) return s;
-  std::string q(1, '"');
-  for (char c : s) {
-    if (c == '"') q.push_back('"');
-    q.push_back(c);
-  }
-  q.push_back('"');
-  return q;
-}
-
 void write_csv(const std::string& path, const std::vector<SweepRow>& rows, bool replace) {
+  std::vector<std::string> cells;
+  for (const SweepColumn& c : sweep_columns()) cells.push_back(c.name);
   std::string text;
-  const auto line = [&](const std::vector<std::string>& cells) {
-    for (std::size_t i = 0; i < cells.size(); ++i) {
-      if (i) text.push_back(',');
-      text.append(csv_field(cells[i]));
-    }
-    text.push_back('\n');
-  };
-  line(sweep_columns());
-  for (const SweepRow& r : rows) line(r.text);
+  append_csv_line(text, cells);
+  for (const SweepRow& r : rows) {
+    cells.clear();
+    for (const SweepColumn& c : sweep_columns()) cells.push_back(c.cell(r));
+    append_csv_line(text, cells);
+  }
   write_text_atomically(path, text, replace);
 }
 
-// The rows as the sweep file's columns: text columns are those whose values are not numbers.
+// The rows as the sweep file's columns, text or numbers as each column is.
 void write_h5(const std::string& path, const SweepResult& res, bool replace) {
-  SweepTable t{TURBANET_VERSION, res.peak.gflops, res.peak.n, sweep_columns(), {}, {}};
-  for (std::size_t c = 0; c < t.columns.size(); ++c) {
+  SweepTable t{TURBANET_VERSION, res.peak.gflops, res.peak.n, {}, {}, {}};
+  for (const SweepColumn& c : sweep_columns()) {
+    t.columns.push_back(c.name);
     std::vector<std::string> text;
     std::vector<double> num;
-    const bool is_text = std::isnan(res.rows.front().num[c]);
     for (const SweepRow& r : res.rows) {
-      if (is_text) text.push_back(r.text[c]);
-      else num.push_back(r.num[c]);
+      if (c.text) text.push_back(c.text(r));
+      else num.push_back(c.number(r));
     }
     t.text.push_back(std::move(text));
     t.num.push_back(std::move(num));
@@ -101,29 +90,28 @@ std::string table(const std::vector<SweepRow>& rows, const PeakRate& peak, const
                               peak.n, device);
   t += fmt::format("{:<11}{:>7}{:>12}{:>12}{:>12}{:>12}{:>15}{:>10}{:>8}{:>9}\n", "mode", "swarm", "median s",
                    "min s", "max s", "s/member", "member-smp/s", "GFLOP/s", "%peak", "RSS MiB");
-  for (const SweepRow& r : rows) {
-    const auto& n = r.num;
-    t += fmt::format("{:<11}{:>7}{:>12.4f}{:>12.4f}{:>12.4f}{:>12.5f}{:>15.4g}{:>10.2f}{:>8.1f}{:>9.0f}\n", r.text[1],
-                     static_cast<int>(n[2]), n[5], n[6], n[7], n[8], n[9], n[11], 100.0 * n[12], n[14]);
-  }
+  for (const SweepRow& r : rows)
+    t += fmt::format("{:<11}{:>7}{:>12.4f}{:>12.4f}{:>12.4f}{:>12.5f}{:>15.4g}{:>10.2f}{:>8.1f}{:>9.0f}\n", r.mode,
+                     r.swarm, r.seconds_median, r.seconds_min, r.seconds_max, r.seconds_per_member,
+                     r.member_samples_per_s, r.gflops, 100.0 * r.peak_fraction, r.peak_rss_mb);
   // What ran each point (the step kernel and its SIMD target), once per distinct kernel.
   std::vector<std::pair<std::string, std::string>> kernels;  // kernel, "mode swarm" points
   for (const SweepRow& r : rows) {
-    const std::string point = fmt::format("{} {}", r.text[1], static_cast<int>(r.num[2]));
-    auto it = std::find_if(kernels.begin(), kernels.end(), [&](const auto& k) { return k.first == r.text[17]; });
-    if (it == kernels.end()) kernels.emplace_back(r.text[17], point);
+    const std::string point = fmt::format("{} {}", r.mode, r.swarm);
+    auto it = std::find_if(kernels.begin(), kernels.end(), [&](const auto& k) { return k.first == r.kernel; });
+    if (it == kernels.end()) kernels.emplace_back(r.kernel, point);
     else it->second += ", " + point;
   }
   for (const auto& [kernel, points] : kernels) t += fmt::format("kernel: {} ({})\n", kernel, points);
-  if (const int P = static_cast<int>(rows.front().num[18]); P > 1)
+  if (const int P = rows.front().processes; P > 1)
     t += fmt::format("processes: {} (mpirun), each training its block of every point's members; the kernel is rank "
                      "0's, the times the slowest rank's, the RSS the largest process's\n", P);
   // Vectorization gain where both modes ran.
   for (const SweepRow& a : rows)
     for (const SweepRow& b : rows)
-      if (a.text[1] == "swarm" && b.text[1] == "sequential" && a.num[2] == b.num[2])
-        t += fmt::format("swarm {}: {:.1f}x faster than the same members one after another\n",
-                         static_cast<int>(a.num[2]), b.num[5] / a.num[5]);
+      if (a.mode == "swarm" && b.mode == "sequential" && a.swarm == b.swarm)
+        t += fmt::format("swarm {}: {:.1f}x faster than the same members one after another\n", a.swarm,
+                         b.seconds_median / a.seconds_median);
   return t;
 }
 

@@ -1,5 +1,5 @@
 // Forward passes of a stored swarm over member blocks, one set of buffers per worker.
-#include "train/predict.h"
+#include "train/swarm_forward.h"
 
 #include <algorithm>
 #include <memory>

@@ -1,5 +1,5 @@
-// Running a trained swarm forward on inputs: the stored parameters of all members through
-// the same backend ops (model_forward, output_transform) the trainer uses.
+// The forward pass of a stored swarm: the trained parameters of all members run on inputs
+// through the same backend ops (model_forward, output_transform) the trainer uses.
 #pragma once
 #include <vector>
 
