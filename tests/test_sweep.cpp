@@ -12,7 +12,7 @@
 #include "io/h5.h"
 #include "io/h5_file.h"
 #include "model/flops.h"
-#include "run/sweep.h"
+#include "run/sweep_run.h"
 
 using namespace tn;
 using namespace evaltest;

@@ -1,4 +1,4 @@
-// `turbanet sweep`: options → the sweep measurements (run/sweep.h) → a table on stdout and
+// `turbanet sweep`: options → the sweep measurements (run/sweep_run.h) → a table on stdout and
 // the rows as CSV or HDF5.
 #include <spdlog/spdlog.h>
 
@@ -14,7 +14,7 @@
 #include "io/sweep_file.h"
 #include "io/text_file.h"
 #include "run/errors.h"
-#include "run/sweep.h"
+#include "run/sweep_run.h"
 #include "turbanet_version.h"
 #include "util/csv_text.h"
 
@@ -151,7 +151,7 @@ int sweep(const SweepOptions& opt) {
 }  // namespace
 
 // Under mpirun every rank runs the sweep, each training its block of every point's members
-// (run/sweep.h); a rank that fails ends the job, since the others wait for it between points.
+// (run/sweep_run.h); a rank that fails ends the job, since the others wait for it between points.
 int run_sweep(const SweepOptions& opt) {
   setup_logging(opt.verbosity);
   const World& w = world();

@@ -1,5 +1,5 @@
 // Sweep measurements: timed training at each swarm size and mode.
-#include "run/sweep.h"
+#include "run/sweep_run.h"
 
 #include <spdlog/spdlog.h>
 
