@@ -282,7 +282,7 @@ void read_optimizer(const Field& f, Config& c) {
                  "type", to_string(o.type));
   // Each of these may be one number or a value per member ({values|linspace|logspace}).
   const auto value = [&](const char* key, double& out, Range r) {
-    cfg::read_member_value(f[key], std::string("optimizer.") + key, out, r, c);
+    f[key].keep([&] { cfg::read_member_value(f[key], std::string("optimizer.") + key, out, r, c); });
   };
   value("lr", o.lr, Range::above(0));
   value("beta1", o.beta1, Range::between(0, 1, false, true));
@@ -295,7 +295,7 @@ void read_optimizer(const Field& f, Config& c) {
   value("l1", o.l1, Range::at_least(0));
   f.get("grad_clip", o.grad_clip, Range::at_least(0));
   const MemberValues* mom = find_member_values(c, "optimizer.momentum");
-  if (o.nesterov && (mom ? cfg::smallest_value(*mom) : o.momentum) <= 0)
+  if (o.nesterov && !f["momentum"].has_errors() && (mom ? cfg::smallest_value(*mom) : o.momentum) <= 0)
     f["nesterov"].fail("nesterov needs momentum > 0; set optimizer.momentum, e.g. 0.9");
 }
 
@@ -496,28 +496,50 @@ void check_sizes(const Field& root, const Config& c) {
         std::to_string(kIntMax) + " input values per sample; reduce data.sequence.window");
 }
 
+// Every error that does not make later checks meaningless is kept (Field::keep) and all are
+// reported together (Origin::throw_kept): the sections are read one by one, each key of them
+// on its own (Field::get, check_keys), so a typo in one leaves the others checked. What stops
+// early: a YAML syntax error (parse_document), a --set that cannot be applied, and a section
+// that is missing or not a map, which ends the reading of that section only. The keys read
+// with other sections (grid, search, ensemble) wait for the sections they depend on to be
+// read right, and the checks across sections (check_consistency, check_sizes) for all of them.
 Config read_config(const Field& root, const std::vector<std::string>& data_dirs) {
   root.check_keys({"name", "seed", "device", "device_precision", "swarm", "model", "loss", "optimizer", "schedule",
                    "data", "train", "output", "grid", "search", "ensemble"});
   Config c;
-  read_name(root["name"], c.name);
+  const auto section = [&](const char* key, const std::function<void(const Field&)>& read) {
+    const Field f = root[key];
+    f.keep([&] { read(f); });
+  };
+  section("name", [&](const Field& f) { read_name(f, c.name); });
   root.get("seed", c.seed);
-  read_device(root["device"], c);
+  section("device", [&](const Field& f) { read_device(f, c); });
   root.get("device_precision", c.device_precision, {DevicePrecision::Fp32, DevicePrecision::Tf32});
-  read_swarm(root["swarm"], c.swarm);
-  read_group_swarm(root, c.swarm);
-  read_model(root.required("model"), c, data_dirs);
-  read_loss(root["loss"], c.loss);
-  read_optimizer(root["optimizer"], c);
-  read_schedule(root["schedule"], c.schedule);
-  cfg::read_data(root.required("data"), c.data, data_dirs);
-  read_train(root["train"], c.train);
-  read_output(root["output"], c);
+  section("swarm", [&](const Field& f) {
+    read_swarm(f, c.swarm);
+    read_group_swarm(root, c.swarm);
+  });
+  section("model", [&](const Field&) { read_model(root.required("model"), c, data_dirs); });
+  section("loss", [&](const Field& f) { read_loss(f, c.loss); });
+  section("optimizer", [&](const Field& f) { read_optimizer(f, c); });
+  section("schedule", [&](const Field& f) { read_schedule(f, c.schedule); });
+  section("data", [&](const Field&) { cfg::read_data(root.required("data"), c.data, data_dirs); });
+  section("train", [&](const Field& f) { read_train(f, c.train); });
+  section("output", [&](const Field& f) { read_output(f, c); });
   if (c.train.checkpoint.path.empty()) c.train.checkpoint.path = default_checkpoint_path(c.output.path);
-  cfg::read_grid(root, c);
-  fold_single_architecture(c);
-  cfg::read_search(root, c);
-  cfg::read_ensemble(root, c);
+  // grid, search and ensemble read the model's layers, the swarm's size, the loss and the data's
+  // per_member: with an error kept there, their checks would judge defaults.
+  bool depended_on_ok = true;
+  for (const char* key : {"swarm", "model", "loss", "data"}) depended_on_ok = depended_on_ok && !root[key].has_errors();
+  if (depended_on_ok) {
+    section("grid", [&](const Field&) {
+      cfg::read_grid(root, c);
+      fold_single_architecture(c);
+    });
+    section("search", [&](const Field&) { cfg::read_search(root, c); });
+    section("ensemble", [&](const Field&) { cfg::read_ensemble(root, c); });
+  }
+  root.origin().throw_kept();
   check_consistency(root, c);
   check_sizes(root, c);
   return c;
@@ -570,7 +592,7 @@ std::string default_checkpoint_path(const std::string& output) {
 
 Config parse_config(const std::string& yaml_text, const std::string& origin,
                     const std::vector<Override>& overrides, const std::optional<std::vector<std::string>>& data_dirs) {
-  const cfg::Origin where{origin, overrides};
+  const cfg::Origin where{origin, overrides, true, {}};
   YAML::Node root = cfg::parse_document(yaml_text, where);
   const Field top(where, root, "", root.Mark());
   if (!root.IsMap()) top.fail_type("a map of settings (name, model, data, ...) at the top level");
