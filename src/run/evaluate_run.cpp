@@ -112,6 +112,7 @@ EvalOutcome evaluate_stored(const EvalRequest& req) {
   o.eval = evaluate(preds, run.cfg.loss.type, in.y, req.combine, thresholded ? &thresholds : nullptr, weights);
   o.record = make_eval_record(o.eval, in.split, in.source, req.combine, run.first_member, in.n);
   o.record.selection = selection;
+  o.naive = compare_with_naive(preds, o.eval, in, run.cfg.loss.type);
   if (thresholded) {
     o.record.threshold_from = req.threshold_auto ? o.select_split : "fixed";
     o.record.threshold = thresholds.ensemble;
