@@ -3,13 +3,10 @@
 #include <algorithm>
 #include <functional>
 #include <cctype>
-#include <cerrno>
 #include <climits>
-#include <cstring>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 
+#include "config/config_file.h"
 #include "config/load_data.h"
 #include "config/load_search.h"
 #include "config/member_values.h"
@@ -346,11 +343,13 @@ void read_train(const Field& f, TrainConfig& t) {
 
 void read_output(const Field& f, Config& c) {
   if (has_section(f)) {
-    f.check_keys({"path"});
+    f.check_keys({"path", "predictions"});
     if (Field p = f["path"]; p.present()) {
       c.output.path = p.string();
       if (c.output.path.empty()) p.fail("must not be empty");
     }
+    static const std::vector<std::string> kept = {"members", "ensemble", "none"};
+    if (Field p = f["predictions"]; p.present()) p.keep([&] { c.output.predictions = kept[p.choose(kept)]; });
   }
   if (c.output.path.empty()) c.output.path = "runs/" + c.name + ".h5";
 }
@@ -441,6 +440,9 @@ void check_consistency(const Field& root, const Config& c) {
     root["model"]["init_scale"].fail("scales random initial weights, but model.init_from starts every member from a "
                                      "trained run's parameters; remove one of the two");
   if (per_member_architecture(c)) check_architecture_keys(root, c);
+  if (c.output.predictions == "ensemble" && c.data.per_member == PerMember::GroupBy)
+    root["output"]["predictions"].fail("group_by has one member per group and no ensemble; its predictions are one "
+                                       "per sample already (/predictions/<split>/own): use members or none");
   if (last.dropout > 0)
     root["model"]["layers"].items().back()["dropout"].fail(
         "dropout on the output layer would drop outputs; put it on the hidden layers before it");
@@ -545,39 +547,6 @@ Config read_config(const Field& root, const std::vector<std::string>& data_dirs)
   return c;
 }
 
-std::string read_file(const std::string& path) {
-  std::error_code ec;
-  if (std::filesystem::is_directory(path, ec))
-    throw ConfigError("cannot read config file '" + path + "': " + std::strerror(EISDIR));
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw ConfigError("cannot read config file '" + path + "': " + std::strerror(errno));
-  std::ostringstream text;
-  text << in.rdbuf();
-  if (in.bad()) throw ConfigError("cannot read config file '" + path + "': read error");
-  return text.str();
-}
-
-// Refuses a data or run file given where a config belongs, before its bytes reach a message.
-void check_not_data(const std::string& path, const std::string& text) {
-  std::string ext = std::filesystem::path(path).extension().string();
-  for (char& ch : ext) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
-  const auto refuse = [&](const std::string& what, const std::string& fix) {
-    throw ConfigError("'" + path + "' is " + what + ", not a YAML config; " + fix);
-  };
-  if (text.starts_with("\x89HDF\r\n\x1a\n") || ext == ".h5" || ext == ".hdf5")
-    refuse("an HDF5 file", "a run file goes to eval, predict or export (turbanet eval RUN.h5), and an HDF5 data "
-                           "file is named in a config: data: {source: {type: hdf5, path: FILE}}");
-  const std::string first_line = text.substr(0, text.find('\n'));
-  const bool csv_like = !first_line.starts_with('#') && first_line.find(':') == std::string::npos &&
-                        (first_line.find(',') != std::string::npos || first_line.find(';') != std::string::npos ||
-                         first_line.find('\t') != std::string::npos);
-  if (ext == ".csv" || ext == ".tsv" || (ext != ".yaml" && ext != ".yml" && csv_like))
-    refuse("a CSV data file", "name it in a config, e.g. data: {source: {type: csv, path: " + path +
-                              ", target: COLUMN}} (configs/iris.yaml is an example); predict takes it as --input");
-  if (ext == ".npy" || ext == ".npz" || ext == ".onnx" || ext == ".gz" || text.find('\0') != std::string::npos)
-    refuse("a binary file", "give the YAML config that describes the run (configs/*.yaml are examples)");
-}
-
 }  // namespace
 
 std::string run_file_stem(const std::string& path) {
@@ -609,8 +578,8 @@ Config parse_config(const std::string& yaml_text, const std::string& origin,
 }
 
 Config load_config(const std::string& path, const std::vector<Override>& overrides) {
-  const std::string text = read_file(path);
-  check_not_data(path, text);
+  const std::string text = cfg::read_config_file(path);
+  cfg::check_not_data(path, text);
   return parse_config(text, path, overrides);
 }
 
