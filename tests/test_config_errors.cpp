@@ -32,27 +32,30 @@ TEST_CASE("config errors: every independent error of a file is reported, sorted 
       "swarm: {sise: 4}\n"                                    // line 2: unknown key
       "model:\n"
       "  layers:\n"
-      "    - {units: 2, activaton: relu}\n"                   // line 5: unknown key
+      "    - {type: gru, units: x}\n"                          // line 5: not a number
+      "    - {units: 2, activaton: relu}\n"                   // line 6: unknown key, in the next layer
       "data:\n"
       "  source: spirals\n"
-      "optimizer: {type: adam, lr: -1, beta1: 2}\n"           // line 8: two bad values
-      "schedule: {type: cosin}\n"                             // line 9: unknown value
-      "optimiser: {lr: 0.1}\n");                              // line 10: unknown section
+      "optimizer: {type: adam, lr: -1, beta1: 2}\n"           // line 9: two bad values
+      "schedule: {type: cosin}\n"                             // line 10: unknown value
+      "optimiser: {lr: 0.1}\n");                              // line 11: unknown section
   const std::size_t epochs = at(m, "cfg.yaml:1:17: train.epochs: value 0 is out of range; expected an integer >= 1");
   const std::size_t swarm = at(m, "cfg.yaml:2:9: swarm.sise: unknown key; allowed: size, first_member; did you mean 'size'?");
-  const std::size_t layer = at(m, "cfg.yaml:5:18: model.layers[0].activaton: unknown key");
-  const std::size_t lr = at(m, "cfg.yaml:8:29: optimizer.lr: value -1 is out of range; expected a number > 0");
-  const std::size_t beta1 = at(m, "cfg.yaml:8:40: optimizer.beta1: value 2 is out of range");
-  const std::size_t schedule = at(m, "cfg.yaml:9:18: schedule.type: unknown value 'cosin'");
-  const std::size_t section = at(m, "cfg.yaml:10:1: optimiser: unknown key");
+  const std::size_t units = at(m, "cfg.yaml:5:26: model.layers[0].units: expected an integer, got 'x'");
+  const std::size_t layer = at(m, "cfg.yaml:6:18: model.layers[1].activaton: unknown key");
+  const std::size_t lr = at(m, "cfg.yaml:9:29: optimizer.lr: value -1 is out of range; expected a number > 0");
+  const std::size_t beta1 = at(m, "cfg.yaml:9:40: optimizer.beta1: value 2 is out of range");
+  const std::size_t schedule = at(m, "cfg.yaml:10:18: schedule.type: unknown value 'cosin'");
+  const std::size_t section = at(m, "cfg.yaml:11:1: optimiser: unknown key");
   CHECK(epochs < swarm);
-  CHECK(swarm < layer);
+  CHECK(swarm < units);
+  CHECK(units < layer);
   CHECK(layer < lr);
   CHECK(lr < beta1);
   CHECK(beta1 < schedule);
   CHECK(schedule < section);
-  CHECK(m.substr(m.rfind('\n') + 1) == "7 errors in cfg.yaml");
-  CHECK(count_of(m, "\n") == 7);  // one line per error, then the count
+  CHECK(m.substr(m.rfind('\n') + 1) == "8 errors in cfg.yaml");
+  CHECK(count_of(m, "\n") == 8);  // one line per error, then the count
 }
 
 TEST_CASE("config errors: one error keeps its message, without a count line") {

@@ -218,7 +218,14 @@ void read_model(const Field& f, Config& c, const std::vector<std::string>& dirs)
   ModelConfig& m = c.model;
   const std::vector<Field> layers = f.required("layers").items();
   if (layers.empty()) f["layers"].fail("must contain at least one layer");
-  for (std::size_t i = 0; i < layers.size(); ++i) m.layers.push_back(read_layer(layers[i], static_cast<int>(i), c));
+  // Each layer on its own (a refused one stands as the default, so that the indices hold); the
+  // order of the layers and model.hidden are checked once every layer was read.
+  bool read = true;
+  for (std::size_t i = 0; i < layers.size(); ++i) {
+    m.layers.emplace_back();
+    read = layers[i].keep([&] { m.layers.back() = read_layer(layers[i], static_cast<int>(i), c); }) && read;
+  }
+  if (!read) return;
   check_layer_order(layers, m.layers);
   read_hidden(f, c);
   cfg::read_member_value(f["init_scale"], "model.init_scale", m.init_scale, Range::above(0), c);
