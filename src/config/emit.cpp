@@ -478,6 +478,7 @@ std::string to_yaml(const Config& c) {
   emit_ensemble(e, c.ensemble);
   begin(e, "output");
   kv(e, "path", c.output.path);
+  if (c.output.predictions != "members") kv(e, "predictions", c.output.predictions);  // configs before it read the same
   e << YAML::EndMap;
   if (!c.grid.empty()) {
     e << YAML::Key << "grid" << YAML::Value << YAML::Flow << YAML::BeginSeq;

@@ -26,6 +26,8 @@ std::vector<std::pair<std::string, std::vector<std::string>>> key_values() {
   return {
       {"data.missing", names({Missing::Error, Missing::DropRows, Missing::Mean, Missing::Median})},
       {"data.normalize", names({Normalize::None, Normalize::Standard, Normalize::MinMax})},
+      {"data.normalize_target",
+       names({Normalize::None, Normalize::Standard, Normalize::MinMax, Normalize::Robust, Normalize::Log1p})},
       {"data.per_member", names({PerMember::Shared, PerMember::Bootstrap, PerMember::Subsample, PerMember::Shards,
                                  PerMember::GroupBy})},
       {"data.source.type", {"spirals", "moons", "sine", "random_walk", "csv", "idx", "hdf5", "npy"}},
@@ -37,6 +39,7 @@ std::vector<std::pair<std::string, std::vector<std::string>>> key_values() {
       {"model.layers.0.init", names({Init::Auto, Init::He, Init::Glorot})},
       {"model.layers.0.type", {"dense", "lstm", "gru"}},
       {"optimizer.type", names({OptimizerType::Sgd, OptimizerType::Adam, OptimizerType::AdamW, OptimizerType::RmsProp})},
+      {"output.predictions", {"members", "ensemble", "none"}},
       {"schedule.type", names({ScheduleType::Constant, ScheduleType::Step, ScheduleType::Cosine, ScheduleType::Linear})},
       {"search.type", names({SearchConfig::Type::Halving, SearchConfig::Type::Pbt})},
       {"train.early_stopping.metric", ranking_metrics()},
