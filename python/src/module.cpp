@@ -17,6 +17,8 @@
 #include <string>
 #include <vector>
 
+#include <spdlog/spdlog.h>
+
 #include "backend/backend.h"
 #include "config/config.h"
 #include "convert.h"
@@ -227,6 +229,15 @@ NB_MODULE(_core, m) {
   using namespace tn::py;
   m.doc() = "turbanet's C++ core: training and run files (use the turbaswarm package)";
   m.attr("__version__") = TURBANET_VERSION;
+  // The core logs what the command line prints (progress, summaries) at info; in a notebook only
+  // warnings and errors show unless asked for (turbaswarm.set_log_level("info")).
+  spdlog::set_level(spdlog::level::warn);
+  m.def("set_log_level", [](const std::string& level) {
+    const spdlog::level::level_enum l = spdlog::level::from_str(level);
+    if (l == spdlog::level::off && level != "off")
+      throw UsageError("log level '" + level + "': one of trace, debug, info, warning, error, critical, off");
+    spdlog::set_level(l);
+  }, "level"_a);
   // The core's errors: bad input is a ValueError, an unreadable or unwritable file an OSError.
   nb::exception<ConfigError>(m, "ConfigError", PyExc_ValueError);
   nb::exception<DataError>(m, "DataError", PyExc_ValueError);

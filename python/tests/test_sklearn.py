@@ -51,3 +51,9 @@ def test_a_grid_gives_members_their_own_values():
     clf = SwarmClassifier(members=4, epochs=5, grid={"optimizer.lr": [1e-3, 1e-2], "model.hidden": [[8], [16, 16]]}).fit(X, y)
     lrs = [m["optimizer.lr"] for m in clf.run_.members]
     assert lrs == pytest.approx([1e-3, 1e-3, 1e-2, 1e-2])
+
+
+def test_a_grid_of_one_key_gives_member_k_value_k_mod_n():
+    X, y = make_classification(n_samples=60, n_features=4, random_state=3)
+    clf = SwarmClassifier(members=4, epochs=3, grid={"optimizer.lr": [1e-3, 1e-2]}).fit(X, y)
+    assert [m["optimizer.lr"] for m in clf.run_.members] == pytest.approx([1e-3, 1e-2, 1e-3, 1e-2])

@@ -39,9 +39,9 @@ def test_a_dict_config_trains_the_same_swarm_as_its_yaml_file(small_config, tmp_
 
 def test_save_writes_the_run_file_train_wrote_and_load_reads_it_back(small_config, tmp_path):
     run = ts.train(small_config)
-    run.save(tmp_path / "kept.h5")
-    assert (tmp_path / "kept.h5").read_bytes() == open(run.path, "rb").read()
-    back = ts.load(tmp_path / "kept.h5")
+    run.save(tmp_path / "new" / "kept.h5")  # a directory that does not exist yet
+    assert (tmp_path / "new" / "kept.h5").read_bytes() == open(run.path, "rb").read()
+    back = ts.load(tmp_path / "new" / "kept.h5")
     X = np.linspace(-1, 1, 20, dtype=np.float32).reshape(10, 2)
     np.testing.assert_array_equal(back.predict_proba(X), run.predict_proba(X))
 
@@ -216,3 +216,20 @@ def test_training_releases_the_gil(small_config):
     elapsed = time.perf_counter() - start
     # Holding the GIL would leave this thread no tick while the C++ loop runs.
     assert elapsed < 0.05 or ticks > elapsed / 0.01
+
+
+def test_the_core_logs_warnings_only_unless_asked(capfd):
+    # Target scaling is logged at info ("targets standardized ...").
+    cfg = {"swarm": {"size": 2}, "loss": "mse", "train": {"epochs": 1},
+           "model": {"layers": [{"type": "dense", "units": 4, "activation": "tanh"}, {"type": "dense", "units": 1}]},
+           "data": {"source": {"type": "sine", "n": 32}, "normalize_target": "standard"}}
+    ts.train(cfg)
+    assert "targets standardized" not in "".join(capfd.readouterr())
+    ts.set_log_level("info")
+    try:
+        ts.train(cfg)
+        assert "targets standardized" in "".join(capfd.readouterr())
+    finally:
+        ts.set_log_level("warning")
+    with pytest.raises(ts.UsageError, match="log level"):
+        ts.set_log_level("loud")

@@ -16,9 +16,10 @@ import weakref
 import numpy as np
 
 from . import _core
-from ._core import BackendError, ConfigError, DataError, RunFileError, UsageError
+from ._core import BackendError, ConfigError, DataError, RunFileError, UsageError, set_log_level
 
-__all__ = ["train", "load", "Run", "ConfigError", "DataError", "UsageError", "BackendError", "RunFileError"]
+__all__ = ["train", "load", "Run", "set_log_level", "ConfigError", "DataError", "UsageError", "BackendError",
+           "RunFileError"]
 __version__ = _core.__version__
 
 
@@ -173,8 +174,11 @@ class Run:
 
     # --- the file ----------------------------------------------------------------------------
     def save(self, path):
-        """Writes the run file to `path`: the same bytes train wrote (the CLI's HDF5 layout)."""
-        tmp = os.fspath(path) + ".tmp-turbaswarm"
+        """Writes the run file to `path` (its directory created, as output.path's is): the same
+        bytes train wrote (the CLI's HDF5 layout), replacing the file there whole."""
+        path = os.fspath(path)
+        os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
+        tmp = path + ".tmp-turbaswarm"
         shutil.copyfile(self.path, tmp)
         os.replace(tmp, path)
 

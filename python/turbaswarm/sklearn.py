@@ -59,7 +59,8 @@ class _Swarm(BaseEstimator):
         if self.grid:
             for key, values in self.grid.items():
                 overrides[key] = {"values": [list(v) if isinstance(v, tuple) else v for v in values]}
-            overrides["grid"] = list(self.grid)
+            if len(self.grid) > 1:  # one key's values alone go round the members (k mod n)
+                overrides["grid"] = list(self.grid)
         return cfg, overrides
 
     def _fit_arrays(self, X, y, outputs, loss, data=None):
