@@ -7,7 +7,7 @@
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
-VENV=build-pip/venv
+VENV="$ROOT/build-pip/venv"
 rm -rf "$VENV"
 /usr/bin/python3 -m venv --system-site-packages "$VENV"
 "$VENV/bin/pip" install --quiet $(grep -E '^(nanobind|scikit-build-core)==' scripts/requirements-test.txt)
