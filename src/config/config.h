@@ -114,7 +114,7 @@ struct RandomWalkConfig {
 };
 
 struct SourceConfig {
-  // spirals | moons | sine | random_walk (built-in generators) | csv | idx | hdf5 | npy
+  // spirals | moons | sine | random_walk (generators) | csv | idx | hdf5 | npy | arrays (memory)
   std::string type = "spirals";
   // generators
   int n = 128;

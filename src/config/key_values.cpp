@@ -30,7 +30,7 @@ std::vector<std::pair<std::string, std::vector<std::string>>> key_values() {
        names({Normalize::None, Normalize::Standard, Normalize::MinMax, Normalize::Robust, Normalize::Log1p})},
       {"data.per_member", names({PerMember::Shared, PerMember::Bootstrap, PerMember::Subsample, PerMember::Shards,
                                  PerMember::GroupBy})},
-      {"data.source.type", {"spirals", "moons", "sine", "random_walk", "csv", "idx", "hdf5", "npy"}},
+      {"data.source.type", {"spirals", "moons", "sine", "random_walk", "csv", "idx", "hdf5", "npy", "arrays"}},
       {"device", names({DeviceKind::Auto, DeviceKind::Cpu, DeviceKind::Cuda})},
       {"device_precision", names({DevicePrecision::Fp32, DevicePrecision::Tf32})},
       {"ensemble.select", {"all", "top", "greedy"}},
