@@ -1,6 +1,7 @@
 // `turbanet sweep`: swarm-size specs, the analytic FLOP count checked by hand, and a small
 // sweep end to end (table, CSV and HDF5 output, bad arguments).
 #include <doctest/doctest.h>
+#include <fmt/format.h>
 
 #include <fstream>
 #include <sstream>
@@ -201,8 +202,8 @@ TEST_CASE("sweep: each column is named and written once, from the row's named fi
   r.processes = 1;
   std::string names, cells;
   for (const SweepColumn& c : sweep_columns()) {
-    names += (names.empty() ? "" : ",") + std::string(c.name);
-    cells += (cells.empty() ? "" : ",") + c.cell(r);
+    names += fmt::format("{}{}", names.empty() ? "" : ",", c.name);
+    cells += fmt::format("{}{}", cells.empty() ? "" : ",", c.cell(r));
     CHECK_MESSAGE((c.text == nullptr) != (c.number == nullptr), c.name);  // text or number, never both
   }
   CHECK(names == "config,mode,swarm,epochs,repeats,seconds_median,seconds_min,seconds_max,seconds_per_member,"

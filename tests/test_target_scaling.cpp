@@ -216,7 +216,7 @@ for path, method in zip(sys.argv[1::2], sys.argv[2::2]):
     print(method, '%.3g' % err, '%.17g %.17g %.17g' % (mean_squared_error(t, e), mean_absolute_error(t, e), r2_score(t, e)))
 )");
   std::string cmd = py + " " + script.string();
-  for (const auto& [run, m] : runs) cmd += " " + run.string() + " " + m;
+  for (const auto& [run, m] : runs) cmd += fmt::format(" {} {}", run.string(), m);
   std::istringstream out(tn::test::run_command(cmd + " 2>&1"));
   for (const auto& [run, m] : runs) {
     std::string method;
