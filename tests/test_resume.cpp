@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cmath>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -190,6 +191,20 @@ TEST_CASE("resume: regression with scaled targets (robust, bootstrap), bitwise")
                                   "loss: mse\noptimizer: {type: adam, lr: 0.02}\ndata:\n  source: {type: sine, n: 96}\n"
                                   "  split: {train: 0.6, val: 0.2, test: 0.2}\n  per_member: bootstrap\n"
                                   "  normalize_target: robust\ntrain: {epochs: 5, batch_size: 16}\n", 2);
+}
+
+TEST_CASE("resume: scaled targets with statistics per member group (group_by, normalize_per_member), bitwise") {
+  std::string csv = "ticker,x,y\n";
+  for (int i = 0; i < 90; ++i)
+    csv += std::to_string(i % 3) + "," + std::to_string(i / 45.0 - 1) + "," + std::to_string((i % 3) * 500 + std::sin(i * 0.3) * (1 + i % 3)) + "\n";
+  const fs::path data = write_config("groups.csv", csv);
+  check_resume_is_exact("group-target", "name: r\nseed: 5\ndevice: cpu\nmodel:\n  layers:\n"
+                                        "    - {type: dense, units: 8, activation: tanh}\n    - {type: dense, units: 1}\n"
+                                        "loss: mse\noptimizer: {type: adam, lr: 0.02}\ndata:\n  source: {type: csv, path: " +
+                                            quoted(data) + ", features: [x], target: y}\n"
+                                        "  split: {train: 0.6, val: 0.2, test: 0.2}\n  per_member: {group_by: ticker}\n"
+                                        "  normalize: standard\n  normalize_per_member: true\n  normalize_target: standard\n"
+                                        "train: {epochs: 5, batch_size: 16}\n", 2);
 }
 
 TEST_CASE("resume: an lstm on group_by sequence data, bitwise") {

@@ -183,21 +183,21 @@ void log1p_targets(PreparedData& p, const Dataset& d, const DataConfig& cfg) {
     }
 }
 
-// data.normalize_target: each target column scaled by the training split's statistics [T]
-// (shared by every member, also with per-member data: every member's rows come from it).
+// data.normalize_target: each target column scaled by the training split's statistics, [T]
+// shared by every member, or [G, T] per member group with normalize_per_member (group_by: each
+// member's statistics from its own group's training rows, applied to its group's rows of every split).
 void normalize_targets(PreparedData& p, const Dataset& d, const DataConfig& cfg) {
   const Normalize method = cfg.normalize_target;
   const int T = p.targets;
   if (method == Normalize::Log1p) log1p_targets(p, d, cfg);
   p.target_scaling = method;
-  p.target_mean.assign(static_cast<std::size_t>(T), 0.0f);
-  p.target_std.assign(static_cast<std::size_t>(T), 1.0f);
-  fit(p.train.y, p.train.n, {}, T, method, -1, p.target_mean, p.target_std, 0);
-  for (SplitData* s : {&p.train, &p.val, &p.test})
-    for (std::size_t j = 0; j < s->y.size(); ++j) {
-      const std::size_t c = j % static_cast<std::size_t>(T);
-      s->y[j] = (s->y[j] - p.target_mean[c]) / p.target_std[c];
-    }
+  const int G = cfg.normalize_per_member ? static_cast<int>(p.group_names.size()) : 1;
+  p.target_mean.assign(static_cast<std::size_t>(G) * T, 0.0f);
+  p.target_std.assign(static_cast<std::size_t>(G) * T, 1.0f);
+  for (int g = 0; g < G; ++g)
+    fit(p.train.y, p.train.n, p.train.group, T, method, cfg.normalize_per_member ? g : -1, p.target_mean, p.target_std,
+        static_cast<std::size_t>(g) * T);
+  for (SplitData* s : {&p.train, &p.val, &p.test}) apply_normalization(s->y, T, p.target_mean, p.target_std, s->group);
 }
 
 }  // namespace
@@ -213,15 +213,26 @@ void apply_normalization(std::vector<float>& X, int F, const std::vector<float>&
   }
 }
 
-void targets_to_original(std::vector<float>& v, Normalize method, const std::vector<float>& target_mean,
-                         const std::vector<float>& target_std) {
-  const std::size_t T = target_mean.size();
-  if (T == 0 || method == Normalize::None) return;
+void targets_to_original(std::vector<float>& v, int T, Normalize method, const std::vector<float>& target_mean,
+                         const std::vector<float>& target_std, const std::vector<int>& group) {
+  if (target_mean.empty() || method == Normalize::None) return;
+  const auto w = static_cast<std::size_t>(T);
+  const bool per_group = target_mean.size() > w;
   for (std::size_t j = 0; j < v.size(); ++j) {
+    const std::size_t at = (per_group ? static_cast<std::size_t>(group[j / w]) * w : 0) + j % w;
     float& x = v[j];
-    x = x * target_std[j % T] + target_mean[j % T];
+    x = x * target_std[at] + target_mean[at];
     if (method == Normalize::Log1p) x = std::expm1(x);
   }
+}
+
+void member_targets_to_original(std::vector<float>& v, int S, int first_member, int T, Normalize method,
+                                const std::vector<float>& target_mean, const std::vector<float>& target_std) {
+  if (target_mean.empty() || method == Normalize::None || S == 0) return;
+  const std::size_t rows = v.size() / static_cast<std::size_t>(T) / static_cast<std::size_t>(S);
+  std::vector<int> member(v.size() / static_cast<std::size_t>(T));
+  for (std::size_t r = 0; r < member.size(); ++r) member[r] = first_member + static_cast<int>(r / rows);
+  targets_to_original(v, T, method, target_mean, target_std, member);
 }
 
 std::string target_scaling_note(const PreparedData& p) {
@@ -232,9 +243,11 @@ std::string target_scaling_note(const PreparedData& p) {
                      : m == Normalize::Robust ? "scaled with the training split's median and interquartile range"
                                               : "log1p'd, then standardized with the training split's mean and std";
   const auto shown = static_cast<std::ptrdiff_t>(std::min<std::size_t>(p.target_mean.size(), 4));
-  return fmt::format("targets {} ({} / {}{}): data.normalize_target: {} (set none to train on raw targets); metrics "
+  const bool per_group = p.target_mean.size() > static_cast<std::size_t>(p.targets);
+  return fmt::format("targets {}{} ({} / {}{}): data.normalize_target: {} (set none to train on raw targets); metrics "
                      "and predictions in original units",
-                     what, fmt::join(p.target_mean.begin(), p.target_mean.begin() + shown, " "),
+                     what, per_group ? ", per member group (data.normalize_per_member: each group's own training rows)" : "",
+                     fmt::join(p.target_mean.begin(), p.target_mean.begin() + shown, " "),
                      fmt::join(p.target_std.begin(), p.target_std.begin() + shown, " "),
                      p.target_mean.size() > 4 ? " ..." : "", to_string(m));
 }
@@ -242,7 +255,7 @@ std::string target_scaling_note(const PreparedData& p) {
 void targets_to_original(PreparedData& p) {
   if (p.seq_len > 0) return;
   for (SplitData* s : {&p.train, &p.val, &p.test})
-    targets_to_original(s->y, p.target_scaling, p.target_mean, p.target_std);
+    targets_to_original(s->y, p.targets, p.target_scaling, p.target_mean, p.target_std, s->group);
 }
 
 PreparedData prepare_data(Dataset d, const DataConfig& cfg) {

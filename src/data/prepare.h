@@ -18,17 +18,24 @@ namespace tn {
 // split in file order. Throws DataError when the training split would be empty.
 // CSV columns are encoded (data/encode.h) with categories and fills fitted on the training split.
 // With cfg.normalize_target each target column is scaled by the training split's statistics
-// (PreparedData::target_scaling); with log1p a target ≤ −1 is a DataError naming its file:line
+// (PreparedData::target_scaling), per group with cfg.normalize_per_member; with log1p a target ≤ −1 is a DataError naming its file:line
 // (or row) and column.
 // With cfg.sequence, `d` is a long-format table and the windows are cut by prepare_sequences.
 PreparedData prepare_data(Dataset d, const DataConfig& cfg);
 
-// Values in the model's units [..., T] back in the target's original units,
+// Values in the model's units [R, T] back in the target's original units,
 // y = f⁻¹(v·target_std[t] + target_mean[t]) (float arithmetic; f⁻¹ = expm1 for log1p, else the
-// identity), for non-sequence data with data.normalize_target `method` ([T] statistics);
-// unchanged with none or empty statistics. Sequence data convert per sample with TargetUnits.
-void targets_to_original(std::vector<float>& v, Normalize method, const std::vector<float>& target_mean,
-                         const std::vector<float>& target_std);
+// identity), for non-sequence data with data.normalize_target `method`: statistics [T], or
+// [G, T] per member group (normalize_per_member), row r then taking row group[r] (its group,
+// which is the member that predicts it with group_by); unchanged with none or empty statistics.
+// Sequence data convert per sample with TargetUnits.
+void targets_to_original(std::vector<float>& v, int T, Normalize method, const std::vector<float>& target_mean,
+                         const std::vector<float>& target_std, const std::vector<int>& group = {});
+// The same for a swarm's outputs [S, N, T]: local member s's block with the statistics of
+// member first_member + s (its group's row of [G, T] ones; [T] ones for every member), so each
+// member is in original units before an ensemble is formed.
+void member_targets_to_original(std::vector<float>& v, int S, int first_member, int T, Normalize method,
+                                const std::vector<float>& target_mean, const std::vector<float>& target_std);
 // What the target scaling of non-sequence data is, for the train log ("" without):
 // "targets standardized with the training split's mean and std (m / s): data.normalize_target:
 // standard (set none to train on raw targets); ...".

@@ -45,7 +45,8 @@ struct PreparedData {
   int step_features = 0;  // sequence data: features per time step; features == seq_len * step_features
   std::vector<float> target_mean, target_std;  // [G] per-series target normalization (empty when none); y' = (y - mean)/std
   // Non-sequence data with data.normalize_target (target_scaling), target_mean/target_std are
-  // [T], per target column (minmax: the minimum and the range; robust: the median and the
+  // [T], per target column, or [G, T] per group with normalize_per_member (group g's from its
+  // own training rows, applied to its rows of every split) (minmax: the minimum and the range; robust: the median and the
   // interquartile range; log1p: mean and std of log1p(y)), and every split's y is scaled,
   // y' = (f(y) − target_mean[t]) / target_std[t] with f = log1p for log1p, else the identity;
   // the model learns in these units.

@@ -99,8 +99,9 @@ std::vector<NpyArray> npz_arrays(const StoredSwarm& run, const std::vector<int>&
   const std::size_t F = static_cast<std::size_t>(info.seq_len > 0 ? info.step_features : shape.inputs());
   add_stats(out, "data/normalization/mean", n.mean, F, members.front(), one_member);
   add_stats(out, "data/normalization/std", n.std, F, members.front(), one_member);
-  // Target statistics: [G] per series for sequences (one member: its row), [T] per target column otherwise.
-  const std::size_t T = info.seq_len > 0 ? 1 : n.target_mean.data.size();
+  // Target statistics: [G] per series for sequences, [T] per target column otherwise, or [G, T] per
+  // member group (normalize_per_member); one member: its row.
+  const std::size_t T = info.seq_len > 0 ? 1 : static_cast<std::size_t>(shape.outputs());
   add_stats(out, "data/normalization/target_mean", n.target_mean, T, members.front(), one_member);
   add_stats(out, "data/normalization/target_std", n.target_std, T, members.front(), one_member);
   if (!n.method.empty()) out.push_back({"data/normalization/method", {}, std::vector<std::string>{n.method}});

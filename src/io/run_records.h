@@ -91,7 +91,7 @@ struct EncodingRecord {
 struct Normalization {
   std::string method;  // "standard" or "minmax"; empty when normalize: none
   Array mean, std;
-  Array target_mean, target_std;  // sequence data: [G]; data.normalize_target: [1]; else empty
+  Array target_mean, target_std;  // sequence data: [G]; data.normalize_target: [T], or [G, T] per member group; else empty
 };
 
 // One split of the prepared data (/data/splits/<name>): which source rows it holds and,

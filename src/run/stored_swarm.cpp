@@ -345,11 +345,16 @@ std::vector<std::pair<std::string, std::vector<std::string>>> architecture_hpara
 
 namespace {
 
-// Model outputs of a non-sequence run with data.normalize_target in original units (stored statistics).
-void outputs_to_original(const StoredSwarm& run, std::vector<float>& v) {
-  if (run.file.data.seq_len == 0)
-    targets_to_original(v, run.cfg.data.normalize_target, run.file.normalization.target_mean.data,
-                        run.file.normalization.target_std.data);
+// Model outputs of a non-sequence run with data.normalize_target in original units (stored
+// statistics), each member's with its own (per group: its group's row) before any ensemble: the
+// swarm's [S, N, O], or with `member` one output row per sample, by the member that predicted it.
+void outputs_to_original(const StoredSwarm& run, std::vector<float>& v, const std::vector<int>* member = nullptr) {
+  if (run.file.data.seq_len > 0) return;
+  const Normalization& n = run.file.normalization;
+  const Normalize m = run.cfg.data.normalize_target;
+  const int O = run.shape.outputs();
+  if (member) targets_to_original(v, O, m, n.target_mean.data, n.target_std.data, *member);
+  else member_targets_to_original(v, run.S, run.first_member, O, m, n.target_mean.data, n.target_std.data);
 }
 
 }  // namespace
@@ -382,7 +387,7 @@ OwnPredictions run_own(const StoredSwarm& run, const Inputs& in, int threads) {
   std::vector<int> member(in.group);
   for (int& m : member) m -= run.first_member;
   OwnPredictions p = predict_own_swarm(*be, run.shape, run.cfg.loss.type, run.params, run.S, in.X, in.n, in.batch, member);
-  outputs_to_original(run, p.outputs);
+  outputs_to_original(run, p.outputs, &in.group);
   if (!in.units.identity()) p.outputs_original = in.units.original(p.outputs);
   return p;
 }

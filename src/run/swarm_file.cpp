@@ -300,8 +300,13 @@ RunFile make_trained_file(const Config& cfg, const PreparedData& data, const Mem
     r.normalization.std = make_array(shape, data.std);
   }
   if (!data.target_mean.empty()) {
-    r.normalization.target_mean = make_array({data.target_mean.size()}, data.target_mean);
-    r.normalization.target_std = make_array({data.target_std.size()}, data.target_std);
+    // Non-sequence data: [T], or [G, T] per member group (normalize_per_member); sequences: [G].
+    const std::uint64_t T = data.seq_len > 0 ? 1 : static_cast<std::uint64_t>(data.targets),
+                        G = data.target_mean.size() / T;
+    const std::vector<std::uint64_t> shape = data.seq_len == 0 && G > 1 ? std::vector<std::uint64_t>{G, T}
+                                                                         : std::vector<std::uint64_t>{data.target_mean.size()};
+    r.normalization.target_mean = make_array(shape, data.target_mean);
+    r.normalization.target_std = make_array(shape, data.target_std);
   }
   const std::string target = cfg.data.sequence.enabled() ? cfg.data.sequence.target
                              : cfg.data.source.type == "csv" ? cfg.data.source.target : "";

@@ -115,7 +115,9 @@ SwarmPredictions predict_trained(const Config& cfg, const PreparedData& data, co
     for (const ArchitectureOutput& a : t.architectures) parts.push_back({&a.shape, &a.params, a.members});
     p = predict_parts(be, cfg.loss.type, parts, S, t.shape.outputs(), split.X, split.n, batch);
   }
-  if (data.seq_len == 0) targets_to_original(p.outputs, data.target_scaling, data.target_mean, data.target_std);
+  if (data.seq_len == 0)
+    member_targets_to_original(p.outputs, S, cfg.swarm.first_member, p.O, data.target_scaling, data.target_mean,
+                               data.target_std);
   const std::size_t per = static_cast<std::size_t>(p.N) * p.O;
   for (int s = 0; s < S; ++s)
     if (t.diverged_epoch[s] > 0)
@@ -251,8 +253,10 @@ TrainResult TrainingRun::run(const TrainCallbacks& report) {
   if (report.trained) report.trained(r.out);
   if (data_.seq_len == 0) {  // data.normalize_target: scored and stored in the target's original units
     targets_to_original(data_);
-    for (std::vector<float>* v : {&r.out.pred_members, &r.out.pred_own})
-      targets_to_original(*v, data_.target_scaling, data_.target_mean, data_.target_std);
+    const int T = data_.targets;  // each member with its own statistics (per group: its group's)
+    member_targets_to_original(r.out.pred_members, cfg_.swarm.size, cfg_.swarm.first_member, T, data_.target_scaling,
+                               data_.target_mean, data_.target_std);
+    targets_to_original(r.out.pred_own, T, data_.target_scaling, data_.target_mean, data_.target_std, r.out.pred_member);
   }
   const auto eval_start = std::chrono::steady_clock::now();
   r.final_eval = evaluate_final(cfg_, data_, r.out, *be_, shard_.enabled());
