@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "util/log.h"
+#include "util/user_error.h"
 
 namespace CLI {
 class App;
@@ -17,7 +18,7 @@ class App;
 
 namespace tn {
 
-inline constexpr int kExitOk = 0, kExitIo = 1, kExitUsage = 2, kExitDiverged = 3;
+inline constexpr int kExitOk = 0, kExitIo = kExitIoFailure, kExitUsage = kExitBadInput, kExitDiverged = 3;
 
 struct TrainOptions {
   std::string config_path;

@@ -16,6 +16,7 @@
 #include "cli/commands/commands.h"
 #include "config/trials.h"
 #include "io/run_file.h"
+#include "io/run_file_error.h"
 #include "io/text_file.h"
 #include "cli/commands/eval_own_report.h"
 #include "cli/commands/eval_report.h"
@@ -79,14 +80,12 @@ CommandFiles trial_files(const TrainOptions& opt) {
 
 // Writes --trials-out from the run file the finished run wrote; `code` is the run's exit code.
 int write_trial_results(const TrainOptions& opt, int code) {
-  return with_user_errors([&] {
-    const Config cfg = resolve_config(opt);
-    const RunFile f = read_run_file(cfg.output.path);
-    write_text_atomically(*opt.trials_out, trial_results_json(read_trials(*opt.trials), f, cfg.output.path),
-                          opt.force || !opt.resume.empty());
-    spdlog::info("wrote the results of {} trials to {}", cfg.swarm.size, *opt.trials_out);
-    return code;
-  });
+  const Config cfg = resolve_config(opt);
+  const RunFile f = read_run_file(cfg.output.path);
+  write_text_atomically(*opt.trials_out, trial_results_json(read_trials(*opt.trials), f, cfg.output.path),
+                        opt.force || !opt.resume.empty());
+  spdlog::info("wrote the results of {} trials to {}", cfg.swarm.size, *opt.trials_out);
+  return code;
 }
 
 // Where an epoch interrupted between steps stands: "members at step 40 of 250" (or a range).
@@ -259,28 +258,11 @@ namespace {
 // One process's training: the whole swarm, or shard `shard` of it.
 int train_one(const TrainOptions& opt, std::optional<Shard> ranks_shard) {
   const auto started = std::chrono::steady_clock::now();
-  std::unique_ptr<TrainingRun> run;
-  try {
-    const Shard shard = ranks_shard ? *ranks_shard : opt.shard ? parse_shard(*opt.shard) : Shard{};
-    Config cfg = resolve_config(opt);
-    run = std::make_unique<TrainingRun>(std::move(cfg), opt.threads, opt.force, started, opt.resume, shard,
-                                        trial_files(opt));
-  } catch (const UsageError& e) {  // --shard, the files (run/command_files.h)
-    spdlog::error("{}", e.what());
-    return kExitUsage;
-  } catch (const RunFileError& e) {  // the --resume file
-    spdlog::error("{}", e.what());
-    return kExitUsage;
-  } catch (const ConfigError& e) {
-    spdlog::error("{}", e.what());
-    return kExitUsage;
-  } catch (const DataError& e) {
-    spdlog::error("{}", e.what());
-    return kExitUsage;
-  } catch (const BackendError& e) {
-    spdlog::error("{}", e.what());
-    return kExitUsage;
-  }
+  // The errors of --shard, the files (run/command_files.h), the --resume file, the config, the
+  // data and the device are user errors (exit 2), reported by the caller.
+  const Shard shard = ranks_shard ? *ranks_shard : opt.shard ? parse_shard(*opt.shard) : Shard{};
+  const auto run = std::make_unique<TrainingRun>(resolve_config(opt), opt.threads, opt.force, started, opt.resume,
+                                                 shard, trial_files(opt));
   if (!run->device_note().empty()) spdlog::info("{}", run->device_note());
   log_start(opt, *run);
   const Config& cfg = run->config();
@@ -297,31 +279,28 @@ int train_one(const TrainOptions& opt, std::optional<Shard> ranks_shard) {
   std::unique_ptr<StopSignals> signals;
   if (run->plan().chunks <= 1) signals = std::make_unique<StopSignals>();
   Progress progress(cfg.train.epochs, cfg.train.log_every, opt.verbosity == Verbosity::Quiet);
-  TrainResult r;
-  try {
-    r = run->run({[&](const EpochStats& st) { progress(st); },
-                  [&](const TrainOutput& t) {
-                    progress.finish();
-                    const char* sig = StopSignals::requested() == SIGTERM ? "SIGTERM" : "SIGINT";
-                    if (t.interrupted && !t.architectures.empty()) {
-                      int lo = t.epochs, hi = 0;
-                      for (const ArchitectureOutput& a : t.architectures) lo = std::min(lo, a.epochs), hi = std::max(hi, a.epochs);
-                      spdlog::warn("{} received: the {} architectures stopped after {} to {} of {} epochs (each trains on "
-                                   "its own); saving the work", sig, t.architectures.size(), lo, hi, cfg.train.epochs);
-                    } else if (t.interrupted && t.partial.present())
-                      spdlog::warn("{} received: stopped in epoch {} of {} ({}); saving the work", sig, t.epochs + 1,
-                                   cfg.train.epochs, step_position(t.partial));
-                    else if (t.interrupted)
-                      spdlog::warn("{} received: stopped after epoch {} of {}; saving the work", sig, t.epochs,
-                                   cfg.train.epochs);
-                    log_summary(cfg, t, run->resumed_epochs());
-                  },
-                  [&](const FinalEval& f) { log_eval(cfg, run->data(), f); },
-                  [] { return StopSignals::requested() != 0; }});
-  } catch (const RunFileError& e) {
-    spdlog::error("{}", e.what());
-    return kExitIo;
-  }
+  // A run file or checkpoint that cannot be written is an I/O failure (exit 1).
+  const TrainResult r = writing_output([&] {
+    return run->run({[&](const EpochStats& st) { progress(st); },
+                     [&](const TrainOutput& t) {
+                       progress.finish();
+                       const char* sig = StopSignals::requested() == SIGTERM ? "SIGTERM" : "SIGINT";
+                       if (t.interrupted && !t.architectures.empty()) {
+                         int lo = t.epochs, hi = 0;
+                         for (const ArchitectureOutput& a : t.architectures) lo = std::min(lo, a.epochs), hi = std::max(hi, a.epochs);
+                         spdlog::warn("{} received: the {} architectures stopped after {} to {} of {} epochs (each trains on "
+                                      "its own); saving the work", sig, t.architectures.size(), lo, hi, cfg.train.epochs);
+                       } else if (t.interrupted && t.partial.present())
+                         spdlog::warn("{} received: stopped in epoch {} of {} ({}); saving the work", sig, t.epochs + 1,
+                                      cfg.train.epochs, step_position(t.partial));
+                       else if (t.interrupted)
+                         spdlog::warn("{} received: stopped after epoch {} of {}; saving the work", sig, t.epochs,
+                                      cfg.train.epochs);
+                       log_summary(cfg, t, run->resumed_epochs());
+                     },
+                     [&](const FinalEval& f) { log_eval(cfg, run->data(), f); },
+                     [] { return StopSignals::requested() != 0; }});
+  });
   spdlog::debug("phases: setup and training {:.3f} s (training loop {:.3f} s), evaluation {:.3f} s, "
                 "run file {:.3f} s", r.setup_and_train_seconds, r.out.train_seconds, r.eval_seconds, r.write_seconds);
   spdlog::info("wrote {}{}", cfg.output.path, r.out.interrupted ? " (marked interrupted)" : "");
@@ -404,7 +383,7 @@ int train_on_ranks(const TrainOptions& opt, const World& w) {
       }
     }
   } catch (const std::exception& e) {
-    code = kExitUsage;
+    code = exit_code_of(e);
     message = e.what();
   }
   const int K = opt.resume.empty() ? w.size : static_cast<int>(job.size());
@@ -415,13 +394,12 @@ int train_on_ranks(const TrainOptions& opt, const World& w) {
       spdlog::warn("the job being resumed has {} shards: {} of the {} ranks have none to train", K, w.size - K, w.size);
     try {  // every rank must reach the gathering below, whatever happens to its training
       code = opt.resume.empty() ? train_one(opt, Shard{w.rank, w.size}) : resume_shards(opt, w, job);
-      if (code != kExitOk && code != kExitDiverged && !interruption(code))
-        message = "training its shard failed (exit " + std::to_string(code) + ")";
     } catch (const std::exception& e) {
-      code = kExitIo;
-      message = std::string("internal error: ") + e.what();
-      spdlog::critical("{}", message);
+      code = report_failure(e);
+      if (!dynamic_cast<const UserError*>(&e)) message = std::string("internal error: ") + e.what();
     }
+    if (message.empty() && code != kExitOk && code != kExitDiverged && !interruption(code))
+      message = "training its shard failed (exit " + std::to_string(code) + ")";
   } else if (w.rank == 0) {
     spdlog::error("{}", message);
   }
@@ -463,8 +441,7 @@ int train_on_ranks(const TrainOptions& opt, const World& w) {
       try {
         code = run_merge(m);
       } catch (const std::exception& e) {  // the ranks wait for this code
-        spdlog::critical("merging the shards failed: {}", e.what());
-        code = kExitIo;
+        code = report_failure(e, "merging the shards failed");
       }
       if (code == kExitOk) {
         for (int k = 0; k < K; ++k) {
@@ -505,17 +482,14 @@ int run_train(const TrainOptions& opt) {
   setup_logging(opt.verbosity);
   const World& w = world();
   bool job = w.size > 1;
-  if (const int code = with_user_errors([&] {
-        check_trial_options(opt);
-        if (!job) job = resumes_job(opt);
-        return kExitOk;
-      });
-      code != kExitOk)
+  return with_user_errors([&] {
+    check_trial_options(opt);
+    if (!job) job = resumes_job(opt);
+    const int code = job ? train_on_ranks(opt, w) : train_one(opt, std::nullopt);
+    // Trials that diverged are results too (status "diverged"); an interrupted run has none yet.
+    if (opt.trials_out && w.rank == 0 && (code == kExitOk || code == kExitDiverged)) return write_trial_results(opt, code);
     return code;
-  const int code = job ? train_on_ranks(opt, w) : train_one(opt, std::nullopt);
-  // Trials that diverged are results too (status "diverged"); an interrupted run has none yet.
-  if (opt.trials_out && w.rank == 0 && (code == kExitOk || code == kExitDiverged)) return write_trial_results(opt, code);
-  return code;
+  });
 }
 
 }  // namespace tn
