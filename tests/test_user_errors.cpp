@@ -13,6 +13,7 @@
 #include "data/dataset.h"
 #include "io/run_file_error.h"
 #include "run/errors.h"
+#include "util/error_report.h"
 #include "util/user_error.h"
 
 using namespace tn;

@@ -14,6 +14,7 @@
 #include "cli/commands/cli_util.h"
 #include "cli/commands/commands.h"
 #include "run/world/world.h"
+#include "util/error_report.h"
 #include "util/suggest.h"
 
 namespace {

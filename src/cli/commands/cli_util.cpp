@@ -9,6 +9,7 @@
 
 #include "cli/commands/commands.h"
 #include "run/errors.h"
+#include "util/error_report.h"
 #include "util/user_error.h"
 
 namespace tn {
@@ -19,12 +20,6 @@ int with_user_errors(const std::function<int()>& fn) {
   } catch (const UserError& e) {
     return report_failure(e);
   }
-}
-
-int report_failure(const std::exception& e, const std::string& internal) {
-  if (dynamic_cast<const UserError*>(&e)) spdlog::error("{}", e.what());
-  else spdlog::critical("{}: {}", internal, e.what());
-  return exit_code_of(e);
 }
 
 void log_as_rank(const World& w) {

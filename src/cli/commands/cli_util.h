@@ -1,6 +1,5 @@
 // Command-line helpers shared by the subcommands.
 #pragma once
-#include <exception>
 #include <functional>
 #include <optional>
 #include <string>
@@ -15,16 +14,10 @@ namespace tn {
 
 // Runs fn(), a command's body, and returns its exit code; a user error it throws
 // (util/user_error.h: ConfigError, DataError, BackendError, RunFileError, UsageError) is
-// logged and gives the error's own code (2 bad input, 1 an output not written). Any other
-// error is internal and goes on to cli/main.cpp. Every run_* command returns through it, so
-// that tests call commands as functions and read their exit codes.
+// logged (util/error_report.h) and gives the error's own code (2 bad input, 1 an output not
+// written). Any other error is internal and goes on to cli/main.cpp. Every run_* command
+// returns through it, so that tests call commands as functions and read their exit codes.
 int with_user_errors(const std::function<int()>& fn);
-
-// Logs the error a command ended with and returns its exit code: a user error
-// (util/user_error.h) as an error with its own code, anything else as "<internal>: what"
-// (critical, kExitIo). with_user_errors and cli/main.cpp report with it; under mpirun `train`
-// and `sweep` report any error with it first, since the other ranks wait for the code.
-int report_failure(const std::exception& e, const std::string& internal = "internal error");
 
 // "mean_prob" | "vote" | "mean_logit" → Combine. Throws UsageError naming the allowed rules
 // (whether a rule fits the run is the run services' check, run/stored_swarm.h).

@@ -18,6 +18,7 @@
 #include "run/sweep_run.h"
 #include "turbanet_version.h"
 #include "util/csv_text.h"
+#include "util/error_report.h"
 
 namespace tn {
 
