@@ -17,6 +17,7 @@
 #include "math/optimizers.h"
 #include "swarm/sampler.h"
 #include "swarm/shape.h"
+#include "util/user_error.h"
 
 namespace tn {
 
@@ -208,8 +209,8 @@ struct BackendOptions {
 };
 
 // Picks and creates the backend. Throws BackendError when the request cannot be met.
-struct BackendError : std::runtime_error {
-  using std::runtime_error::runtime_error;
+struct BackendError : UserError {
+  using UserError::UserError;
 };
 std::unique_ptr<Backend> make_backend(const BackendOptions& opt, std::string* log_note);
 

@@ -14,6 +14,7 @@
 #include "cli/commands/cli_util.h"
 #include "cli/commands/commands.h"
 #include "run/world/world.h"
+#include "util/error_report.h"
 #include "util/suggest.h"
 
 namespace {
@@ -329,11 +330,11 @@ int run_command(int argc, char** argv) {
       predict.verbosity = verbosity(quiet, verbose);
       return tn::run_predict(predict);
     }
-  } catch (const std::exception& e) {
-    spdlog::critical("internal error: {}", e.what());
+  } catch (const std::exception& e) {  // internal: each command reports its user errors (with_user_errors)
+    const int code = tn::report_failure(e);
     // Under mpirun the other ranks may wait for this one in a collective: end them too.
-    if (tn::world().size > 1) tn::abort_world(tn::kExitIo);
-    return tn::kExitIo;
+    if (tn::world().size > 1) tn::abort_world(code);
+    return code;
   }
   return tn::kExitUsage;
 }

@@ -13,13 +13,14 @@
 #include "math/losses.h"
 #include "math/optimizers.h"
 #include "swarm/shape.h"
+#include "util/user_error.h"
 
 namespace tn {
 
 // Raised for every user error in a configuration; what() is the full message
 // ("file:line:col: key.path: problem; expected ...; allowed: ...; did you mean 'x'?").
-struct ConfigError : std::runtime_error {
-  using std::runtime_error::runtime_error;
+struct ConfigError : UserError {
+  using UserError::UserError;
 };
 
 // A data file (or model.init_from's run file) that is in none of the places looked in; what()

@@ -6,13 +6,14 @@
 #include <vector>
 
 #include "config/config.h"
+#include "util/user_error.h"
 
 namespace tn {
 
 // A problem with input data (missing file, ragged row, non-numeric cell, NaN, wrong labels).
 // what() says where (file:line, column name, row) and how to fix it.
-struct DataError : std::runtime_error {
-  using std::runtime_error::runtime_error;
+struct DataError : UserError {
+  using UserError::UserError;
 };
 
 struct Dataset {

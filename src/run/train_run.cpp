@@ -14,6 +14,7 @@
 #include "eval/own.h"
 #include "io/atomic_file.h"
 #include "data/sources.h"
+#include "io/run_file_error.h"
 #include "model/build.h"
 #include "train/swarm_forward.h"
 #include "run/command_files.h"
@@ -22,8 +23,10 @@
 #include "run/fingerprint.h"
 #include "run/lineage.h"
 #include "run/select_run.h"
+#include "run/stop_signals.h"
 #include "run/swarm_file.h"
 #include "run/world/world.h"
+#include "util/exit_codes.h"
 
 namespace tn {
 namespace {
@@ -287,6 +290,19 @@ void TrainingRun::mark_shard(RunFile& f) const {
   f.meta.shard_count = shard_.count;
   f.meta.shard_swarm_first = whole_first_;
   f.meta.shard_swarm_size = whole_size_;
+}
+
+int train_reported(Config cfg, const TrainRequest& req, Shard shard, const TrainReports& reports) {
+  TrainingRun run(std::move(cfg), req.threads, req.force, req.started, req.resume, shard, req.other);
+  if (reports.starting) reports.starting(run, req);
+  std::unique_ptr<StopSignals> signals;
+  if (run.plan().chunks <= 1) signals = std::make_unique<StopSignals>();
+  TrainCallbacks report = reports.callbacks ? reports.callbacks(run) : TrainCallbacks{};
+  report.stop = [] { return StopSignals::requested() != 0; };
+  const TrainResult r = writing_output([&] { return run.run(report); });
+  if (reports.finished) reports.finished(run, r);
+  if (r.out.interrupted) return interrupted_exit(StopSignals::requested());
+  return r.diverged.empty() ? kExitOk : kExitDiverged;
 }
 
 }  // namespace tn

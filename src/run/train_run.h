@@ -115,4 +115,29 @@ class TrainingRun {
   void mark_shard(RunFile& f) const;
 };
 
+// What a training is asked for besides its config: TrainingRun's other arguments.
+struct TrainRequest {
+  int threads = 0;      // 0: the cores this process may use
+  bool force = false;   // the run file may replace an existing file
+  std::string resume;   // a checkpoint or interrupted run file to continue from, or ""
+  CommandFiles other;   // the command's other files (train --trials, --trials-out)
+  std::chrono::steady_clock::time_point started = std::chrono::steady_clock::now();  // the run file's wall time counts from it
+};
+
+// How the caller reports a training while train_reported runs it; each may be empty.
+struct TrainReports {
+  std::function<void(const TrainingRun&, const TrainRequest&)> starting;  // checked, before training
+  std::function<TrainCallbacks(const TrainingRun&)> callbacks;            // while it trains (stop: the service's)
+  std::function<void(const TrainingRun&, const TrainResult&)> finished;   // its run file written
+};
+
+// One training of `cfg` (shard `shard` of it, when enabled): TrainingRun's checks, then
+// training, the final evaluation and the run file. SIGINT and SIGTERM stop it after the step
+// in progress, the work saved (checkpoint, run file marked interrupted), except in chunks (a
+// device too small for the swarm), which cannot stop between them. Returns kExitOk,
+// kExitDiverged (some members diverged; the file is written) or interrupted_exit(signal)
+// (util/exit_codes.h). Throws TrainingRun's errors, and RunFileError with exit code kExitIo
+// when the run file cannot be written.
+int train_reported(Config cfg, const TrainRequest& req, Shard shard, const TrainReports& reports);
+
 }  // namespace tn

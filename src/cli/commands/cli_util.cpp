@@ -1,4 +1,4 @@
-// Command-line helpers shared by the subcommands: user errors to exit codes, option values.
+// Command-line helpers shared by the subcommands: errors to exit codes, option values.
 #include "cli/commands/cli_util.h"
 
 #include <spdlog/spdlog.h>
@@ -7,30 +7,19 @@
 #include <cstdio>
 #include <cstring>
 
-#include "backend/backend.h"
 #include "cli/commands/commands.h"
-#include "config/config.h"
-#include "data/dataset.h"
-#include "io/run_file.h"
 #include "run/errors.h"
+#include "util/error_report.h"
+#include "util/user_error.h"
 
 namespace tn {
 
 int with_user_errors(const std::function<int()>& fn) {
   try {
     return fn();
-  } catch (const UsageError& e) {
-    spdlog::error("{}", e.what());
-  } catch (const RunFileError& e) {
-    spdlog::error("{}", e.what());
-  } catch (const ConfigError& e) {
-    spdlog::error("{}", e.what());
-  } catch (const DataError& e) {
-    spdlog::error("{}", e.what());
-  } catch (const BackendError& e) {
-    spdlog::error("{}", e.what());
+  } catch (const UserError& e) {
+    return report_failure(e);
   }
-  return kExitUsage;
 }
 
 void log_as_rank(const World& w) {

@@ -12,8 +12,11 @@
 
 namespace tn {
 
-// Runs fn() and returns its exit code; a user error it throws (UsageError, RunFileError,
-// ConfigError, DataError, BackendError) is logged and gives kExitUsage.
+// Runs fn(), a command's body, and returns its exit code; a user error it throws
+// (util/user_error.h: ConfigError, DataError, BackendError, RunFileError, UsageError) is
+// logged (util/error_report.h) and gives the error's own code (2 bad input, 1 an output not
+// written). Any other error is internal and goes on to cli/main.cpp. Every run_* command
+// returns through it, so that tests call commands as functions and read their exit codes.
 int with_user_errors(const std::function<int()>& fn);
 
 // "mean_prob" | "vote" | "mean_logit" → Combine. Throws UsageError naming the allowed rules

@@ -1,8 +1,5 @@
 // Subcommands as ordinary functions taking typed options and returning the exit code, so
-// tests call them without a shell. Exit codes: 0 success; 1 an I/O failure (run file or
-// output not written); 2 a user error (bad config, data, arguments, device or run file;
-// nothing written); 3 training finished and was saved but some members diverged;
-// 128 + signal (130 SIGINT, 143 SIGTERM) training was interrupted and its work saved.
+// tests call them without a shell. Exit codes: util/exit_codes.h.
 #pragma once
 #include <cstdint>
 #include <optional>
@@ -10,14 +7,13 @@
 #include <vector>
 
 #include "util/log.h"
+#include "util/exit_codes.h"
 
 namespace CLI {
 class App;
 }  // namespace CLI
 
 namespace tn {
-
-inline constexpr int kExitOk = 0, kExitIo = 1, kExitUsage = 2, kExitDiverged = 3;
 
 struct TrainOptions {
   std::string config_path;

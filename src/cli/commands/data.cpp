@@ -6,6 +6,7 @@
 
 #include "cli/commands/cli_util.h"
 #include "cli/commands/commands.h"
+#include "io/run_file_error.h"
 #include "io/text_file.h"
 #include "run/stored_swarm.h"
 #include "data/sources.h"
@@ -27,12 +28,7 @@ int generate(const DataGenerateOptions& opt) {
                      "spirals, moons or sine data (a file source is already a file)");
   const Dataset d = generate_source(s);
   const std::string target = d.num_classes > 0 ? "label" : s.type == "sine" ? "y" : "";
-  try {
-    write_text_atomically(opt.out, dataset_to_csv(d, target), opt.force);
-  } catch (const RunFileError& e) {
-    spdlog::error("{}", e.what());
-    return kExitIo;
-  }
+  writing_output([&] { write_text_atomically(opt.out, dataset_to_csv(d, target), opt.force); });
   spdlog::info("wrote {} rows of {} to {}", d.n, d.origin, opt.out);
   return kExitOk;
 }

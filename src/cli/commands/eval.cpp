@@ -9,6 +9,7 @@
 #include "cli/commands/commands.h"
 #include "cli/commands/eval_own_report.h"
 #include "cli/commands/eval_report.h"
+#include "io/run_file_error.h"
 #include "io/text_file.h"
 #include "run/evaluate_run.h"
 
@@ -100,14 +101,11 @@ int evaluate_run(const EvalOptions& opt, OutKind out_kind) {
                                           naive_table(o.naive);
   if (!print_stdout(text)) return kExitIo;
   const std::string name = opt.save.value_or(o.record.split);
-  try {
+  writing_output([&] {
     if (out_kind == OutKind::Json) write_text_atomically(*opt.out, json, opt.force);
     if (out_kind == OutKind::RunCopy) save_evaluation(o, name, *opt.out, opt.force);
     if (opt.save) save_evaluation(o, name, opt.run_path, opt.force);
-  } catch (const RunFileError& err) {
-    spdlog::error("{}", err.what());
-    return kExitIo;
-  }
+  });
   if (opt.out) spdlog::info("wrote the results to {}", *opt.out);
   if (opt.save) spdlog::info("stored the results in {} as /eval/{} and /predictions/{}", opt.run_path, name, name);
   return kExitOk;

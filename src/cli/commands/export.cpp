@@ -6,6 +6,7 @@
 
 #include "cli/commands/cli_util.h"
 #include "cli/commands/commands.h"
+#include "io/run_file_error.h"
 #include "export/export_run.h"
 
 namespace tn {
@@ -26,12 +27,7 @@ int export_model(const ExportOptions& opt) {
   check_out_file(opt.out, opt.force, {{"RUN", opt.run_path}});
   const ExportedModel m = build_export(opt.run_path, format, {opt.member, opt.ensemble},
                                        parse_select_options(opt.select, opt.select_by), opt.threads);
-  try {
-    write_export(opt.out, format, m, opt.force);
-  } catch (const RunFileError& e) {
-    spdlog::error("{}", e.what());
-    return kExitIo;
-  }
+  writing_output([&] { write_export(opt.out, format, m, opt.force); });
   if (m.ensemble && m.selection.present())
     spdlog::info("wrote the ensemble of the selected members ({}) to {}", describe_selection(m.selection), opt.out);
   else if (m.ensemble) spdlog::info("wrote the ensemble of {} members to {}", m.members.size(), opt.out);

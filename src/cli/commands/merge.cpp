@@ -4,6 +4,7 @@
 
 #include "cli/commands/cli_util.h"
 #include "cli/commands/commands.h"
+#include "io/run_file_error.h"
 #include "run/errors.h"
 #include "run/merge_runs.h"
 
@@ -16,12 +17,7 @@ int run_merge(const MergeOptions& opt) {
     for (const std::string& p : opt.parts) parts.push_back({"PART", p});
     check_out_file(opt.out, opt.force, parts, "OUT");
     const RunFile r = merge_shards(opt.parts, opt.out);
-    try {
-      write_run_file(opt.out, r, opt.force);
-    } catch (const RunFileError& e) {
-      spdlog::error("{}", e.what());
-      return kExitIo;
-    }
+    writing_output([&] { write_run_file(opt.out, r, opt.force); });
     spdlog::info("wrote {}: members {}..{} from {} shards", opt.out, r.meta.first_member,
                  r.meta.first_member + r.meta.swarm_size - 1, opt.parts.size());
     return kExitOk;

@@ -8,6 +8,7 @@
 
 #include "cli/commands/cli_util.h"
 #include "cli/commands/commands.h"
+#include "io/run_file_error.h"
 #include "eval/metrics.h"
 #include "io/text_file.h"
 #include "run/predict_run.h"
@@ -149,14 +150,11 @@ int predict(const PredictOptions& opt) {
   }
   const std::optional<SelectSpec> select = parse_select_options(opt.select, opt.select_by);
   const PredictOutcome o = predict_stored(opt.run_path, opt.input, parse_combine(opt.combine), opt.threads, opt.ids, select);
-  try {
+  if (kind == OutKind::Stdout) return print_stdout(to_csv(o)) ? kExitOk : kExitIo;
+  writing_output([&] {
     if (kind == OutKind::H5) write_prediction_file(*opt.out, prediction_file(o, opt.run_path, opt.input), opt.force);
-    else if (kind == OutKind::Csv) write_text_atomically(*opt.out, to_csv(o), opt.force);
-    else if (!print_stdout(to_csv(o))) return kExitIo;
-  } catch (const RunFileError& e) {
-    spdlog::error("{}", e.what());
-    return kExitIo;
-  }
+    else write_text_atomically(*opt.out, to_csv(o), opt.force);
+  });
   if (opt.out) spdlog::info("wrote {}", *opt.out);
   return kExitOk;
 }

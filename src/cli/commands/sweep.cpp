@@ -10,6 +10,7 @@
 
 #include "cli/commands/cli_util.h"
 #include "cli/commands/commands.h"
+#include "io/run_file_error.h"
 #include "io/run_file.h"
 #include "io/sweep_file.h"
 #include "io/text_file.h"
@@ -17,6 +18,7 @@
 #include "run/sweep_run.h"
 #include "turbanet_version.h"
 #include "util/csv_text.h"
+#include "util/error_report.h"
 
 namespace tn {
 
@@ -137,13 +139,10 @@ int sweep(const SweepOptions& opt) {
   const SweepResult res = run_sweep_measurements(req);
   if (world().rank > 0) return kExitOk;  // rank 0 prints and writes the job's table
   if (!print_stdout(table(res.rows, res.peak, res.device))) return kExitIo;
-  try {
+  writing_output([&] {
     if (kind == OutKind::Csv) write_csv(*opt.out, res.rows, opt.force);
     if (kind == OutKind::H5) write_h5(*opt.out, res, opt.force);
-  } catch (const RunFileError& e) {
-    spdlog::error("{}", e.what());
-    return kExitIo;
-  }
+  });
   if (kind != OutKind::None) spdlog::info("wrote {}", *opt.out);
   return kExitOk;
 }
@@ -159,9 +158,9 @@ int run_sweep(const SweepOptions& opt) {
   int code = kExitIo;
   try {
     code = with_user_errors([&] { return sweep(opt); });
-  } catch (const std::exception& e) {
-    if (w.size == 1) throw;
-    spdlog::critical("internal error: {}", e.what());
+  } catch (const std::exception& e) {  // internal
+    if (w.size == 1) throw;  // cli/main.cpp reports it
+    code = report_failure(e);
   }
   if (w.size > 1 && code != kExitOk) abort_world(code);
   return code;

@@ -1,5 +1,5 @@
-// `turbanet train`: options → resolved config → the training service (run/train_run.h) →
-// progress, summaries and the exit code.
+// `turbanet train`: options → resolved config → the training service (run/train_run.h; under
+// mpirun the job's, run/train_ranks.h) → progress, summaries and the exit code.
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
@@ -26,6 +26,7 @@
 #include "run/select_run.h"
 #include "run/world/world.h"
 #include "run/stop_signals.h"
+#include "run/train_ranks.h"
 #include "run/train_run.h"
 #include "run/trial_results.h"
 #include "turbanet_version.h"
@@ -79,14 +80,12 @@ CommandFiles trial_files(const TrainOptions& opt) {
 
 // Writes --trials-out from the run file the finished run wrote; `code` is the run's exit code.
 int write_trial_results(const TrainOptions& opt, int code) {
-  return with_user_errors([&] {
-    const Config cfg = resolve_config(opt);
-    const RunFile f = read_run_file(cfg.output.path);
-    write_text_atomically(*opt.trials_out, trial_results_json(read_trials(*opt.trials), f, cfg.output.path),
-                          opt.force || !opt.resume.empty());
-    spdlog::info("wrote the results of {} trials to {}", cfg.swarm.size, *opt.trials_out);
-    return code;
-  });
+  const Config cfg = resolve_config(opt);
+  const RunFile f = read_run_file(cfg.output.path);
+  write_text_atomically(*opt.trials_out, trial_results_json(read_trials(*opt.trials), f, cfg.output.path),
+                        opt.force || !opt.resume.empty());
+  spdlog::info("wrote the results of {} trials to {}", cfg.swarm.size, *opt.trials_out);
+  return code;
 }
 
 // Where an epoch interrupted between steps stands: "members at step 40 of 250" (or a range).
@@ -256,228 +255,100 @@ std::optional<std::uint64_t> parse_seed(const std::string& text) {
 
 namespace {
 
-// One process's training: the whole swarm, or shard `shard` of it.
-int train_one(const TrainOptions& opt, std::optional<Shard> ranks_shard) {
-  const auto started = std::chrono::steady_clock::now();
-  std::unique_ptr<TrainingRun> run;
-  try {
-    const Shard shard = ranks_shard ? *ranks_shard : opt.shard ? parse_shard(*opt.shard) : Shard{};
-    Config cfg = resolve_config(opt);
-    run = std::make_unique<TrainingRun>(std::move(cfg), opt.threads, opt.force, started, opt.resume, shard,
-                                        trial_files(opt));
-  } catch (const UsageError& e) {  // --shard, the files (run/command_files.h)
-    spdlog::error("{}", e.what());
-    return kExitUsage;
-  } catch (const RunFileError& e) {  // the --resume file
-    spdlog::error("{}", e.what());
-    return kExitUsage;
-  } catch (const ConfigError& e) {
-    spdlog::error("{}", e.what());
-    return kExitUsage;
-  } catch (const DataError& e) {
-    spdlog::error("{}", e.what());
-    return kExitUsage;
-  } catch (const BackendError& e) {
-    spdlog::error("{}", e.what());
-    return kExitUsage;
-  }
-  if (!run->device_note().empty()) spdlog::info("{}", run->device_note());
-  log_start(opt, *run);
-  const Config& cfg = run->config();
-  if (!opt.resume.empty()) {
-    if (const PartialEpoch* p = run->resumed_partial())
-      spdlog::info("resuming from {} in epoch {} of {} ({})", opt.resume, run->resumed_epochs() + 1, cfg.train.epochs,
-                   step_position(*p));
-    else
-      spdlog::info("resuming from {} after epoch {} of {}", opt.resume, run->resumed_epochs(), cfg.train.epochs);
-  }
-  if (!run->resume_note().empty()) spdlog::warn("{}", run->resume_note());
-  // SIGINT/SIGTERM stop after the step in progress, keeping the work; training in chunks
-  // (a device too small for the swarm) cannot stop between them and keeps the default.
-  std::unique_ptr<StopSignals> signals;
-  if (run->plan().chunks <= 1) signals = std::make_unique<StopSignals>();
-  Progress progress(cfg.train.epochs, cfg.train.log_every, opt.verbosity == Verbosity::Quiet);
-  TrainResult r;
-  try {
-    r = run->run({[&](const EpochStats& st) { progress(st); },
-                  [&](const TrainOutput& t) {
-                    progress.finish();
-                    const char* sig = StopSignals::requested() == SIGTERM ? "SIGTERM" : "SIGINT";
-                    if (t.interrupted && !t.architectures.empty()) {
-                      int lo = t.epochs, hi = 0;
-                      for (const ArchitectureOutput& a : t.architectures) lo = std::min(lo, a.epochs), hi = std::max(hi, a.epochs);
-                      spdlog::warn("{} received: the {} architectures stopped after {} to {} of {} epochs (each trains on "
-                                   "its own); saving the work", sig, t.architectures.size(), lo, hi, cfg.train.epochs);
-                    } else if (t.interrupted && t.partial.present())
-                      spdlog::warn("{} received: stopped in epoch {} of {} ({}); saving the work", sig, t.epochs + 1,
-                                   cfg.train.epochs, step_position(t.partial));
-                    else if (t.interrupted)
-                      spdlog::warn("{} received: stopped after epoch {} of {}; saving the work", sig, t.epochs,
-                                   cfg.train.epochs);
-                    log_summary(cfg, t, run->resumed_epochs());
-                  },
-                  [&](const FinalEval& f) { log_eval(cfg, run->data(), f); },
-                  [] { return StopSignals::requested() != 0; }});
-  } catch (const RunFileError& e) {
-    spdlog::error("{}", e.what());
-    return kExitIo;
-  }
-  spdlog::debug("phases: setup and training {:.3f} s (training loop {:.3f} s), evaluation {:.3f} s, "
-                "run file {:.3f} s", r.setup_and_train_seconds, r.out.train_seconds, r.eval_seconds, r.write_seconds);
-  spdlog::info("wrote {}{}", cfg.output.path, r.out.interrupted ? " (marked interrupted)" : "");
-  if (r.out.interrupted) {
-    const int sig = StopSignals::requested();
-    if (ranks_shard)  // one shard of an MPI job: rank 0 prints the job's resume command
-      spdlog::warn("wrote {} (marked interrupted){}", cfg.output.path, r.checkpoint.empty() ? "" : " and " + r.checkpoint);
-    else if (!r.checkpoint.empty())
-      spdlog::warn("wrote checkpoint {}; continue with:\n  {}", r.checkpoint, resume_command(opt, r.checkpoint));
-    else
-      spdlog::warn("continue with:\n  {}", resume_command(opt, cfg.output.path));
-    return 128 + sig;
-  }
-  if (!r.diverged.empty()) {
-    spdlog::error("{} of {} members diverged (members {}): frozen at the step their loss became non-finite, their "
-                  "predictions NaN and left out of the ensemble. "
-                  "Lower optimizer.lr or set optimizer.grad_clip", r.diverged.size(), cfg.swarm.size,
-                  fmt::join(r.diverged, ", "));
-    return kExitDiverged;
-  }
-  return kExitOk;
+// What the training service is asked besides the config.
+TrainRequest train_request(const TrainOptions& opt) {
+  return {.threads = opt.threads, .force = opt.force, .resume = opt.resume, .other = trial_files(opt)};
 }
 
-// mpirun -np P turbanet train: rank r trains shard r/P into NAME.shard-r-of-P.h5 beside the run
-// file (ranks share the output directory, as a cluster's file system does); when every rank has
-// finished, rank 0 merges the shards into the run file, bitwise the file one process writes,
-// and removes them and their checkpoints. A rank that fails is named with its exit code on
-// rank 0 (its own error is in its log lines, "rank r"), and no run file is written. With
-// --resume the job continues the shards of an earlier job (job_shards): rank r takes shards r,
-// r + P, ... of its K, resuming each from its checkpoint, so any number of ranks resumes it.
-
-bool interruption(int code) { return code == 128 + SIGINT || code == 128 + SIGTERM; }
-
-// This rank's part of a resumed job: its shards of `job`, one after another. A signal between
-// two shards (or while one finishes) stops before the next: the handlers stay installed.
-int resume_shards(const TrainOptions& opt, const World& w, const std::vector<ShardProgress>& job) {
-  const StopSignals signals;
-  int code = kExitOk;
-  for (std::size_t k = static_cast<std::size_t>(w.rank); k < job.size(); k += static_cast<std::size_t>(w.size)) {
-    if (job[k].done) continue;
-    if (const int sig = StopSignals::requested()) {
-      spdlog::warn("{} received: shard {} of {} not started", sig == SIGTERM ? "SIGTERM" : "SIGINT", k, job.size());
-      return 128 + sig;
+// How a training is reported: its set-up, progress, summaries and how it ended. `in_job`: a
+// shard of a job (mpirun, or its shards resumed in one process), whose resume command rank 0
+// prints for the whole job.
+TrainReports train_reports(const TrainOptions& opt, bool in_job) {
+  TrainReports reports;
+  reports.starting = [&opt](const TrainingRun& run, const TrainRequest& req) {
+    if (!run.device_note().empty()) spdlog::info("{}", run.device_note());
+    log_start(opt, run);
+    const Config& cfg = run.config();
+    if (!req.resume.empty()) {
+      if (const PartialEpoch* p = run.resumed_partial())
+        spdlog::info("resuming from {} in epoch {} of {} ({})", req.resume, run.resumed_epochs() + 1, cfg.train.epochs,
+                     step_position(*p));
+      else
+        spdlog::info("resuming from {} after epoch {} of {}", req.resume, run.resumed_epochs(), cfg.train.epochs);
     }
-    TrainOptions o = opt;
-    o.resume = job[k].resume_from;  // "" when the shard wrote nothing: it starts
-    o.force = true;                 // its own earlier run file
-    const int c = train_one(o, job[k].shard);
-    if (c == kExitDiverged) code = c;
-    else if (c != kExitOk) return c;  // failed or interrupted: the rest waits for the next resume
-  }
-  return code;
+    if (!run.resume_note().empty()) spdlog::warn("{}", run.resume_note());
+  };
+  reports.callbacks = [&opt](const TrainingRun& run) {
+    const Config& cfg = run.config();
+    const auto progress =
+        std::make_shared<Progress>(cfg.train.epochs, cfg.train.log_every, opt.verbosity == Verbosity::Quiet);
+    TrainCallbacks cb;
+    cb.progress = [progress](const EpochStats& st) { (*progress)(st); };
+    cb.trained = [progress, &run](const TrainOutput& t) {
+      const Config& cfg = run.config();
+      progress->finish();
+      const char* sig = StopSignals::requested() == SIGTERM ? "SIGTERM" : "SIGINT";
+      if (t.interrupted && !t.architectures.empty()) {
+        int lo = t.epochs, hi = 0;
+        for (const ArchitectureOutput& a : t.architectures) lo = std::min(lo, a.epochs), hi = std::max(hi, a.epochs);
+        spdlog::warn("{} received: the {} architectures stopped after {} to {} of {} epochs (each trains on "
+                     "its own); saving the work", sig, t.architectures.size(), lo, hi, cfg.train.epochs);
+      } else if (t.interrupted && t.partial.present())
+        spdlog::warn("{} received: stopped in epoch {} of {} ({}); saving the work", sig, t.epochs + 1,
+                     cfg.train.epochs, step_position(t.partial));
+      else if (t.interrupted)
+        spdlog::warn("{} received: stopped after epoch {} of {}; saving the work", sig, t.epochs, cfg.train.epochs);
+      log_summary(cfg, t, run.resumed_epochs());
+    };
+    cb.evaluated = [&run](const FinalEval& f) { log_eval(run.config(), run.data(), f); };
+    return cb;
+  };
+  reports.finished = [&opt, in_job](const TrainingRun& run, const TrainResult& r) {
+    const Config& cfg = run.config();
+    spdlog::debug("phases: setup and training {:.3f} s (training loop {:.3f} s), evaluation {:.3f} s, "
+                  "run file {:.3f} s", r.setup_and_train_seconds, r.out.train_seconds, r.eval_seconds, r.write_seconds);
+    spdlog::info("wrote {}{}", cfg.output.path, r.out.interrupted ? " (marked interrupted)" : "");
+    if (r.out.interrupted) {
+      if (in_job)  // rank 0 prints the job's resume command
+        spdlog::warn("wrote {} (marked interrupted){}", cfg.output.path, r.checkpoint.empty() ? "" : " and " + r.checkpoint);
+      else if (!r.checkpoint.empty())
+        spdlog::warn("wrote checkpoint {}; continue with:\n  {}", r.checkpoint, resume_command(opt, r.checkpoint));
+      else
+        spdlog::warn("continue with:\n  {}", resume_command(opt, cfg.output.path));
+    } else if (!r.diverged.empty()) {
+      spdlog::error("{} of {} members diverged (members {}): frozen at the step their loss became non-finite, their "
+                    "predictions NaN and left out of the ensemble. "
+                    "Lower optimizer.lr or set optimizer.grad_clip", r.diverged.size(), cfg.swarm.size,
+                    fmt::join(r.diverged, ", "));
+    }
+  };
+  return reports;
 }
 
+// One process: the whole swarm, or the shard --shard names.
+int train_alone(const TrainOptions& opt, std::chrono::steady_clock::time_point started) {
+  const Shard shard = opt.shard ? parse_shard(*opt.shard) : Shard{};
+  TrainRequest req = train_request(opt);
+  req.started = started;
+  return train_reported(resolve_config(opt), req, shard, train_reports(opt, false));
+}
+
+// The ranks of a job (run/train_ranks.h); rank 0 says how an interrupted job continues.
 int train_on_ranks(const TrainOptions& opt, const World& w) {
   if (w.size > 1) log_as_rank(w);
-  int code = kExitOk;
-  std::string out, message;
-  Config whole;
-  std::vector<ShardProgress> job;
-  try {
+  const auto whole = [&opt] {
     if (opt.shard) throw UsageError("--shard with mpirun: the ranks are the shards; leave --shard out");
-    whole = resolve_config(opt);
-    out = whole.output.path;
-    if (opt.resume.empty()) {
-      // Before any rank trains; each rank's TrainingRun checks its shard's files.
-      CommandFiles files = trial_files(opt);
-      files.outputs.insert(files.outputs.begin(), {.key = "output.path", .path = out, .what = "run file", .replace = opt.force});
-      for (const NamedFile& in : config_inputs(whole)) files.inputs.push_back(in);
-      check_command_files(files.outputs, files.inputs);
-    } else if (std::filesystem::exists(opt.resume)) {
-      throw UsageError("--resume '" + opt.resume + "' with mpirun: ranks resume the shards of an MPI job (or of "
-                       "train --shard k/K), which this job finds beside its run file when the --resume file is not "
-                       "there; a one-process run's checkpoint resumes in one process (without mpirun)");
-    } else {
-      try {
-        job = job_shards(whole, w.rank, w.size);
-      } catch (const UsageError& e) {
-        throw UsageError("--resume '" + opt.resume + "': " + e.what());
-      }
-    }
-  } catch (const std::exception& e) {
-    code = kExitUsage;
-    message = e.what();
+    return resolve_config(opt);
+  };
+  const JobOutcome o = train_job(whole, train_request(opt), w, train_reports(opt, true));
+  if (o.interrupted > 0) {
+    TrainOptions again = opt;
+    again.force = false;
+    spdlog::warn("{} of {} ranks were interrupted; their shards are saved beside {}. Continue with any number of "
+                 "ranks (up to {}, the shards), or one process:\n  {}{}", o.interrupted, w.size, o.out, o.shards,
+                 w.size > 1 ? fmt::format("mpirun -np {} ", w.size) : "", resume_command(again, o.checkpoint));
   }
-  const int K = opt.resume.empty() ? w.size : static_cast<int>(job.size());
-  // A rank that cannot start stops them all before any trains (it alone reports why).
-  const bool others_failed = worst_code(code) != kExitOk && code == kExitOk;
-  if (code == kExitOk && !others_failed) {
-    if (w.rank == 0 && K < w.size)
-      spdlog::warn("the job being resumed has {} shards: {} of the {} ranks have none to train", K, w.size - K, w.size);
-    try {  // every rank must reach the gathering below, whatever happens to its training
-      code = opt.resume.empty() ? train_one(opt, Shard{w.rank, w.size}) : resume_shards(opt, w, job);
-      if (code != kExitOk && code != kExitDiverged && !interruption(code))
-        message = "training its shard failed (exit " + std::to_string(code) + ")";
-    } catch (const std::exception& e) {
-      code = kExitIo;
-      message = std::string("internal error: ") + e.what();
-      spdlog::critical("{}", message);
-    }
-  } else if (w.rank == 0) {
-    spdlog::error("{}", message);
-  }
-  const auto status = gather_status(code, message);
-  if (w.rank == 0) {
-    int worst = kExitOk, failed = 0, interrupted = 0;
-    bool diverged = false;
-    for (std::size_t r = 0; r < status.size(); ++r) {
-      const auto& [c, m] = status[r];
-      diverged |= c == kExitDiverged;
-      if (c == kExitOk || c == kExitDiverged) continue;
-      worst = std::max(worst, c);
-      if (interruption(c)) {
-        ++interrupted;
-        continue;
-      }
-      ++failed;
-      if (r > 0 || m != message || code == kExitOk) spdlog::error("rank {} of {} failed (exit {}): {}", r, w.size, c, m);
-    }
-    if (failed > 0 && w.size == 1) {  // one process resuming a job's shards: its error is logged
-      code = worst;
-    } else if (failed > 0) {
-      spdlog::error("no run file written: {} of {} ranks failed; the shards that finished are kept beside it", failed,
-                    w.size);
-      code = worst;
-    } else if (interrupted > 0) {
-      TrainOptions again = opt;
-      again.force = false;
-      spdlog::warn("{} of {} ranks were interrupted; their shards are saved beside {}. Continue with any number of "
-                   "ranks (up to {}, the shards), or one process:\n  {}{}", interrupted, w.size, out, K,
-                   w.size > 1 ? fmt::format("mpirun -np {} ", w.size) : "", resume_command(again, whole.train.checkpoint.path));
-      code = worst;
-    } else {
-      MergeOptions m;
-      m.out = out;
-      m.force = opt.force || !opt.resume.empty();
-      m.verbosity = opt.verbosity;
-      for (int k = 0; k < K; ++k) m.parts.push_back(shard_paths(whole, Shard{k, K}).output.path);
-      try {
-        code = run_merge(m);
-      } catch (const std::exception& e) {  // the ranks wait for this code
-        spdlog::critical("merging the shards failed: {}", e.what());
-        code = kExitIo;
-      }
-      if (code == kExitOk) {
-        for (int k = 0; k < K; ++k) {
-          const Config c = shard_paths(whole, Shard{k, K});
-          std::error_code ec;
-          std::filesystem::remove(c.output.path, ec);
-          std::filesystem::remove(c.train.checkpoint.path, ec);
-        }
-        if (diverged) code = kExitDiverged;
-      }
-    }
-  }
-  return broadcast_code(code);
+  return o.code;
 }
 
 // `train --resume CK` where CK is no file but the job it names left shards: the shards are
@@ -489,7 +360,7 @@ bool resumes_job(const TrainOptions& opt) {
   std::set<int> counts;
   try {
     counts = job_shard_counts(resolve_config(opt));
-  } catch (const std::exception&) {  // the config's errors are train_one's to report
+  } catch (const std::exception&) {  // the config's errors are train_alone's to report
     return false;
   }
   if (!counts.empty())
@@ -502,20 +373,18 @@ bool resumes_job(const TrainOptions& opt) {
 }  // namespace
 
 int run_train(const TrainOptions& opt) {
+  const auto started = std::chrono::steady_clock::now();
   setup_logging(opt.verbosity);
   const World& w = world();
   bool job = w.size > 1;
-  if (const int code = with_user_errors([&] {
-        check_trial_options(opt);
-        if (!job) job = resumes_job(opt);
-        return kExitOk;
-      });
-      code != kExitOk)
+  return with_user_errors([&] {
+    check_trial_options(opt);
+    if (!job) job = resumes_job(opt);
+    const int code = job ? train_on_ranks(opt, w) : train_alone(opt, started);
+    // Trials that diverged are results too (status "diverged"); an interrupted run has none yet.
+    if (opt.trials_out && w.rank == 0 && (code == kExitOk || code == kExitDiverged)) return write_trial_results(opt, code);
     return code;
-  const int code = job ? train_on_ranks(opt, w) : train_one(opt, std::nullopt);
-  // Trials that diverged are results too (status "diverged"); an interrupted run has none yet.
-  if (opt.trials_out && w.rank == 0 && (code == kExitOk || code == kExitDiverged)) return write_trial_results(opt, code);
-  return code;
+  });
 }
 
 }  // namespace tn

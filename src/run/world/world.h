@@ -1,6 +1,6 @@
 // The processes of one training job: MPI ranks when launched by mpirun or srun in a build
 // with MPI (TURBANET_MPI), else this process alone. Only what the sharded training needs:
-// who we are, and every rank's outcome gathered on rank 0 (cli/commands/train.cpp), and the
+// who we are, and every rank's outcome gathered on rank 0 (run/train_ranks.cpp), and the
 // reductions that `sweep` times a job with (run/sweep_run.cpp). MPI
 // carries no tensors: members are independent, so ranks train shards (run/shard.h) and rank 0
 // merges their run files (run/merge_runs.h).
