@@ -12,6 +12,8 @@
 #include "io/file_lock.h"
 #include "run/eval_record.h"
 #include "run/lineage.h"
+#include "run/stored_inputs.h"
+#include "run/stored_predict.h"
 
 namespace tn {
 namespace {
@@ -64,7 +66,7 @@ void check_request(const StoredSwarm& run, const EvalRequest& req) {
 
 EvalOutcome evaluate_stored(const EvalRequest& req) {
   EvalOutcome o;
-  o.run = load_swarm(req.run_path, !req.data);
+  o.run = req.data ? load_swarm_model(req.run_path) : load_swarm_with_own_data(req.run_path);
   const StoredSwarm& run = o.run;
   check_combine(run, req.combine);
   check_request(run, req);

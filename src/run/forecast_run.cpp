@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "run/new_series.h"
+#include "run/stored_predict.h"
 
 namespace tn {
 namespace {

@@ -3,6 +3,9 @@
 
 #include <spdlog/spdlog.h>
 
+#include "run/stored_inputs.h"
+#include "run/stored_predict.h"
+
 namespace tn {
 namespace {
 
@@ -78,7 +81,7 @@ void keep_forecast_members(Forecast& f, const std::vector<int>& local, const std
 PredictOutcome predict_stored(const std::string& run_path, const std::string& input, Combine how, int threads,
                               const std::vector<std::string>& id_columns, const std::optional<SelectSpec>& select) {
   PredictOutcome o;
-  o.run = load_swarm(run_path, false);
+  o.run = load_swarm_model(run_path);
   o.how = how;
   check_combine(o.run, how);
   o.id_columns = id_columns;

@@ -7,7 +7,7 @@
 #include "cli/commands/cli_util.h"
 #include "cli/commands/commands.h"
 #include "io/text_file.h"
-#include "run/stored_swarm.h"
+#include "run/stored_inputs.h"
 #include "data/sources.h"
 
 namespace tn {

@@ -1,0 +1,62 @@
+// A stored swarm's forward pass over its inputs (see stored_predict.h).
+#include "run/stored_predict.h"
+
+#include <spdlog/spdlog.h>
+
+#include <memory>
+
+#include "backend/backend.h"
+#include "data/prepare.h"
+#include "run/errors.h"
+#include "train/swarm_forward.h"
+
+namespace tn {
+namespace {
+
+// Model outputs of a non-sequence run with data.normalize_target in original units (stored statistics).
+void outputs_to_original(const StoredSwarm& run, std::vector<float>& v) {
+  if (run.file.data.seq_len == 0)
+    targets_to_original(v, run.cfg.data.normalize_target, run.file.normalization.target_mean.data,
+                        run.file.normalization.target_std.data);
+}
+
+// The device `device: auto` picks, with `threads` CPU threads.
+std::unique_ptr<Backend> auto_backend(int threads) {
+  std::string note;
+  std::unique_ptr<Backend> be = make_backend({DeviceKind::Auto, threads}, &note);
+  if (!note.empty()) spdlog::debug("{}", note);
+  return be;
+}
+
+}  // namespace
+
+SwarmPredictions run_swarm(const StoredSwarm& run, const Inputs& in, int threads) {
+  const std::unique_ptr<Backend> be = auto_backend(threads);
+  SwarmPredictions p;
+  if (run.architectures.empty()) {
+    p = predict_swarm(*be, run.shape, run.cfg.loss.type, run.params, run.S, in.X, in.n, in.batch);
+  } else {
+    std::vector<SwarmPart> parts;
+    for (const StoredArchitecture& a : run.architectures) parts.push_back({&a.shape, &a.params, a.members});
+    p = predict_parts(*be, run.cfg.loss.type, parts, run.S, run.shape.outputs(), in.X, in.n, in.batch);
+  }
+  outputs_to_original(run, p.outputs);
+  return p;
+}
+
+void check_combine(const StoredSwarm& run, Combine how) {
+  if (how == Combine::Vote && !run.classification)
+    throw UsageError("--combine vote needs a classification run; a regression ensemble is the mean");
+}
+
+OwnPredictions run_own(const StoredSwarm& run, const Inputs& in, int threads) {
+  const std::unique_ptr<Backend> be = auto_backend(threads);
+  std::vector<int> member(in.group);
+  for (int& m : member) m -= run.first_member;
+  OwnPredictions p = predict_own_swarm(*be, run.shape, run.cfg.loss.type, run.params, run.S, in.X, in.n, in.batch, member);
+  outputs_to_original(run, p.outputs);
+  if (!in.units.identity()) p.outputs_original = in.units.original(p.outputs);
+  return p;
+}
+
+}  // namespace tn
