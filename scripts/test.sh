@@ -1,17 +1,20 @@
 #!/usr/bin/env bash
-# Installs what is missing, builds, and runs the doctest suite (ctest, build/). With --full it
+# Installs what is missing, builds, and runs the doctest suite and the Python package's pytest
+# suite (ctest, build/; the module is built there with .venv-test's nanobind). With --full it
 # then runs the same suite built with ASan+UBSan (scripts/test-sanitizers.sh, build-asan/), a
 # fixed seed and input count of libFuzzer per input reader (scripts/fuzz.sh ci, build-fuzz/),
-# and the CPU kernel tests cross-compiled for aarch64 and run under qemu
-# (scripts/test-aarch64.sh, build-aarch64/) when the time budget allows. CI runs --full (.ci/run).
+# and, when the time budget allows, the CPU kernel tests cross-compiled for aarch64 and run
+# under qemu (scripts/test-aarch64.sh, build-aarch64/) and `pip install .` with the Python
+# tests against the installed package (scripts/test-python-install.sh, build-pip/). CI runs
+# --full (.ci/run).
 #
-#   scripts/test.sh           # build and the doctest suite
+#   scripts/test.sh           # build and the test suites
 #   scripts/test.sh --full    # everything (about 45 minutes on 2 cores from a fresh checkout)
 #
 # Further arguments go to the suite's ctest run (e.g. -R lanes).
-# Environment: TURBANET_TEST_BUDGET_MIN (default 90, CI's limit): the aarch64 step runs only
-# if the steps before it left it AARCH64_MIN minutes of that budget, and says SKIPPED if not;
-# TURBANET_AARCH64=0 skips it.
+# Environment: TURBANET_TEST_BUDGET_MIN (default 90, CI's limit): the aarch64 and pip steps run
+# only if the steps before each left it the minutes it needs of that budget, and say SKIPPED if
+# not; TURBANET_AARCH64=0 and TURBANET_PIP=0 skip them.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 full=0
@@ -21,23 +24,38 @@ case "${1:-}" in
 esac
 scripts/install-deps.sh
 scripts/install-test-venv.sh   # onnxruntime for the export tests (PyPI)
+# The Python package's module (python/, docs/python.md) is built in build/ with the venv's
+# nanobind; its pytest suite is the ctest python_package.
+venv="${TURBANET_TEST_VENV:-.venv-test}"
+python_args=(-DTURBANET_PYTHON=ON "-DPython_EXECUTABLE=$(cd "$venv/bin" && pwd)/python")
 # CI (--full) fails on any compiler warning in the main build; a plain run only shows them.
-if ((full)); then scripts/build.sh -DTURBANET_WERROR=ON; else scripts/build.sh -DTURBANET_WERROR=OFF; fi
+if ((full)); then scripts/build.sh -DTURBANET_WERROR=ON "${python_args[@]}"; else scripts/build.sh -DTURBANET_WERROR=OFF "${python_args[@]}"; fi
 ctest --test-dir build --output-on-failure -j"$(nproc)" "$@"
 if ((!full)); then exit 0; fi
 echo "=== the suite under ASan+UBSan ==="
 scripts/test-sanitizers.sh "$@"
 echo "=== fuzzing every input reader: a fixed seed and input count each (1 to 2 minutes) ==="
 scripts/fuzz.sh ci
+budget_min="${TURBANET_TEST_BUDGET_MIN:-90}"
+# A step that runs only if the steps before it left it `minutes` of the budget (else it says
+# SKIPPED), and that the variable `switch` set to 0 skips: optional_step NAME MINUTES SWITCH CMD...
+optional_step() {
+  local name="$1" minutes="$2" switch="$3"
+  shift 3
+  if [ "${!switch:-1}" = "0" ]; then
+    echo "=== ${name} SKIPPED: ${switch}=0 ==="
+  elif ((SECONDS / 60 + minutes > budget_min)); then
+    echo "=== ${name} SKIPPED: $((SECONDS / 60)) of ${budget_min} minutes used, it needs up to ${minutes} ==="
+  else
+    echo "=== ${name} ==="
+    "$@"
+  fi
+}
 # Measured on 2 busy cores: 5.3 minutes with its packages present (2 build, 3.2 test), 0.6 more
 # to install them; 15 leaves room for a slow mirror and a slower machine.
-AARCH64_MIN=15
-budget_min="${TURBANET_TEST_BUDGET_MIN:-90}"
-if [ "${TURBANET_AARCH64:-1}" = "0" ]; then
-  echo "=== aarch64 kernel tests SKIPPED: TURBANET_AARCH64=0 ==="
-elif ((SECONDS / 60 + AARCH64_MIN > budget_min)); then
-  echo "=== aarch64 kernel tests SKIPPED: $((SECONDS / 60)) of ${budget_min} minutes used, they need up to ${AARCH64_MIN} ==="
-else
-  echo "=== the CPU kernel tests on aarch64 (cross-compiled, under qemu-user) ==="
+optional_step "the CPU kernel tests on aarch64 (cross-compiled, under qemu-user)" 15 TURBANET_AARCH64 \
   scripts/test-aarch64.sh
-fi
+# `pip install .` compiles the whole core again (position-independent, in build-pip/; no ccache):
+# the core alone took 22 minutes in build/ here (-j2 on 2 cores busy with other builds).
+optional_step "pip install . into a fresh venv, and the Python tests against the installed package" 30 \
+  TURBANET_PIP scripts/test-python-install.sh

@@ -143,6 +143,7 @@ inline void check_same(const Config& a, const Config& b) {
   CHECK(a.train.shuffle == b.train.shuffle);
   CHECK(a.train.log_every == b.train.log_every);
   CHECK(a.output.path == b.output.path);
+  CHECK(a.output.predictions == b.output.predictions);
 }
 
 inline void check_round_trip(const Config& c) {

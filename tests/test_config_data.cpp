@@ -52,7 +52,7 @@ TEST_CASE("config data: generator sources") {
             "data.source.target: only applies to csv; type is 'sine'");
   CHECK_HAS(error_of(data("{source: {type: moon}}")),
             "data.source.type: unknown value 'moon'; allowed: spirals, moons, sine, random_walk, csv, "
-            "idx, hdf5, npy; did you mean 'moons'?");
+            "idx, hdf5, npy, arrays; did you mean 'moons'?");
   CHECK_HAS(error_of(data("{source: {type: sine, n: 1}}")),
             "data.source.n: value 1 is out of range; expected an integer >= 2");
 }

@@ -7,6 +7,7 @@
 #include <cstring>
 #include <functional>
 
+#include "config/config.h"
 #include "data/sources.h"
 #include "npy_test_util.h"
 #include "source_test_util.h"
@@ -240,4 +241,25 @@ TEST_CASE("hdf5: missing files and datasets, groups, text and wrong ranks") {
   CHECK(data_error([&] { load_hdf5(h5_source(fifo, "X", "y"), true); }) ==
         fifo + " (data.source.path): not a regular file (a device, FIFO or socket); name the file itself");
   std::filesystem::remove(fifo);
+}
+
+TEST_CASE("arrays: arrays handed over in memory become the dataset, checked as a file source's") {
+  const auto config = [](const std::string& source) {
+    return parse_config("model: {layers: [{type: dense, units: 2}]}\nloss: cross_entropy\ndata: {source: " + source + "}\n",
+                        "arrays.yaml");
+  };
+  const Config c = config("{type: arrays}");
+  CHECK(c.data.source.type == "arrays");
+  CHECK(to_yaml(c).find("type: arrays") != std::string::npos);
+  SourceArrays a{{"X", "X", {3, 2}, {1, 2, 3, 4, 5, 6}}, {"y", "y", {3}, {0, 1, 1}}, std::nullopt, std::nullopt};
+  const Dataset d = load_memory_arrays(c.data, true, &a);
+  CHECK(d.n == 3);
+  CHECK(d.features == 2);
+  CHECK(d.X == std::vector<float>{1, 2, 3, 4, 5, 6});
+  CHECK(d.origin.find("(3, 2)") != std::string::npos);
+  SourceArrays bad{{"X", "X", {2, 1}, {1, NAN}}, {"y", "y", {2}, {0, 1}}, std::nullopt, std::nullopt};
+  CHECK(data_error([&] { load_memory_arrays(c.data, true, &bad); }).find("X[1") != std::string::npos);
+  // From the command line (no arrays in memory) the source says how to give the data there.
+  CHECK(data_error([&] { load_dataset(c.data, true); }).find("type: npy") != std::string::npos);
+  CHECK_THROWS_AS(config("{type: arrays, path: x.csv}"), ConfigError);
 }

@@ -196,6 +196,16 @@ TEST_CASE("trials: bad files and options exit 2 naming the row and column") {
   CHECK_HAS(log, "--trials-out reports the trials of --trials FILE");
 }
 
+TEST_CASE("trials: bad values in several columns are all reported, each naming its row and column") {
+  const fs::path cfg = config("several");
+  std::string log;
+  CHECK(train(cfg, "several.h5", write("several.csv", "optimizer.lr,optimizer.momentum\n0.1,0.5\n-1,0.5\n0.1,1.5\n").string(),
+              std::nullopt, {"optimizer.type=sgd"}, &log) == kExitUsage);
+  CHECK_HAS(log, "several.csv: row 3 (trial '1'), column optimizer.lr: value -1 is out of range");
+  CHECK_HAS(log, "several.csv: row 4 (trial '2'), column optimizer.momentum: value 1.5 is out of range");
+  CHECK_HAS(log, "2 errors in");
+}
+
 TEST_CASE("trials: JSON numbers beyond a double's range and text that is not UTF-8 exit 2 naming the trial") {
   const fs::path cfg = config("range");
   const auto error = [&](const std::string& name, const std::string& text) {

@@ -114,7 +114,7 @@ struct RandomWalkConfig {
 };
 
 struct SourceConfig {
-  // spirals | moons | sine | random_walk (built-in generators) | csv | idx | hdf5 | npy
+  // spirals | moons | sine | random_walk (generators) | csv | idx | hdf5 | npy | arrays (memory)
   std::string type = "spirals";
   // generators
   int n = 128;
@@ -308,6 +308,10 @@ struct EnsembleConfig {
 
 struct OutputConfig {
   std::string path;  // default runs/<name>.h5
+  // What /predictions/<split> keeps of the final evaluation: "members" (every member's output,
+  // [S, N, O], and the ensemble's), "ensemble" (the ensemble's mean and spread and the targets:
+  // an 8,000-member run need not store every member's), or "none".
+  std::string predictions = "members";
 };
 
 // A hyperparameter that differs between members: a sweep inside one swarm, e.g.

@@ -332,6 +332,7 @@ void emit_source(YAML::Emitter& e, const SourceConfig& s, bool sequence) {
     kv_pair(e, "test_x_path", s.test_x_path, "test_y_path", s.test_y_path);
   } else if (s.type == "random_walk") {
     emit_random_walk(e, s);
+  } else if (s.type == "arrays") {  // in memory: nothing more to say
   } else {  // generators
     kv(e, "n", s.n);
     kv(e, "noise", s.noise);
@@ -478,6 +479,7 @@ std::string to_yaml(const Config& c) {
   emit_ensemble(e, c.ensemble);
   begin(e, "output");
   kv(e, "path", c.output.path);
+  if (c.output.predictions != "members") kv(e, "predictions", c.output.predictions);  // configs before it read the same
   e << YAML::EndMap;
   if (!c.grid.empty()) {
     e << YAML::Key << "grid" << YAML::Value << YAML::Flow << YAML::BeginSeq;

@@ -32,7 +32,7 @@ std::vector<KeySection> make_sections() {
       {"train", {"epochs", "batch_size", "shuffle", "log_every", "early_stopping", "checkpoint"}},
       {"train.early_stopping", {"metric", "patience", "min_delta", "restore_best"}},
       {"train.checkpoint", {"every_epochs", "path"}},
-      {"output", {"path"}},
+      {"output", {"path", "predictions"}},
       {"data", {"source", "split", "per_member", "normalize", "normalize_per_member", "normalize_target", "sequence",
                 "features", "missing", "drop"}},
       {"data.source",

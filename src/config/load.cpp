@@ -3,13 +3,10 @@
 #include <algorithm>
 #include <functional>
 #include <cctype>
-#include <cerrno>
 #include <climits>
-#include <cstring>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 
+#include "config/config_file.h"
 #include "config/load_data.h"
 #include "config/load_search.h"
 #include "config/member_values.h"
@@ -220,7 +217,14 @@ void read_model(const Field& f, Config& c, const std::vector<std::string>& dirs)
   ModelConfig& m = c.model;
   const std::vector<Field> layers = f.required("layers").items();
   if (layers.empty()) f["layers"].fail("must contain at least one layer");
-  for (std::size_t i = 0; i < layers.size(); ++i) m.layers.push_back(read_layer(layers[i], static_cast<int>(i), c));
+  // Each layer on its own (a refused one stands as the default, so that the indices hold); the
+  // order of the layers and model.hidden are checked once every layer was read.
+  bool read = true;
+  for (std::size_t i = 0; i < layers.size(); ++i) {
+    m.layers.emplace_back();
+    read = layers[i].keep([&] { m.layers.back() = read_layer(layers[i], static_cast<int>(i), c); }) && read;
+  }
+  if (!read) return;
   check_layer_order(layers, m.layers);
   read_hidden(f, c);
   cfg::read_member_value(f["init_scale"], "model.init_scale", m.init_scale, Range::above(0), c);
@@ -275,7 +279,7 @@ void read_optimizer(const Field& f, Config& c) {
   if (f.is_map()) f.check_keys(section_keys("optimizer"), "type", to_string(o.type));
   // Each of these may be one number or a value per member ({values|linspace|logspace}).
   const auto value = [&](const char* key, double& out, Range r) {
-    cfg::read_member_value(f[key], std::string("optimizer.") + key, out, r, c);
+    f[key].keep([&] { cfg::read_member_value(f[key], std::string("optimizer.") + key, out, r, c); });
   };
   value("lr", o.lr, Range::above(0));
   value("beta1", o.beta1, Range::between(0, 1, false, true));
@@ -288,7 +292,7 @@ void read_optimizer(const Field& f, Config& c) {
   value("l1", o.l1, Range::at_least(0));
   f.get("grad_clip", o.grad_clip, Range::at_least(0));
   const MemberValues* mom = find_member_values(c, "optimizer.momentum");
-  if (o.nesterov && (mom ? cfg::smallest_value(*mom) : o.momentum) <= 0)
+  if (o.nesterov && !f["momentum"].has_errors() && (mom ? cfg::smallest_value(*mom) : o.momentum) <= 0)
     f["nesterov"].fail("nesterov needs momentum > 0; set optimizer.momentum, e.g. 0.9");
 }
 
@@ -342,6 +346,8 @@ void read_output(const Field& f, Config& c) {
       c.output.path = p.string();
       if (c.output.path.empty()) p.fail("must not be empty");
     }
+    static const std::vector<std::string> kept = {"members", "ensemble", "none"};
+    if (Field p = f["predictions"]; p.present()) p.keep([&] { c.output.predictions = kept[p.choose(kept)]; });
   }
   if (c.output.path.empty()) c.output.path = "runs/" + c.name + ".h5";
 }
@@ -432,6 +438,9 @@ void check_consistency(const Field& root, const Config& c) {
     root["model"]["init_scale"].fail("scales random initial weights, but model.init_from starts every member from a "
                                      "trained run's parameters; remove one of the two");
   if (per_member_architecture(c)) check_architecture_keys(root, c);
+  if (c.output.predictions == "ensemble" && c.data.per_member == PerMember::GroupBy)
+    root["output"]["predictions"].fail("group_by has one member per group and no ensemble; its predictions are one "
+                                       "per sample already (/predictions/<split>/own): use members or none");
   if (last.dropout > 0)
     root["model"]["layers"].items().back()["dropout"].fail(
         "dropout on the output layer would drop outputs; put it on the hidden layers before it");
@@ -487,65 +496,54 @@ void check_sizes(const Field& root, const Config& c) {
         std::to_string(kIntMax) + " input values per sample; reduce data.sequence.window");
 }
 
+// Every error that does not make later checks meaningless is kept (Field::keep) and all are
+// reported together (Origin::throw_kept): the sections are read one by one, each key of them
+// on its own (Field::get, check_keys), so a typo in one leaves the others checked. What stops
+// early: a YAML syntax error (parse_document), a --set that cannot be applied, and a section
+// that is missing or not a map, which ends the reading of that section only. The keys read
+// with other sections (grid, search, ensemble) wait for the sections they depend on to be
+// read right, and the checks across sections (check_consistency, check_sizes) for all of them.
 Config read_config(const Field& root, const std::vector<std::string>& data_dirs) {
   root.check_keys(section_keys(""));
   Config c;
-  read_name(root["name"], c.name);
+  const auto section = [&](const char* key, const std::function<void(const Field&)>& read) {
+    const Field f = root[key];
+    f.keep([&] { read(f); });
+  };
+  section("name", [&](const Field& f) { read_name(f, c.name); });
   root.get("seed", c.seed);
-  read_device(root["device"], c);
+  section("device", [&](const Field& f) { read_device(f, c); });
   root.get("device_precision", c.device_precision, {DevicePrecision::Fp32, DevicePrecision::Tf32});
-  read_swarm(root["swarm"], c.swarm);
-  read_group_swarm(root, c.swarm);
-  read_model(root.required("model"), c, data_dirs);
-  read_loss(root["loss"], c.loss);
-  read_optimizer(root["optimizer"], c);
-  read_schedule(root["schedule"], c.schedule);
-  cfg::read_data(root.required("data"), c.data, data_dirs);
-  read_train(root["train"], c.train);
-  read_output(root["output"], c);
+  section("swarm", [&](const Field& f) {
+    read_swarm(f, c.swarm);
+    read_group_swarm(root, c.swarm);
+  });
+  section("model", [&](const Field&) { read_model(root.required("model"), c, data_dirs); });
+  section("loss", [&](const Field& f) { read_loss(f, c.loss); });
+  section("optimizer", [&](const Field& f) { read_optimizer(f, c); });
+  section("schedule", [&](const Field& f) { read_schedule(f, c.schedule); });
+  section("data", [&](const Field&) { cfg::read_data(root.required("data"), c.data, data_dirs); });
+  section("train", [&](const Field& f) { read_train(f, c.train); });
+  section("output", [&](const Field& f) { read_output(f, c); });
   if (c.train.checkpoint.path.empty()) c.train.checkpoint.path = default_checkpoint_path(c.output.path);
-  cfg::read_grid(root, c);
-  fold_single_architecture(c);
-  cfg::read_search(root, c);
-  cfg::read_ensemble(root, c);
+  // grid, search and ensemble read the model's layers, the swarm's size, the loss and the data's
+  // per_member: with an error kept there, their checks would judge defaults.
+  bool depended_on_ok = true;
+  for (const char* key : {"swarm", "model", "loss", "data"}) depended_on_ok = depended_on_ok && !root[key].has_errors();
+  if (depended_on_ok) {
+    section("grid", [&](const Field&) {
+      cfg::read_grid(root, c);
+      fold_single_architecture(c);
+    });
+    section("search", [&](const Field&) { cfg::read_search(root, c); });
+    section("ensemble", [&](const Field&) { cfg::read_ensemble(root, c); });
+  }
   if (!root["data"]["normalize_target"].present() && !is_classification(c.loss.type) && !c.data.sequence.enabled())
     c.data.normalize_target = Normalize::Standard;  // regression targets are scaled unless told otherwise
+  root.origin().throw_kept();
   check_consistency(root, c);
   check_sizes(root, c);
   return c;
-}
-
-std::string read_file(const std::string& path) {
-  std::error_code ec;
-  if (std::filesystem::is_directory(path, ec))
-    throw ConfigError("cannot read config file '" + path + "': " + std::strerror(EISDIR));
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw ConfigError("cannot read config file '" + path + "': " + std::strerror(errno));
-  std::ostringstream text;
-  text << in.rdbuf();
-  if (in.bad()) throw ConfigError("cannot read config file '" + path + "': read error");
-  return text.str();
-}
-
-// Refuses a data or run file given where a config belongs, before its bytes reach a message.
-void check_not_data(const std::string& path, const std::string& text) {
-  std::string ext = std::filesystem::path(path).extension().string();
-  for (char& ch : ext) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
-  const auto refuse = [&](const std::string& what, const std::string& fix) {
-    throw ConfigError("'" + path + "' is " + what + ", not a YAML config; " + fix);
-  };
-  if (text.starts_with("\x89HDF\r\n\x1a\n") || ext == ".h5" || ext == ".hdf5")
-    refuse("an HDF5 file", "a run file goes to eval, predict or export (turbanet eval RUN.h5), and an HDF5 data "
-                           "file is named in a config: data: {source: {type: hdf5, path: FILE}}");
-  const std::string first_line = text.substr(0, text.find('\n'));
-  const bool csv_like = !first_line.starts_with('#') && first_line.find(':') == std::string::npos &&
-                        (first_line.find(',') != std::string::npos || first_line.find(';') != std::string::npos ||
-                         first_line.find('\t') != std::string::npos);
-  if (ext == ".csv" || ext == ".tsv" || (ext != ".yaml" && ext != ".yml" && csv_like))
-    refuse("a CSV data file", "name it in a config, e.g. data: {source: {type: csv, path: " + path +
-                              ", target: COLUMN}} (configs/iris.yaml is an example); predict takes it as --input");
-  if (ext == ".npy" || ext == ".npz" || ext == ".onnx" || ext == ".gz" || text.find('\0') != std::string::npos)
-    refuse("a binary file", "give the YAML config that describes the run (configs/*.yaml are examples)");
 }
 
 }  // namespace
@@ -562,7 +560,7 @@ std::string default_checkpoint_path(const std::string& output) {
 
 Config parse_config(const std::string& yaml_text, const std::string& origin,
                     const std::vector<Override>& overrides, const std::optional<std::vector<std::string>>& data_dirs) {
-  const cfg::Origin where{origin, overrides};
+  const cfg::Origin where{origin, overrides, true, {}};
   YAML::Node root = cfg::parse_document(yaml_text, where);
   const Field top(where, root, "", root.Mark());
   if (!root.IsMap()) top.fail_type("a map of settings (name, model, data, ...) at the top level");
@@ -579,8 +577,8 @@ Config parse_config(const std::string& yaml_text, const std::string& origin,
 }
 
 Config load_config(const std::string& path, const std::vector<Override>& overrides) {
-  const std::string text = read_file(path);
-  check_not_data(path, text);
+  const std::string text = cfg::read_config_file(path);
+  cfg::check_not_data(path, text);
   return parse_config(text, path, overrides);
 }
 

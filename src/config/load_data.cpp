@@ -187,7 +187,7 @@ void read_files(const Field& f, SourceConfig& s, const std::vector<std::string>&
 
 void read_source(const Field& f, SourceConfig& s, const std::vector<std::string>& dirs, bool sequence) {
   const std::vector<std::string> types = {"spirals", "moons", "sine", "random_walk", "csv",
-                                          "idx",     "hdf5",  "npy"};
+                                          "idx",     "hdf5",  "npy", "arrays"};
   if (f.is_map()) {
     if (Field t = f["type"]; t.present()) s.type = types[t.choose(types)];
     f.check_keys(section_keys("data.source"), "type", s.type);
@@ -197,6 +197,7 @@ void read_source(const Field& f, SourceConfig& s, const std::vector<std::string>
   if (s.type == "csv") return read_csv(f, s, dirs, sequence);
   if (s.type == "idx" || s.type == "hdf5" || s.type == "npy") return read_files(f, s, dirs);
   if (s.type == "random_walk") return read_random_walk(f, s);
+  if (s.type == "arrays") return;  // handed over in memory (data/sources.h: load_memory_arrays)
   f.get("n", s.n, 2);
   f.get("noise", s.noise, Range::at_least(0));
   f.get("rotations", s.rotations, Range::above(0));

@@ -236,7 +236,9 @@ std::vector<Override> trial_overrides(const Trials& t) {
   return ov;
 }
 
-std::string trial_error(const Trials& t, const std::string& message) {
+namespace {
+// trial_error of one error's line.
+std::string trial_error_line(const Trials& t, const std::string& message) {
   for (std::size_t k = 0; k < t.keys.size(); ++k) {
     const std::string lead = "--set " + t.keys[k] + "=";
     if (message.rfind(lead, 0) != 0) continue;
@@ -251,6 +253,15 @@ std::string trial_error(const Trials& t, const std::string& message) {
            message.substr(q + 3);
   }
   return message;
+}
+}  // namespace
+
+std::string trial_error(const Trials& t, const std::string& message) {
+  std::string out;
+  std::size_t begin = 0;
+  for (std::size_t end; (end = message.find('\n', begin)) != std::string::npos; begin = end + 1)
+    out += trial_error_line(t, message.substr(begin, end - begin)) + "\n";
+  return out + trial_error_line(t, message.substr(begin));
 }
 
 void check_trials_config(const Trials& t, const Config& cfg) {

@@ -29,9 +29,9 @@ Trials read_trials(const std::string& path);
 // values written so that they read back bitwise.
 std::vector<Override> trial_overrides(const Trials& t);
 
-// A ConfigError from loading a configuration with trial_overrides(t): when it concerns a trial
-// value ("--set KEY=...: KEY.values[i]: problem"), the same problem naming the trials file, the
-// trial's row and column; else `message` unchanged.
+// A ConfigError from loading a configuration with trial_overrides(t), line by line (one error
+// a line): a line that concerns a trial value ("--set KEY=...: KEY.values[i]: problem") becomes
+// the same problem naming the trials file, the trial's row and column; other lines unchanged.
 std::string trial_error(const Trials& t, const std::string& message);
 
 // Checks a loaded configuration against its trials: no grid (each row is one member's

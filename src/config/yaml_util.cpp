@@ -125,7 +125,52 @@ std::string Field::message(const std::string& problem) const {
   return origin_->where(mark_, path_) + ": " + (path_.empty() ? "" : path_ + ": ") + problem;
 }
 
-void Field::fail(const std::string& problem) const { throw ConfigError(message(problem)); }
+void Field::fail(const std::string& problem) const { throw FieldError(message(problem), mark_, path_); }
+
+bool Field::keep(const std::function<void()>& read) const {
+  if (!origin_->keep_going) {
+    read();
+    return true;
+  }
+  KeptError k;
+  try {
+    read();
+    return true;
+  } catch (const FieldError& e) {
+    k = {!e.mark.is_null(), e.mark.line, e.mark.column, 0, e.path, e.what(), std::current_exception()};
+  } catch (const ConfigError& e) {
+    k = {false, 0, 0, 0, path_, e.what(), std::current_exception()};
+  } catch (const YAML::Exception& e) {  // a yaml-cpp surprise still names the file
+    const std::string msg = origin_->where(e.mark, path_) + ": " + e.msg;
+    k = {!e.mark.is_null(), e.mark.line, e.mark.column, 0, path_, msg,
+         std::make_exception_ptr(ConfigError(msg))};
+  }
+  for (const KeptError& seen : origin_->kept)
+    if (seen.message == k.message) return false;  // the same error reached twice
+  k.order = origin_->kept.size();
+  origin_->kept.push_back(std::move(k));
+  return false;
+}
+
+bool Field::has_errors() const {
+  return std::any_of(origin_->kept.begin(), origin_->kept.end(),
+                     [&](const KeptError& k) { return path_related(k.path, path_); });
+}
+
+void Origin::throw_kept() const {
+  if (kept.empty()) return;
+  if (kept.size() == 1) std::rethrow_exception(kept.front().error);
+  std::vector<KeptError> sorted = kept;
+  std::stable_sort(sorted.begin(), sorted.end(), [](const KeptError& a, const KeptError& b) {
+    if (a.located != b.located) return a.located;
+    if (a.line != b.line) return a.line < b.line;
+    if (a.column != b.column) return a.column < b.column;
+    return a.order < b.order;
+  });
+  std::string out;
+  for (const KeptError& k : sorted) out += k.message + "\n";
+  throw ConfigError(out + std::to_string(sorted.size()) + " errors in " + file);
+}
 
 void Field::fail_type(const std::string& expected) const {
   fail("expected " + expected + ", got " + describe_value());
@@ -175,15 +220,17 @@ void Field::check_keys(const std::vector<KeyRule>& rules, const std::string& sel
     const std::string name = it->first.IsScalar() ? it->first.Scalar() : "?";
     const Field key(*origin_, it->first, path_.empty() ? name : path_ + "." + name, mark_);
     if (!it->first.IsScalar()) key.fail("keys must be plain names; allowed: " + join(allowed));
-    if (!seen.insert(name).second) key.fail("duplicate key");
-    auto rule = std::find_if(rules.begin(), rules.end(), [&](auto& r) { return r.key == name; });
-    if (rule == rules.end())
-      key.fail("unknown key; allowed: " + join(allowed) + did_you_mean(name, allowed));
-    if (!rule->applies(selected)) {
-      std::string types;
-      for (const auto& t : rule->applies_to) types += (types.empty() ? "" : " and ") + t;
-      key.fail("only applies to " + types + "; " + selector + " is '" + selected + "'");
-    }
+    key.keep([&] {
+      if (!seen.insert(name).second) key.fail("duplicate key");
+      auto rule = std::find_if(rules.begin(), rules.end(), [&](auto& r) { return r.key == name; });
+      if (rule == rules.end())
+        key.fail("unknown key; allowed: " + join(allowed) + did_you_mean(name, allowed));
+      if (!rule->applies(selected)) {
+        std::string types;
+        for (const auto& t : rule->applies_to) types += (types.empty() ? "" : " and ") + t;
+        key.fail("only applies to " + types + "; " + selector + " is '" + selected + "'");
+      }
+    });
   }
 }
 
@@ -249,22 +296,22 @@ std::size_t Field::choose(const std::vector<std::string>& names) const {
 }
 
 void Field::get(const char* key, double& out, Range r) const {
-  if (Field f = (*this)[key]; f.present()) out = f.number(r);
+  if (Field f = (*this)[key]; f.present()) f.keep([&] { out = f.number(r); });
 }
 void Field::get(const char* key, float& out, Range r) const {
-  if (Field f = (*this)[key]; f.present()) out = static_cast<float>(f.number(r));
+  if (Field f = (*this)[key]; f.present()) f.keep([&] { out = static_cast<float>(f.number(r)); });
 }
 void Field::get(const char* key, int& out, long long lo, long long hi) const {
-  if (Field f = (*this)[key]; f.present()) out = static_cast<int>(f.integer(lo, hi));
+  if (Field f = (*this)[key]; f.present()) f.keep([&] { out = static_cast<int>(f.integer(lo, hi)); });
 }
 void Field::get(const char* key, std::uint64_t& out) const {
-  if (Field f = (*this)[key]; f.present()) out = f.uint64();
+  if (Field f = (*this)[key]; f.present()) f.keep([&] { out = f.uint64(); });
 }
 void Field::get(const char* key, bool& out) const {
-  if (Field f = (*this)[key]; f.present()) out = f.boolean();
+  if (Field f = (*this)[key]; f.present()) f.keep([&] { out = f.boolean(); });
 }
 void Field::get(const char* key, std::string& out) const {
-  if (Field f = (*this)[key]; f.present()) out = f.string();
+  if (Field f = (*this)[key]; f.present()) f.keep([&] { out = f.string(); });
 }
 
 }  // namespace tn::cfg

@@ -3,6 +3,8 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <exception>
+#include <functional>
 #include <initializer_list>
 #include <string>
 #include <utility>
@@ -15,12 +17,38 @@
 
 namespace tn::cfg {
 
+// What Field::fail throws: a ConfigError that also says where (for sorting kept errors).
+struct FieldError : ConfigError {
+  FieldError(const std::string& message, YAML::Mark at, std::string key_path)
+      : ConfigError(message), mark(at), path(std::move(key_path)) {}
+  YAML::Mark mark;
+  std::string path;
+};
+
+// An error kept while reading went on (Field::keep): its position, key path and message, and
+// the exception itself, rethrown unchanged when it is the only one.
+struct KeptError {
+  bool located = false;  // false: from a --set override or without a position (sorted last)
+  int line = 0, column = 0;
+  std::size_t order = 0;
+  std::string path, message;
+  std::exception_ptr error;
+};
+
 // Where a tree came from: the file (or origin name) and the --set overrides applied.
 struct Origin {
   std::string file;
   std::vector<Override> overrides;
+  // Whether Field::keep keeps errors and lets reading go on (parse_config turns it on, so
+  // that every independent error of a file is reported in one run), or lets them through.
+  bool keep_going = false;
+  mutable std::vector<KeptError> kept;
   // "file:line:col", or "--set key=value" for a node built by an override.
   std::string where(const YAML::Mark& mark, const std::string& path) const;
+  // Throws what was kept, if anything: one error as it was thrown; several as one ConfigError
+  // with one line per error, sorted by position (the file's lines first, then --set
+  // overrides in order), and a last line "N errors in FILE".
+  void throw_kept() const;
 };
 
 // "model.layers.0.units" -> "model.layers[0].units", the form used in messages.
@@ -83,17 +111,25 @@ class Field {
   bool present() const { return present_; }
   const std::string& path() const { return path_; }
   const YAML::Node& node() const { return node_; }
+  const Origin& origin() const { return *origin_; }
   bool is_map() const { return present_ && node_.IsMap(); }
   bool is_scalar() const { return present_ && node_.IsScalar(); }
   [[noreturn]] void fail(const std::string& problem) const;
   std::string message(const std::string& problem) const;  // what fail() throws: "file:line:col: key: problem"
   [[noreturn]] void fail_type(const std::string& expected) const;  // "expected X, got Y"
+  // Runs `read`; when the origin keeps going, a ConfigError it throws is kept (Origin::kept)
+  // and false returned, so that the caller goes on with what it has (the default). A read
+  // whose failure makes later reads meaningless is not wrapped.
+  bool keep(const std::function<void()>& read) const;
+  // Whether an error was kept at this key or under it (a check that reads its value skips).
+  bool has_errors() const;
 
   Field operator[](const std::string& key) const;  // child of a map, maybe missing
   Field required(const std::string& key) const;    // fails "missing required key"
   std::vector<Field> items() const;                // elements of a list
   // Fails on a key not in `rules` (suggesting the nearest), on a key that does not
-  // apply to `selected` (the value of `selector`, e.g. type), and on duplicate keys.
+  // apply to `selected` (the value of `selector`, e.g. type), and on duplicate keys; each
+  // such key is kept (keep) and the others still checked.
   void check_keys(const std::vector<KeyRule>& rules, const std::string& selector = "",
                   const std::string& selected = "") const;
 
@@ -111,7 +147,8 @@ class Field {
     return values.begin()[choose(names)];
   }
 
-  // Reads child `key` into `out` when present; leaves the default otherwise.
+  // Reads child `key` into `out` when present; leaves the default otherwise (also when the
+  // value is refused and the error kept: keep).
   void get(const char* key, double& out, Range r = Range::any()) const;
   void get(const char* key, float& out, Range r = Range::any()) const;
   void get(const char* key, int& out, long long lo, long long hi = 2147483647) const;
@@ -120,7 +157,7 @@ class Field {
   void get(const char* key, std::string& out) const;
   template <class E>
   void get(const char* key, E& out, std::initializer_list<E> values) const {
-    if (Field f = (*this)[key]; f.present()) out = f.choice(values);
+    if (Field f = (*this)[key]; f.present()) f.keep([&] { out = f.choice(values); });
   }
 
  private:

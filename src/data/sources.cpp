@@ -45,6 +45,16 @@ Dataset load_hdf5(const SourceConfig& s, bool classification) {
   return dataset_from_arrays(std::move(a), classification, s.path);
 }
 
+Dataset load_memory_arrays(const DataConfig& data, bool classification, SourceArrays* arrays) {
+  if (!arrays)
+    throw DataError("data.source: type arrays holds arrays handed over in memory (Python: turbaswarm.train(config, X, "
+                    "y)); from the command line, write them as .npy files (type: npy, x_path, y_path) or HDF5 (type: hdf5)");
+  if (data.sequence.enabled())
+    throw DataError("data.sequence: sequence data need a csv or random_walk source, not in-memory arrays");
+  const std::string origin = "arrays X" + shape_text(arrays->X.shape);
+  return dataset_from_arrays(std::move(*arrays), classification, origin);
+}
+
 namespace {
 
 // The long-format table of sequence data: random_walk, or the csv columns data.sequence names.
@@ -107,6 +117,7 @@ Dataset load_dataset(const DataConfig& data, bool classification, const std::vec
   }
   if (s.type == "npy") return load_npy(s, classification);
   if (s.type == "hdf5") return load_hdf5(s, classification);
+  if (s.type == "arrays") return load_memory_arrays(data, classification, nullptr);
   throw DataError("data.source.type: unknown source '" + s.type + "'");
 }
 

@@ -50,6 +50,13 @@ NumericArray read_npy(const std::string& path, const std::string& key);
 // NumPy arrays: source.x_path, y_path and the optional test pair (see dataset_from_arrays).
 Dataset load_npy(const SourceConfig& source, bool classification);
 
+// The `arrays` source: arrays handed over in memory (the Python package's train(config, X, y),
+// python/), checked and joined as a file source's (see dataset_from_arrays); they are moved
+// into the dataset, not copied. `arrays` null (a
+// config with `type: arrays` read anywhere else, e.g. the command line) throws DataError saying
+// to use npy or hdf5 files there. Sequence data cannot come from arrays (DataError).
+Dataset load_memory_arrays(const DataConfig& data, bool classification, SourceArrays* arrays);
+
 // Datasets source.x_dataset, y_dataset (and the optional test pair) of the HDF5 file
 // source.path (see dataset_from_arrays).
 Dataset load_hdf5(const SourceConfig& source, bool classification);

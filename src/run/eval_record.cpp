@@ -41,6 +41,11 @@ Predictions make_predictions(const std::string& split, const SwarmPredictions& p
   return r;
 }
 
+bool keep_predictions(const std::string& kept, Predictions& p) {
+  if (kept == "ensemble") p.members = {};
+  return kept != "none";
+}
+
 EvalRecord make_eval_record(const Evaluation& e, const std::string& split,
                             const std::string& source, Combine how, int first_member, int n) {
   EvalRecord r;

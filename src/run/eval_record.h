@@ -18,6 +18,11 @@ Predictions make_predictions(const std::string& split, const SwarmPredictions& p
                              const std::vector<float>& targets, bool classification,
                              const std::vector<double>* weights = nullptr);
 
+// What output.predictions (`kept`: members | ensemble | none) keeps of `p`: all of it, all but
+// the members' outputs [S, N, O] (the ensemble's mean and spread, the targets; a group_by
+// run's own predictions are one per sample and kept), or nothing: false, leave the record out.
+bool keep_predictions(const std::string& kept, Predictions& p);
+
 // The /eval/<split> record of `e`; members are numbered from `first_member`.
 EvalRecord make_eval_record(const Evaluation& e, const std::string& split,
                             const std::string& source, Combine how, int first_member, int n);

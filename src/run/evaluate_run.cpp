@@ -41,6 +41,12 @@ bool same_run(const RunFile& now, const RunFile& then) {
                     });
 }
 
+void drop_predictions(RunFile& file, const std::string& split) {
+  file.predictions.erase(std::remove_if(file.predictions.begin(), file.predictions.end(),
+                                        [&](const Predictions& q) { return q.split == split; }),
+                         file.predictions.end());
+}
+
 }  // namespace
 
 namespace {
@@ -114,6 +120,7 @@ EvalOutcome evaluate_stored(const EvalRequest& req) {
   o.eval = evaluate(preds, run.cfg.loss.type, in.y, req.combine, thresholded ? &thresholds : nullptr, weights);
   o.record = make_eval_record(o.eval, in.split, in.source, req.combine, run.first_member, in.n);
   o.record.selection = selection;
+  o.naive = compare_with_naive(preds, o.eval, in, run.cfg.loss.type);
   if (thresholded) {
     o.record.threshold_from = req.threshold_auto ? o.select_split : "fixed";
     o.record.threshold = thresholds.ensemble;
@@ -158,8 +165,10 @@ void save_evaluation(EvalOutcome& o, const std::string& name, const std::string&
   Predictions p = o.predictions;
   EvalRecord e = o.record;
   p.split = e.split = name;
+  const bool kept = keep_predictions(o.run.cfg.output.predictions, p);  // as training stored them
   if (path != o.run.path) {  // a copy (eval --out FILE.h5): the run as it was read, with the records
-    o.run.file.put(std::move(p));
+    if (kept) o.run.file.put(std::move(p));
+    else drop_predictions(o.run.file, name);
     o.run.file.put(std::move(e));
     write_run_file(path, o.run.file, replace);
     return;
@@ -178,7 +187,8 @@ void save_evaluation(EvalOutcome& o, const std::string& name, const std::string&
   if (!replace && has_record(now, name))
     throw UsageError("--save: run file '" + path + "' got a record '" + name + "' from another process while this "
                      "one was evaluated; pass --force to replace it, or choose another name");
-  now.put(std::move(p));
+  if (kept) now.put(std::move(p));
+  else drop_predictions(now, name);  // a record replaced with --force leaves none of its own behind
   now.put(std::move(e));
   write_run_file(path, now, true);
   o.run.file = std::move(now);

@@ -7,6 +7,7 @@
 #include "eval/by_hparam.h"
 #include "eval/evaluate.h"
 #include "io/run_file.h"
+#include "run/naive_compare.h"
 #include "run/select_run.h"
 #include "run/stored_swarm.h"
 
@@ -45,6 +46,9 @@ struct EvalOutcome {
   std::string select_split, select_note;
   Evaluation select_eval;
   std::vector<int> ranked;  // finite members, best first on the selection split (rank_members)
+  // Not own, sequence data: the ensemble and every member against the naive forecasts, per
+  // series (run/naive_compare.h); empty otherwise.
+  NaiveComparison naive;
 };
 
 // Loads the run (throws RunFileError, ConfigError, UsageError), builds the inputs (DataError,

@@ -4,6 +4,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <functional>
 #include <limits>
@@ -317,14 +318,59 @@ void merge_own_evaluation(const std::vector<Part>& parts, const Config& cfg, con
       r.put(make_own_eval_record(evaluate_own(p, cfg.loss.type, t), e0.split, e0.source, first, p.N));
 }
 
+// Parts that kept only their ensemble's predictions (output.predictions: ensemble): the whole
+// swarm's ensemble mean is the parts' weighted by the members each used (those not left out
+// as diverged, from its /eval/<split>), its spread the pooled population one.
+Predictions merge_ensembles(const std::vector<Part>& parts, const Predictions& p0) {
+  const std::size_t n = p0.ensemble_mean.data.size();
+  std::vector<double> sum(n, 0.0), sq(n, 0.0);
+  double used = 0;
+  for (const Part& p : parts) {
+    const Predictions* q = p.file.find_predictions(p0.split);
+    if (!q || q->ensemble_mean.shape != p0.ensemble_mean.shape || q->ensemble_std.shape != p0.ensemble_mean.shape)
+      throw UsageError("merge: " + in_quotes(p.path) + " has no ensemble predictions on the " + p0.split + " split like " +
+                       in_quotes(parts.front().path));
+    const auto e = std::find_if(p.file.evals.begin(), p.file.evals.end(), [&](const EvalRecord& x) { return x.split == p0.split; });
+    const double w = e == p.file.evals.end() ? p.file.meta.swarm_size
+                                             : static_cast<double>(e->member.size() - e->excluded.size());
+    if (w <= 0) continue;  // every member of the part diverged: its mean is NaN
+    for (std::size_t i = 0; i < n; ++i) {
+      const double m = q->ensemble_mean.data[i], s = q->ensemble_std.data[i];
+      sum[i] += w * m;
+      sq[i] += w * (s * s + m * m);
+    }
+    used += w;
+  }
+  Predictions r;
+  r.split = p0.split;
+  r.targets = p0.targets;
+  r.ensemble_mean = r.ensemble_std = p0.ensemble_mean;
+  for (std::size_t i = 0; i < n; ++i) {
+    const double m = sum[i] / used;
+    r.ensemble_mean.data[i] = static_cast<float>(m);
+    r.ensemble_std.data[i] = static_cast<float>(std::sqrt(std::max(0.0, sq[i] / used - m * m)));
+  }
+  return r;
+}
+
 // /predictions/<split> of every part side by side, and /eval/<split> computed again over the
-// whole swarm as training computes it.
+// whole swarm as training computes it. Parts that kept only their ensembles' predictions, or
+// none (output.predictions), give the merged ensemble's, or none, and no /eval: every member's
+// metrics need its outputs, which `eval` computes again from the parameters.
 void merge_evaluations(std::vector<Part>& parts, const Config& cfg, RunFile& r) {
   const bool classification = is_classification(cfg.loss.type);
   const int first = parts.front().file.meta.shard_swarm_first;
+  if (cfg.output.predictions != "members")
+    spdlog::warn("merge: the parts kept {} (output.predictions: {}), so the merged file has no /eval; run turbanet "
+                 "eval on it for every member's metrics and the ensemble's", cfg.output.predictions == "none"
+                 ? "no predictions" : "only their ensembles' predictions", cfg.output.predictions);
   for (const Predictions& p0 : parts.front().file.predictions) {
     if (!p0.member.empty()) {
       merge_own_evaluation(parts, cfg, p0, r);
+      continue;
+    }
+    if (p0.members.data.empty()) {
+      r.put(merge_ensembles(parts, p0));
       continue;
     }
     std::vector<Array*> members;

@@ -138,6 +138,7 @@ Inputs own_split(const StoredSwarm& run, const std::optional<std::string>& split
   check_same_data(run, d);
   targets_to_original(d);  // targets in original units, like every output of run_swarm and run_own
   Inputs in;
+  in.group_names = d.group_names;
   in.split = split.value_or("test");
   in.batch = std::min(run.cfg.train.batch_size, d.train.n);
   if (!split && d.test.n == 0) {

@@ -25,6 +25,7 @@ struct Inputs {
   // Each sample's group (group_by; sequence data: its series), and, for sequence data, how its
   // output becomes original units and its naive forecasts (data/sequence_units.h).
   std::vector<int> group;
+  std::vector<std::string> group_names;  // the name of each group (series), when the data name them
   TargetUnits units;
   NaiveForecasts naive;
   // new_data with id columns (predict --id): each column's text per sample, [columns][n].

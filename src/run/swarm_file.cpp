@@ -10,6 +10,7 @@
 
 #include "data/arrays.h"
 #include "eval/combine.h"
+#include "run/eval_record.h"
 #include "turbanet_version.h"
 
 namespace tn {
@@ -241,7 +242,8 @@ FileModel model_from_run_file(const RunFile& file, const Config& cfg, const std:
 RunFile make_run_file(const Config& cfg, const PreparedData& data, const MemberSets& sets, const TrainOutput& t,
                       const Backend& be, double wall, const Predictions& predictions, const EvalRecord& record) {
   RunFile r = make_trained_file(cfg, data, sets, t, be, wall);
-  r.put(predictions);
+  Predictions kept = predictions;
+  if (keep_predictions(cfg.output.predictions, kept)) r.put(std::move(kept));
   r.put(record);
   return r;
 }

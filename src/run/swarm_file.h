@@ -30,7 +30,8 @@ std::string utc_now();
 
 // The run file of a finished training: resolved config, metadata (device, kernel, timings),
 // trained and initial parameters, histories, what each member trained on, the splits, the
-// normalization, and the final evaluation's predictions and record.
+// normalization, and the final evaluation's predictions (what cfg.output.predictions keeps:
+// keep_predictions) and record.
 RunFile make_run_file(const Config& cfg, const PreparedData& data, const MemberSets& sets, const TrainOutput& t,
                       const Backend& be, double wall, const Predictions& predictions, const EvalRecord& record);
 // The same without the final evaluation: what a checkpoint holds besides its /train_state.

@@ -13,6 +13,7 @@
 
 #include "eval/own.h"
 #include "io/atomic_file.h"
+#include "data/sources.h"
 #include "model/build.h"
 #include "train/swarm_forward.h"
 #include "run/command_files.h"
@@ -162,7 +163,7 @@ double seconds_between(std::chrono::steady_clock::time_point a, std::chrono::ste
 }  // namespace
 
 TrainingRun::TrainingRun(Config cfg, int threads, bool force, std::chrono::steady_clock::time_point started,
-                         const std::string& resume, Shard shard, const CommandFiles& other)
+                         const std::string& resume, Shard shard, const CommandFiles& other, SourceArrays* arrays)
     : cfg_(std::move(cfg)), force_(force || !resume.empty()), started_(started), shard_(shard) {
   if (cfg_.search.enabled() && shard_.enabled())
     throw ConfigError("search." + std::string(to_string(cfg_.search.type)) + " ranks every member against the others, "
@@ -177,7 +178,10 @@ TrainingRun::TrainingRun(Config cfg, int threads, bool force, std::chrono::stead
                       world().local_rank},
                      &device_note_);
   check_generated_data_memory(cfg_);
-  data_ = prepare_data(load_dataset(cfg_.data, is_classification(cfg_.loss.type)), cfg_.data);
+  const bool classification = is_classification(cfg_.loss.type);
+  data_ = prepare_data(cfg_.data.source.type == "arrays" ? load_memory_arrays(cfg_.data, classification, arrays)
+                                                          : load_dataset(cfg_.data, classification),
+                       cfg_.data);
   if (const std::string note = target_scaling_note(data_); !note.empty()) spdlog::info("{}", note);
   resolve_group_swarm(cfg_, data_);  // group_by without swarm.size: one member per group
   const ModelShape shape = make_model_shape(cfg_, data_);  // validates

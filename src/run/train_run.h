@@ -10,6 +10,7 @@
 
 #include "backend/backend.h"
 #include "config/config.h"
+#include "data/arrays.h"
 #include "data/member_sets.h"
 #include "data/prepare.h"
 #include "eval/evaluate.h"
@@ -71,8 +72,11 @@ class TrainingRun {
   // BackendError or RunFileError (an unreadable `resume` file).
   // With `shard` (train --shard k/K, run/shard.h) it trains shard k's block of the swarm into
   // its own run file, NAME.shard-k-of-K.h5 beside output.path.
+  // `arrays`: the data of a config whose data.source is `type: arrays` (the Python package's
+  // X and y), moved into the run's data (data/sources.h: load_memory_arrays).
   TrainingRun(Config cfg, int threads, bool force, std::chrono::steady_clock::time_point started,
-              const std::string& resume = "", Shard shard = {}, const CommandFiles& other = {});
+              const std::string& resume = "", Shard shard = {}, const CommandFiles& other = {},
+              SourceArrays* arrays = nullptr);
   const Config& config() const { return cfg_; }
   const PreparedData& data() const { return data_; }
   const Backend& backend() const { return *be_; }

@@ -87,11 +87,17 @@ int evaluate_run(const EvalOptions& opt, OutKind out_kind) {
   const SearchView search{&run.file.search, run.file.meta.epochs, run.file.meta.swarm_size, &run.file.diverged_epoch,
                           ranked.empty() ? -1 : ranked.front(), run.file.meta.interrupted, &o.finished,
                           &o.finished_eval};
-  const std::string json = o.own ? own_eval_json(o.record, opt.run_path, run.class_names, groups)
-                                 : eval_json(o.eval, o.record, opt.run_path, run.class_names, rank, &o.hparams, &search);
+  std::string json = o.own ? own_eval_json(o.record, opt.run_path, run.class_names, groups)
+                           : eval_json(o.eval, o.record, opt.run_path, run.class_names, rank, &o.hparams, &search);
+  if (!o.naive.empty()) {  // sequence data: the ensemble and the members against the naive forecasts
+    report::json j = report::json::parse(json);
+    j["vs_naive"] = naive_json(o.naive);
+    json = j.dump(2) + "\n";
+  }
   const std::string text = opt.json ? json
                            : o.own  ? own_eval_table(o.record, opt.run_path, groups)
-                                    : eval_table(o.eval, o.record, opt.run_path, run.class_names, rank, &o.hparams, &search);
+                                    : eval_table(o.eval, o.record, opt.run_path, run.class_names, rank, &o.hparams, &search) +
+                                          naive_table(o.naive);
   if (!print_stdout(text)) return kExitIo;
   const std::string name = opt.save.value_or(o.record.split);
   try {

@@ -111,14 +111,14 @@ std::size_t metric_index(const EvalRecord& r, const std::string& name) {
   return it == r.metrics.end() ? 0 : static_cast<std::size_t>(it - r.metrics.begin());
 }
 
-// Each series (member) against each baseline: {"member", "group", "n_samples", "units",
+// Each series (member) against each baseline: {"member" (unless !member_column), "group", "n_samples", "units",
 // <metric>: v, "baselines": {<kind>: {<metric>: v, "skill_<metric>": s, "beats_by_<metric>": b}}}.
-json series_json(const EvalRecord& r, const std::vector<std::string>& groups) {
+json series_json(const EvalRecord& r, const std::vector<std::string>& groups, bool member_column = true) {
   const std::size_t M = r.metrics.size();
   const std::vector<double>& model = compared_members(r);
   json rows = json::array();
   for (std::size_t s = 0; s < r.member.size(); ++s) {
-    json row = {{"member", r.member[s]}};
+    json row = member_column ? json{{"member", r.member[s]}} : json::object();
     if (s < groups.size()) row["group"] = groups[s];
     row["n_samples"] = s < r.member_samples.size() ? r.member_samples[s] : 0;
     row["units"] = compared_in_original(r) ? "original" : "model";
@@ -149,7 +149,7 @@ json series_json(const EvalRecord& r, const std::vector<std::string>& groups) {
 // The per-series table by mae: the model, each baseline and the model's skill against it; all
 // series up to 30, else the 10 with the lowest and the 10 with the highest skill against the
 // first baseline.
-std::string series_table(const EvalRecord& r, const std::vector<std::string>& groups) {
+std::string series_table(const EvalRecord& r, const std::vector<std::string>& groups, bool member_column = true) {
   const std::size_t M = r.metrics.size(), m = metric_index(r, "mae"), S = r.member.size();
   if (r.baselines.empty() || r.metrics[m] != "mae" || S == 0) return "";
   const std::vector<double>& model = compared_members(r);
@@ -157,7 +157,7 @@ std::string series_table(const EvalRecord& r, const std::vector<std::string>& gr
   for (const std::string& g : groups) width = std::max(width, g.size());
   std::string t = fmt::format("\nper series: {} in {} units; skill = 1 − model/baseline (> 0: the model is better)\n",
                               r.metrics[m], compared_in_original(r) ? "original" : "model");
-  t += fmt::format("{:<{}}{:>8}{:>12}", "series", width, "member", "model");
+  t += fmt::format("{:<{}}{:>8}{:>12}", "series", width, member_column ? "member" : "", member_column ? "model" : "ensemble");
   for (const EvalRecord::Baseline& b : r.baselines) t += fmt::format("{:>16}{:>9}", b.kind, "skill");
   t += "\n";
   std::vector<std::size_t> order(S);
@@ -177,7 +177,7 @@ std::string series_table(const EvalRecord& r, const std::vector<std::string>& gr
     }
     const std::size_t s = order[i];
     t += fmt::format("{:<{}}{:>8}{:>12}", s < groups.size() ? groups[s] : std::to_string(r.member[s]), width,
-                     fmt::format("#{}", r.member[s]), num(model[s * M + m]));
+                     member_column ? fmt::format("#{}", r.member[s]) : "", num(model[s * M + m]));
     for (const EvalRecord::Baseline& b : r.baselines) {
       const double c = compared_members(r, b)[s * M + m], k = skill_score(model[s * M + m], c);
       t += fmt::format("{:>16}{:>9}", num(c), std::isfinite(k) ? fmt::format("{:+.3f}", k) : "nan");
@@ -262,6 +262,75 @@ std::string own_eval_table(const EvalRecord& r, const std::string& run_path, con
     t += fmt::format("\n{} units:\n", compared_in_original(r) ? "original" : "model");
   for (const EvalRecord::Baseline& b : r.baselines) t += "  " + beat_line(r, b) + "\n";
   return t;
+}
+
+std::string naive_table(const NaiveComparison& c) {
+  const EvalRecord& r = c.ensemble;
+  if (c.empty()) return "";
+  const bool original = compared_in_original(r);
+  std::string t = fmt::format("\nthe ensemble against naive forecasts, on each series' own samples ({} series)\n",
+                              r.member.size());
+  t += series_table(r, c.series, false);
+  t += fmt::format("\n{} units:\n", original ? "original" : "model");
+  for (const EvalRecord::Baseline& b : r.baselines) t += "  " + beat_line(r, b) + "\n";
+  const std::size_t m = metric_index(r, "mae");
+  const std::vector<double>& pooled = original ? r.original.pooled : r.pooled;
+  if (r.member.size() > 1)
+    for (const EvalRecord::Baseline& b : r.baselines) {
+      const std::vector<double>& base = original && !b.original.empty() ? b.original.pooled : b.scores.pooled;
+      t += fmt::format("  all series pooled: the ensemble's mae {} against {}'s {} (skill {:+.3f})\n", num(pooled[m]),
+                       b.kind, num(base[m]), skill_score(pooled[m], base[m]));
+    }
+  t += "each member on every sample the naive forecast has (all series pooled); skill = 1 − member/baseline\n";
+  for (const MemberSkill& k : c.members)
+    t += fmt::format("  {} by {} ({}): {} of {} members beat it, skill median {:+.3f} (5%-95% {:+.3f} to {:+.3f})\n",
+                     k.kind, k.metric, num(k.baseline), k.beat, k.compared, k.quantiles[3], k.quantiles[1],
+                     k.quantiles[5]);
+  return t;
+}
+
+namespace {
+json quantile_list(const std::vector<double>& q) {
+  json a = json::array();
+  for (double v : q) a.push_back(number(v));
+  return a;
+}
+}  // namespace
+
+json naive_json(const NaiveComparison& c) {
+  const EvalRecord& r = c.ensemble;
+  if (c.empty()) return nullptr;
+  json vs_all = json::object();
+  for (const EvalRecord::Baseline& b : r.baselines) {
+    json vs = json::object();
+    for (const BaselineComparison& x : compare_with_baseline(r.metrics, compared_members(r), compared_members(r, b)))
+      vs[x.metric] = {{"beat", x.beat}, {"compared", x.compared}, {"median_ratio", number(x.median_ratio)}};
+    vs_all[b.kind] = vs;
+  }
+  json members = json::array();
+  for (const MemberSkill& k : c.members)
+    members.push_back({{"kind", k.kind}, {"metric", k.metric}, {"baseline", number(k.baseline)}, {"beat", k.beat},
+                       {"compared", k.compared}, {"skill_quantiles", quantile_list(k.quantiles)}});
+  const bool original = compared_in_original(r);
+  json pooled = json::object();
+  for (const EvalRecord::Baseline& b : r.baselines) {
+    const std::vector<double>& base = original && !b.original.empty() ? b.original.pooled : b.scores.pooled;
+    const std::vector<double>& model = original ? r.original.pooled : r.pooled;
+    json o = json::object();
+    for (const std::string& name : baseline_compared_metrics()) {
+      const std::size_t m = metric_index(r, name);
+      if (r.metrics[m] != name) continue;
+      o[name] = number(base[m]);
+      o["ensemble_" + name] = number(model[m]);
+      o["skill_" + name] = number(skill_score(model[m], base[m]));
+    }
+    pooled[b.kind] = o;
+  }
+  return {{"compared_in", original ? "original_units" : "model_units"},
+          {"vs_baselines", vs_all},
+          {"pooled", pooled},
+          {"series", series_json(r, c.series, false)},
+          {"members", members}};
 }
 
 std::string own_eval_summary(const EvalRecord& r) {
