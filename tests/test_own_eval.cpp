@@ -13,7 +13,7 @@
 #include "data/member_sets.h"
 #include "data/prepare.h"
 #include "data/sequence.h"
-#include "eval/own.h"
+#include "eval/per_group.h"
 #include "eval_test_util.h"
 #include "io/run_file.h"
 #include "train/swarm_forward.h"
@@ -69,7 +69,7 @@ TEST_CASE("group_by: each member predicts exactly its own group's samples, as it
     for (std::size_t k = 0; k < which.size(); ++k) CHECK(t.pred_own[which[k]] == alone.outputs[k]);
   }
   // The same from the stored parameters, and from a swarm trained in chunks.
-  const OwnPredictions p = predict_own_swarm(be, t.shape, cfg.loss.type, t.params, 4, data.test.X, data.test.n, 8,
+  const GroupPredictions p = predict_own_swarm(be, t.shape, cfg.loss.type, t.params, 4, data.test.X, data.test.n, 8,
                                              data.test.group);
   CHECK(same_bits(p.outputs, t.pred_own));
   const TrainOutput chunked = train_swarm_in_chunks(cfg, data, make_member_sets(cfg, data), be, nullptr, 3);
@@ -98,7 +98,7 @@ TEST_CASE("own sample sets: unequal groups, samples without a member, and an emp
   for (int i = 0; i < 14; ++i) X.insert(X.end(), {0.1f * i, -0.05f * i * i});
   const std::vector<int> member = {2, 0, 0, 2, 1, 0, 0, 2, 0, 0, 0, 2, 0, 0};  // 9, 1 and 4 samples
   CpuBackend be(2);
-  const OwnPredictions own = predict_own_swarm(be, shape, LossType::Bce, params, 3, X, 14, 4, member);
+  const GroupPredictions own = predict_own_swarm(be, shape, LossType::Bce, params, 3, X, 14, 4, member);
   const SwarmPredictions all = predict_swarm(be, shape, LossType::Bce, params, 3, X, 14, 4);
   REQUIRE(own.O == 1);
   for (int i = 0; i < 14; ++i)
@@ -106,15 +106,15 @@ TEST_CASE("own sample sets: unequal groups, samples without a member, and an emp
 }
 
 TEST_CASE("own evaluation: per-member metrics, pooled and quantiles by hand") {
-  OwnPredictions p;
+  GroupPredictions p;
   p.S = 3;
   p.N = 6;
   p.O = 1;
   p.member = {0, 1, 0, 1, 1, 2};
   p.outputs = {1.0f, 2.0f, 3.0f, 0.0f, 1.0f, NAN};
-  OwnTargets t;
+  GroupTargets t;
   t.y = {0.0f, 2.0f, 5.0f, 1.0f, 4.0f, 1.0f};
-  const OwnEvaluation e = evaluate_own(p, LossType::Mse, t);
+  const GroupEvaluation e = evaluate_per_group(p, LossType::Mse, t);
   REQUIRE(e.names == std::vector<std::string>{"mse", "rmse", "mae", "r2"});
   CHECK(e.samples == std::vector<int>{2, 3, 1});
   CHECK(e.excluded == std::vector<int>{2});
@@ -142,7 +142,7 @@ TEST_CASE("own evaluation: per-member metrics, pooled and quantiles by hand") {
 }
 
 TEST_CASE("naive baselines: scored on the members' own samples, in model and original units") {
-  OwnPredictions p;
+  GroupPredictions p;
   p.S = 2;
   p.N = 4;
   p.O = 1;
@@ -158,13 +158,13 @@ TEST_CASE("naive baselines: scored on the members' own samples, in model and ori
   naive.persistence = units.original({0.5f, 0.5f, 1.0f, 2.0f});  // series 0 is flat: persistence is exact
   naive.seasonal.assign(4, NAN);                                   // no season: left out
   naive.drift = units.original({0.5f, 0.5f, 2.0f, NAN});          // no history for the last sample
-  const OwnTargets t = own_targets({0.5f, 0.5f, 2.0f, 4.0f}, units, naive);
+  const GroupTargets t = group_targets({0.5f, 0.5f, 2.0f, 4.0f}, units, naive);
   REQUIRE(t.baselines.size() == 2);
   CHECK(t.baselines[0].kind == "persistence");
   CHECK(t.baselines[1].kind == "drift");
   CHECK(t.baselines[0].values == std::vector<float>{0.5f, 0.5f, 1.0f, 2.0f});  // back in model units
   CHECK(t.y_original == std::vector<float>{11, 11, 5, 13});
-  const OwnEvaluation e = evaluate_own(p, LossType::Mse, t);
+  const GroupEvaluation e = evaluate_per_group(p, LossType::Mse, t);
   REQUIRE(e.baselines.size() == 2);
   const ScoreSet& persistence = e.baselines[0].scores;
   CHECK(persistence.members[0].values[2] == 0.0);

@@ -104,8 +104,8 @@ ScoreRecord score_record(const ScoreSet& s) {
 
 }  // namespace
 
-OwnTargets own_targets(const std::vector<float>& y, const TargetUnits& units, const NaiveForecasts& naive) {
-  OwnTargets t{y, {}, {}};
+GroupTargets group_targets(const std::vector<float>& y, const TargetUnits& units, const NaiveForecasts& naive) {
+  GroupTargets t{y, {}, {}};
   const bool original = !units.identity();
   if (original) t.y_original = units.original(y);
   const std::vector<std::string>& kinds = naive_forecast_kinds();
@@ -117,7 +117,7 @@ OwnTargets own_targets(const std::vector<float>& y, const TargetUnits& units, co
   return t;
 }
 
-Predictions make_own_predictions(const std::string& split, const OwnPredictions& p, const OwnTargets& t,
+Predictions make_own_predictions(const std::string& split, const GroupPredictions& p, const GroupTargets& t,
                                  int first_member, bool classification) {
   const auto N = static_cast<std::uint64_t>(p.N), O = static_cast<std::uint64_t>(p.O);
   Predictions r;
@@ -133,7 +133,7 @@ Predictions make_own_predictions(const std::string& split, const OwnPredictions&
   return r;
 }
 
-EvalRecord make_own_eval_record(const OwnEvaluation& e, const std::string& split, const std::string& source,
+EvalRecord make_own_eval_record(const GroupEvaluation& e, const std::string& split, const std::string& source,
                                 int first_member, int n) {
   EvalRecord r;
   r.split = split;

@@ -8,7 +8,7 @@
 #include <cstring>
 #include <utility>
 
-#include "eval/own.h"
+#include "eval/per_group.h"
 #include "io/file_lock.h"
 #include "run/eval_record.h"
 #include "run/lineage.h"
@@ -87,9 +87,9 @@ EvalOutcome evaluate_stored(const EvalRequest& req) {
       spdlog::warn("--combine {} is not used: a run with one member per group has no ensemble", to_string(req.combine));
     spdlog::info("evaluating {} members of {} on {} ({} samples), each on its own group's samples", run.S,
                  req.run_path, in.source, in.n);
-    const OwnPredictions preds = run_own(run, in, req.threads);
-    const OwnTargets targets = own_targets(in.y, in.units, in.naive);
-    const OwnEvaluation e = evaluate_own(preds, run.cfg.loss.type, targets);
+    const GroupPredictions preds = run_own(run, in, req.threads);
+    const GroupTargets targets = group_targets(in.y, in.units, in.naive);
+    const GroupEvaluation e = evaluate_per_group(preds, run.cfg.loss.type, targets);
     o.record = make_own_eval_record(e, in.split, in.source, run.first_member, in.n);
     if (!o.record.excluded.empty())
       spdlog::warn("members {} have non-finite predictions (diverged): left out", fmt::join(o.record.excluded, ", "));

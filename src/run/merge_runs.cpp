@@ -12,7 +12,7 @@
 
 #include "config/config.h"
 #include "eval/evaluate.h"
-#include "eval/own.h"
+#include "eval/per_group.h"
 #include "run/checkpoint.h"
 #include "run/errors.h"
 #include "run/eval_record.h"
@@ -261,12 +261,12 @@ void merge_own_evaluation(const std::vector<Part>& parts, const Config& cfg, con
                      " split but no such split in /data/splits");
   const std::size_t N = split->rows.size(), O = p0.own.shape.size() == 2 ? p0.own.shape[1] : 0;
   const std::size_t wy = p0.targets.shape.size() == 2 ? p0.targets.shape[1] : 1;
-  OwnPredictions p;
+  GroupPredictions p;
   p.S = f0.meta.shard_swarm_size;
   p.N = static_cast<int>(N);
   p.O = static_cast<int>(O);
   p.member.assign(N, -1);
-  OwnTargets t;
+  GroupTargets t;
   // Every per-sample array of the predictions, [N, width] in split order: from each part's
   // p0-shaped array (`of`) to its place in `to`.
   struct Column {
@@ -315,7 +315,7 @@ void merge_own_evaluation(const std::vector<Part>& parts, const Config& cfg, con
   r.put(make_own_predictions(p0.split, p, t, first, is_classification(cfg.loss.type)));
   for (const EvalRecord& e0 : f0.evals)
     if (e0.split == p0.split && e0.own())
-      r.put(make_own_eval_record(evaluate_own(p, cfg.loss.type, t), e0.split, e0.source, first, p.N));
+      r.put(make_own_eval_record(evaluate_per_group(p, cfg.loss.type, t), e0.split, e0.source, first, p.N));
 }
 
 // Parts that kept only their ensemble's predictions (output.predictions: ensemble): the whole

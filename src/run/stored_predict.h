@@ -3,7 +3,7 @@
 // group's samples; outputs in the targets' original units.
 #pragma once
 #include "eval/combine.h"
-#include "eval/own.h"
+#include "eval/per_group.h"
 #include "run/stored_inputs.h"
 #include "run/stored_swarm.h"
 
@@ -18,6 +18,6 @@ void check_combine(const StoredSwarm& run, Combine how);
 
 // group_by runs: each member's outputs on the samples of its own group (in.group), on the
 // device run_swarm picks; in original units too when in.units is not the identity.
-OwnPredictions run_own(const StoredSwarm& run, const Inputs& in, int threads);
+GroupPredictions run_own(const StoredSwarm& run, const Inputs& in, int threads);
 
 }  // namespace tn

@@ -11,7 +11,7 @@
 
 #include <spdlog/spdlog.h>
 
-#include "eval/own.h"
+#include "eval/per_group.h"
 #include "io/atomic_file.h"
 #include "data/sources.h"
 #include "model/build.h"
@@ -74,7 +74,7 @@ FinalEval evaluate_final_own(const Config& cfg, const PreparedData& data, const 
   FinalEval f;
   f.split = t.pred_split == "test" ? &data.test : &data.train;
   const int S = cfg.swarm.size, first = cfg.swarm.first_member, O = t.shape.outputs();
-  const OwnTargets all = own_targets(f.split->y, f.split->units, f.split->naive);
+  const GroupTargets all = group_targets(f.split->y, f.split->units, f.split->naive);
   std::vector<int> keep;  // samples of members [first, first + S)
   for (int i = 0; i < t.pred_n; ++i)
     if (t.pred_member[i] >= first && t.pred_member[i] < first + S) keep.push_back(i);
@@ -86,16 +86,16 @@ FinalEval evaluate_final_own(const Config& cfg, const PreparedData& data, const 
     for (int i : keep) r.insert(r.end(), v.begin() + static_cast<std::ptrdiff_t>(i * w), v.begin() + static_cast<std::ptrdiff_t>((i + 1) * w));
     return r;
   };
-  OwnPredictions p;
+  GroupPredictions p;
   p.S = S;
   p.N = static_cast<int>(keep.size());
   p.O = O;
   for (int i : keep) p.member.push_back(t.pred_member[i] - first);
   p.outputs = rows(t.pred_own);
   if (!all.y_original.empty()) p.outputs_original = rows(f.split->units.original(t.pred_own));
-  OwnTargets targets{rows(all.y), rows(all.y_original), {}};
+  GroupTargets targets{rows(all.y), rows(all.y_original), {}};
   for (const BaselineForecast& b : all.baselines) targets.baselines.push_back({b.kind, rows(b.values), rows(b.original)});
-  const OwnEvaluation e = evaluate_own(p, cfg.loss.type, targets);
+  const GroupEvaluation e = evaluate_per_group(p, cfg.loss.type, targets);
   f.record = make_own_eval_record(e, f.split->name, f.split->name + " split of " + data.origin, first, p.N);
   f.predictions = make_own_predictions(t.pred_split, p, targets, first, is_classification(cfg.loss.type));
   if (shard) f.predictions.sample = keep;

@@ -89,10 +89,10 @@ SwarmPredictions predict_parts(Backend& be, LossType loss, const std::vector<Swa
   return all;
 }
 
-OwnPredictions predict_own_swarm(Backend& be, const ModelShape& shape, LossType loss,
+GroupPredictions predict_own_swarm(Backend& be, const ModelShape& shape, LossType loss,
                                  const std::vector<float>& params, int S, const std::vector<float>& X,
                                  int N, int batch, const std::vector<int>& member) {
-  OwnPredictions r;
+  GroupPredictions r;
   r.S = S;
   r.N = N;
   r.O = shape.outputs();

@@ -8,7 +8,7 @@
 
 #include "cli/commands/report_parts.h"
 #include "eval/by_hparam.h"
-#include "eval/own.h"
+#include "eval/per_group.h"
 
 namespace tn {
 
