@@ -59,26 +59,26 @@ TEST_CASE("group_by: each member predicts exactly its own group's samples, as it
   const TrainOutput t = train_swarm(cfg, data, be, nullptr);
   CHECK(t.pred_members.empty());
   REQUIRE(t.pred_member == data.test.group);
-  REQUIRE(t.pred_own.size() == static_cast<std::size_t>(data.test.n));
+  REQUIRE(t.pred_group.size() == static_cast<std::size_t>(data.test.n));
   for (int g = 0; g < 4; ++g) {
     std::vector<int> which;
     const std::vector<float> X = rows_of(data.test, data.features, g, which);
     REQUIRE(!which.empty());
     const SwarmPredictions alone =
         predict_swarm(be, t.shape, cfg.loss.type, member_params(t, g), 1, X, static_cast<int>(which.size()), 8);
-    for (std::size_t k = 0; k < which.size(); ++k) CHECK(t.pred_own[which[k]] == alone.outputs[k]);
+    for (std::size_t k = 0; k < which.size(); ++k) CHECK(t.pred_group[which[k]] == alone.outputs[k]);
   }
   // The same from the stored parameters, and from a swarm trained in chunks.
-  const GroupPredictions p = predict_own_swarm(be, t.shape, cfg.loss.type, t.params, 4, data.test.X, data.test.n, 8,
+  const GroupPredictions p = predict_per_group(be, t.shape, cfg.loss.type, t.params, 4, data.test.X, data.test.n, 8,
                                              data.test.group);
-  CHECK(same_bits(p.outputs, t.pred_own));
+  CHECK(same_bits(p.outputs, t.pred_group));
   const TrainOutput chunked = train_swarm_in_chunks(cfg, data, make_member_sets(cfg, data), be, nullptr, 3);
-  CHECK(same_bits(chunked.pred_own, t.pred_own));
+  CHECK(same_bits(chunked.pred_group, t.pred_group));
   CHECK(chunked.pred_member == t.pred_member);
 }
 
 TEST_CASE("own sample sets: unequal groups, samples without a member, and an empty member") {
-  const MemberSets s = own_sample_sets({1, 0, 1, -1, 1, 5}, 3);
+  const MemberSets s = group_sample_sets({1, 0, 1, -1, 1, 5}, 3);
   CHECK(s.offset == std::vector<std::uint32_t>{0, 1, 4, 4});
   CHECK(s.rows == std::vector<std::uint32_t>{1, 0, 2, 4});
   std::vector<std::uint32_t> table(4);
@@ -98,7 +98,7 @@ TEST_CASE("own sample sets: unequal groups, samples without a member, and an emp
   for (int i = 0; i < 14; ++i) X.insert(X.end(), {0.1f * i, -0.05f * i * i});
   const std::vector<int> member = {2, 0, 0, 2, 1, 0, 0, 2, 0, 0, 0, 2, 0, 0};  // 9, 1 and 4 samples
   CpuBackend be(2);
-  const GroupPredictions own = predict_own_swarm(be, shape, LossType::Bce, params, 3, X, 14, 4, member);
+  const GroupPredictions own = predict_per_group(be, shape, LossType::Bce, params, 3, X, 14, 4, member);
   const SwarmPredictions all = predict_swarm(be, shape, LossType::Bce, params, 3, X, 14, 4);
   REQUIRE(own.O == 1);
   for (int i = 0; i < 14; ++i)

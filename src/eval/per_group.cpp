@@ -1,5 +1,5 @@
-// Per-member scores on their own group's samples, their distribution, the naive-forecast baselines and the
-// original units.
+// Per-member scores on their own group's samples, their distribution, the naive-forecast
+// baselines and the original units.
 #include "eval/per_group.h"
 
 #include <algorithm>

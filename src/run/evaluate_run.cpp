@@ -87,7 +87,7 @@ EvalOutcome evaluate_stored(const EvalRequest& req) {
       spdlog::warn("--combine {} is not used: a run with one member per group has no ensemble", to_string(req.combine));
     spdlog::info("evaluating {} members of {} on {} ({} samples), each on its own group's samples", run.S,
                  req.run_path, in.source, in.n);
-    const GroupPredictions preds = run_own(run, in, req.threads);
+    const GroupPredictions preds = run_per_group(run, in, req.threads);
     const GroupTargets targets = group_targets(in.y, in.units, in.naive);
     const GroupEvaluation e = evaluate_per_group(preds, run.cfg.loss.type, targets);
     o.record = make_own_eval_record(e, in.split, in.source, run.first_member, in.n);

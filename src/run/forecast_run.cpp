@@ -69,7 +69,7 @@ Forecast forecast_stored(const StoredSwarm& run, const std::string& input, const
       f.member.push_back(s.member[g]);
     }
     spdlog::info("forecasting {} series of {} with their own members of {}", w.n, input, run.path);
-    const GroupPredictions p = run_own(run, in, threads);
+    const GroupPredictions p = run_per_group(run, in, threads);
     f.normalized = p.outputs;
     for (int i = 0; i < w.n; ++i) f.value.push_back(w.units.original(p.outputs[i], i));
     return f;

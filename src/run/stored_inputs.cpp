@@ -136,7 +136,7 @@ Inputs series_inputs(const StoredSwarm& run, const std::string& file) {
 Inputs own_split(const StoredSwarm& run, const std::optional<std::string>& split) {
   PreparedData d = prepare_data(load_dataset(run.cfg.data, run.classification), run.cfg.data);
   check_same_data(run, d);
-  targets_to_original(d);  // targets in original units, like every output of run_swarm and run_own
+  targets_to_original(d);  // targets in original units, like every output of run_swarm and run_per_group
   Inputs in;
   in.group_names = d.group_names;
   in.split = split.value_or("test");

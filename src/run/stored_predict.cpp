@@ -49,11 +49,11 @@ void check_combine(const StoredSwarm& run, Combine how) {
     throw UsageError("--combine vote needs a classification run; a regression ensemble is the mean");
 }
 
-GroupPredictions run_own(const StoredSwarm& run, const Inputs& in, int threads) {
+GroupPredictions run_per_group(const StoredSwarm& run, const Inputs& in, int threads) {
   const std::unique_ptr<Backend> be = auto_backend(threads);
   std::vector<int> member(in.group);
   for (int& m : member) m -= run.first_member;
-  GroupPredictions p = predict_own_swarm(*be, run.shape, run.cfg.loss.type, run.params, run.S, in.X, in.n, in.batch, member);
+  GroupPredictions p = predict_per_group(*be, run.shape, run.cfg.loss.type, run.params, run.S, in.X, in.n, in.batch, member);
   outputs_to_original(run, p.outputs);
   if (!in.units.identity()) p.outputs_original = in.units.original(p.outputs);
   return p;

@@ -18,6 +18,6 @@ void check_combine(const StoredSwarm& run, Combine how);
 
 // group_by runs: each member's outputs on the samples of its own group (in.group), on the
 // device run_swarm picks; in original units too when in.units is not the identity.
-GroupPredictions run_own(const StoredSwarm& run, const Inputs& in, int threads);
+GroupPredictions run_per_group(const StoredSwarm& run, const Inputs& in, int threads);
 
 }  // namespace tn

@@ -91,8 +91,8 @@ FinalEval evaluate_final_own(const Config& cfg, const PreparedData& data, const 
   p.N = static_cast<int>(keep.size());
   p.O = O;
   for (int i : keep) p.member.push_back(t.pred_member[i] - first);
-  p.outputs = rows(t.pred_own);
-  if (!all.y_original.empty()) p.outputs_original = rows(f.split->units.original(t.pred_own));
+  p.outputs = rows(t.pred_group);
+  if (!all.y_original.empty()) p.outputs_original = rows(f.split->units.original(t.pred_group));
   GroupTargets targets{rows(all.y), rows(all.y_original), {}};
   for (const BaselineForecast& b : all.baselines) targets.baselines.push_back({b.kind, rows(b.values), rows(b.original)});
   const GroupEvaluation e = evaluate_per_group(p, cfg.loss.type, targets);
@@ -251,7 +251,7 @@ TrainResult TrainingRun::run(const TrainCallbacks& report) {
   if (report.trained) report.trained(r.out);
   if (data_.seq_len == 0) {  // data.normalize_target: scored and stored in the target's original units
     targets_to_original(data_);
-    for (std::vector<float>* v : {&r.out.pred_members, &r.out.pred_own})
+    for (std::vector<float>* v : {&r.out.pred_members, &r.out.pred_group})
       targets_to_original(*v, data_.target_scaling, data_.target_mean, data_.target_std);
   }
   const auto eval_start = std::chrono::steady_clock::now();
