@@ -117,7 +117,7 @@ GroupTargets group_targets(const std::vector<float>& y, const TargetUnits& units
   return t;
 }
 
-Predictions make_own_predictions(const std::string& split, const GroupPredictions& p, const GroupTargets& t,
+Predictions make_group_predictions(const std::string& split, const GroupPredictions& p, const GroupTargets& t,
                                  int first_member, bool classification) {
   const auto N = static_cast<std::uint64_t>(p.N), O = static_cast<std::uint64_t>(p.O);
   Predictions r;
@@ -133,7 +133,7 @@ Predictions make_own_predictions(const std::string& split, const GroupPrediction
   return r;
 }
 
-EvalRecord make_own_eval_record(const GroupEvaluation& e, const std::string& split, const std::string& source,
+EvalRecord make_group_eval_record(const GroupEvaluation& e, const std::string& split, const std::string& source,
                                 int first_member, int n) {
   EvalRecord r;
   r.split = split;

@@ -36,11 +36,11 @@ GroupTargets group_targets(const std::vector<float>& y, const TargetUnits& units
 // group_by runs: /predictions/<split> with own [N, O] and member [N] (global indices, members
 // numbered from `first_member`), the naive forecasts, and, when the model's units are not the
 // target's, own/targets/naive forecasts in original units.
-Predictions make_own_predictions(const std::string& split, const GroupPredictions& p, const GroupTargets& t,
+Predictions make_group_predictions(const std::string& split, const GroupPredictions& p, const GroupTargets& t,
                                  int first_member, bool classification);
 
 // The /eval/<split> record (combine "own") of a group_by evaluation.
-EvalRecord make_own_eval_record(const GroupEvaluation& e, const std::string& split, const std::string& source,
+EvalRecord make_group_eval_record(const GroupEvaluation& e, const std::string& split, const std::string& source,
                                 int first_member, int n);
 
 }  // namespace tn

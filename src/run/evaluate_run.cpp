@@ -90,10 +90,10 @@ EvalOutcome evaluate_stored(const EvalRequest& req) {
     const GroupPredictions preds = run_per_group(run, in, req.threads);
     const GroupTargets targets = group_targets(in.y, in.units, in.naive);
     const GroupEvaluation e = evaluate_per_group(preds, run.cfg.loss.type, targets);
-    o.record = make_own_eval_record(e, in.split, in.source, run.first_member, in.n);
+    o.record = make_group_eval_record(e, in.split, in.source, run.first_member, in.n);
     if (!o.record.excluded.empty())
       spdlog::warn("members {} have non-finite predictions (diverged): left out", fmt::join(o.record.excluded, ", "));
-    o.predictions = make_own_predictions(in.split, preds, targets, run.first_member, run.classification);
+    o.predictions = make_group_predictions(in.split, preds, targets, run.first_member, run.classification);
     return o;
   }
   spdlog::info("evaluating {} members of {} on {} ({} samples)", run.S, req.run_path, in.source, in.n);

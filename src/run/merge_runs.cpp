@@ -252,7 +252,7 @@ Combine combine_of(const std::string& name) {
 
 // group_by: each shard predicted its own members' samples (Predictions::sample says where they
 // are in the split); put back in split order, they are evaluated as training evaluates them.
-void merge_own_evaluation(const std::vector<Part>& parts, const Config& cfg, const Predictions& p0, RunFile& r) {
+void merge_group_evaluation(const std::vector<Part>& parts, const Config& cfg, const Predictions& p0, RunFile& r) {
   const RunFile& f0 = parts.front().file;
   const int first = f0.meta.shard_swarm_first;
   const auto split = std::find_if(f0.splits.begin(), f0.splits.end(), [&](const DataSplit& d) { return d.name == p0.split; });
@@ -312,10 +312,10 @@ void merge_own_evaluation(const std::vector<Part>& parts, const Config& cfg, con
   }
   if (std::count(p.member.begin(), p.member.end(), -1) > 0)
     throw UsageError("merge: some samples of the " + p0.split + " split are predicted by no part");
-  r.put(make_own_predictions(p0.split, p, t, first, is_classification(cfg.loss.type)));
+  r.put(make_group_predictions(p0.split, p, t, first, is_classification(cfg.loss.type)));
   for (const EvalRecord& e0 : f0.evals)
     if (e0.split == p0.split && e0.own())
-      r.put(make_own_eval_record(evaluate_per_group(p, cfg.loss.type, t), e0.split, e0.source, first, p.N));
+      r.put(make_group_eval_record(evaluate_per_group(p, cfg.loss.type, t), e0.split, e0.source, first, p.N));
 }
 
 // Parts that kept only their ensemble's predictions (output.predictions: ensemble): the whole
@@ -366,7 +366,7 @@ void merge_evaluations(std::vector<Part>& parts, const Config& cfg, RunFile& r) 
                  ? "no predictions" : "only their ensembles' predictions", cfg.output.predictions);
   for (const Predictions& p0 : parts.front().file.predictions) {
     if (!p0.member.empty()) {
-      merge_own_evaluation(parts, cfg, p0, r);
+      merge_group_evaluation(parts, cfg, p0, r);
       continue;
     }
     if (p0.members.data.empty()) {

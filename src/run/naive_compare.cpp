@@ -39,7 +39,7 @@ NaiveComparison compare_with_naive(const SwarmPredictions& p, const Evaluation& 
   own.outputs = e.combined.prediction;
   const bool original = !t.y_original.empty();
   if (original) own.outputs_original = in.units.original(own.outputs);
-  c.ensemble = make_own_eval_record(evaluate_per_group(own, loss, t), in.split, in.source, 0, in.n);
+  c.ensemble = make_group_eval_record(evaluate_per_group(own, loss, t), in.split, in.source, 0, in.n);
   for (int g = 0; g < own.S; ++g)
     c.series.push_back(g < static_cast<int>(in.group_names.size()) ? in.group_names[g] : "series " + std::to_string(g));
   // Every member on the samples each naive forecast has, pooled over the series.

@@ -70,7 +70,7 @@ void check_run_files(const Config& cfg, bool force, const std::string& resume, C
 // group_by: each member on its own group's samples, with the naive-forecast baselines and the
 // original units for sequence data. A shard of the groups (train --shard) evaluates its own
 // members' samples only, and records where each is in the split (Predictions::sample).
-FinalEval evaluate_final_own(const Config& cfg, const PreparedData& data, const TrainOutput& t) {
+FinalEval evaluate_final_per_group(const Config& cfg, const PreparedData& data, const TrainOutput& t) {
   FinalEval f;
   f.split = t.pred_split == "test" ? &data.test : &data.train;
   const int S = cfg.swarm.size, first = cfg.swarm.first_member, O = t.shape.outputs();
@@ -96,8 +96,8 @@ FinalEval evaluate_final_own(const Config& cfg, const PreparedData& data, const 
   GroupTargets targets{rows(all.y), rows(all.y_original), {}};
   for (const BaselineForecast& b : all.baselines) targets.baselines.push_back({b.kind, rows(b.values), rows(b.original)});
   const GroupEvaluation e = evaluate_per_group(p, cfg.loss.type, targets);
-  f.record = make_own_eval_record(e, f.split->name, f.split->name + " split of " + data.origin, first, p.N);
-  f.predictions = make_own_predictions(t.pred_split, p, targets, first, is_classification(cfg.loss.type));
+  f.record = make_group_eval_record(e, f.split->name, f.split->name + " split of " + data.origin, first, p.N);
+  f.predictions = make_group_predictions(t.pred_split, p, targets, first, is_classification(cfg.loss.type));
   if (shard) f.predictions.sample = keep;
   return f;
 }
@@ -139,7 +139,7 @@ void choose_on_selection_split(const Config& cfg, const PreparedData& data, cons
 }
 
 FinalEval evaluate_final(const Config& cfg, const PreparedData& data, const TrainOutput& t, Backend& be, bool shard) {
-  if (!t.pred_member.empty()) return evaluate_final_own(cfg, data, t);
+  if (!t.pred_member.empty()) return evaluate_final_per_group(cfg, data, t);
   FinalEval f;
   f.split = t.pred_split == "test" ? &data.test : &data.train;
   f.preds = {cfg.swarm.size, t.pred_n, t.shape.outputs(), t.pred_members, {}};

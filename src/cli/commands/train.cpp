@@ -17,7 +17,7 @@
 #include "config/trials.h"
 #include "io/run_file.h"
 #include "io/text_file.h"
-#include "cli/commands/eval_own_report.h"
+#include "cli/commands/eval_group_report.h"
 #include "cli/commands/eval_report.h"
 #include "cli/progress.h"
 #include "cli/commands/cli_util.h"
@@ -238,9 +238,9 @@ void log_eval(const Config& cfg, const PreparedData& data, const FinalEval& f) {
     log_kept_ensemble(f);
     return;
   }
-  spdlog::info("{}", own_eval_summary(f.record));
+  spdlog::info("{}", group_eval_summary(f.record));
   spdlog::info("evaluation of each member on its own group's samples:\n{}",
-               own_eval_table(f.record, cfg.output.path, data.group_names));
+               group_eval_table(f.record, cfg.output.path, data.group_names));
 }
 
 }  // namespace
