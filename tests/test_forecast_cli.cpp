@@ -100,7 +100,7 @@ TEST_CASE("forecast: the history before a stored test window's target forecasts 
   const RunFile r = read_run_file(run.string());
   const Predictions* test = r.find_predictions("test");
   REQUIRE(test != nullptr);
-  REQUIRE(test->own.data.size() == test->member.size());
+  REQUIRE(test->per_group.data.size() == test->member.size());
   const DataSplit& split = *std::find_if(r.splits.begin(), r.splits.end(), [](const DataSplit& s) { return s.name == "test"; });
   const std::map<int, int> last = last_test_window(*test);
   REQUIRE(last.size() == 3);
@@ -138,8 +138,8 @@ TEST_CASE("forecast: the history before a stored test window's target forecasts 
   for (int g = 0; g < 3; ++g) {
     const int i = last.at(g);
     CHECK(p.member[g] == g);
-    check_same_output(p.forecast_normalized.data[g], test->own.data[i]);
-    CHECK(p.forecast.data[g] == doctest::Approx(test->own_original.data[i]).epsilon(1e-6));
+    check_same_output(p.forecast_normalized.data[g], test->per_group.data[i]);
+    CHECK(p.forecast.data[g] == doctest::Approx(test->per_group_original.data[i]).epsilon(1e-6));
     CHECK(p.forecast.data[g] == p.forecast_normalized.data[g] * r.normalization.target_std.data[g] +
                                     r.normalization.target_mean.data[g]);
     CHECK(p.last_time[g] == last_date[p.series[g]]);

@@ -224,7 +224,7 @@ TEST_CASE("eval of a per-series run: quantiles, persistence and original units i
   const fs::path run = small_stocks_run("stocks");
   const RunFile trained = read_run_file(run.string());
   REQUIRE(trained.evals.size() == 1);
-  CHECK(trained.evals[0].own());
+  CHECK(trained.evals[0].per_group());
   REQUIRE(trained.evals[0].baselines.size() == 3);
   CHECK(trained.evals[0].baselines[0].kind == "persistence");
   CHECK(trained.evals[0].baselines[1].kind == "seasonal_naive");
@@ -232,7 +232,7 @@ TEST_CASE("eval of a per-series run: quantiles, persistence and original units i
   const Predictions* tp = trained.find_predictions("test");
   REQUIRE(tp != nullptr);
   CHECK(tp->members.data.empty());
-  CHECK(tp->member.size() == tp->own.shape[0]);
+  CHECK(tp->member.size() == tp->per_group.shape[0]);
 
   EvalOptions o = eval_opts(run);
   int rc = -1;
@@ -266,15 +266,15 @@ TEST_CASE("eval of a per-series run: quantiles, persistence and original units i
   const Predictions* p = r.find_predictions("test");
   REQUIRE(p != nullptr);
   const std::size_t N = p->member.size();
-  REQUIRE(p->own.data.size() == N);
-  REQUIRE(p->own_original.data.size() == N);
+  REQUIRE(p->per_group.data.size() == N);
+  REQUIRE(p->per_group_original.data.size() == N);
   REQUIRE(p->naive.size() == 3);
   CHECK(p->naive[0].kind == "persistence");
   REQUIRE(p->naive[0].values.data.size() == N);
   REQUIRE(p->naive[2].original.data.size() == N);
   for (std::size_t i = 0; i < N; ++i) {
     const auto g = static_cast<std::size_t>(p->member[i]);
-    CHECK(p->own_original.data[i] == doctest::Approx(p->own.data[i] * r.normalization.target_std.data[g] +
+    CHECK(p->per_group_original.data[i] == doctest::Approx(p->per_group.data[i] * r.normalization.target_std.data[g] +
                                                      r.normalization.target_mean.data[g]));
   }
   // Member 0's MAE from the stored predictions.
@@ -282,7 +282,7 @@ TEST_CASE("eval of a per-series run: quantiles, persistence and original units i
   int n0 = 0;
   for (std::size_t i = 0; i < N; ++i)
     if (p->member[i] == 0) {
-      abs_err += std::abs(p->own.data[i] - p->targets.data[i]);
+      abs_err += std::abs(p->per_group.data[i] - p->targets.data[i]);
       ++n0;
     }
   CHECK(n0 == e.member_samples[0]);

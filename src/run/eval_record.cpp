@@ -123,12 +123,12 @@ Predictions make_group_predictions(const std::string& split, const GroupPredicti
   Predictions r;
   r.split = split;
   for (int m : p.member) r.member.push_back(first_member + m);
-  r.own = array({N, O}, p.outputs);
+  r.per_group = array({N, O}, p.outputs);
   if (!t.y.empty()) r.targets = classification ? array({N}, t.y) : array({N, O}, t.y);
   const auto shaped = [&](const std::vector<float>& v) { return v.empty() ? Array{} : array({N, O}, v); };
   for (const BaselineForecast& b : t.baselines) r.naive.push_back({b.kind, shaped(b.values), shaped(b.original)});
   if (classification || t.y_original.empty()) return r;
-  r.own_original = shaped(p.outputs_original);
+  r.per_group_original = shaped(p.outputs_original);
   r.targets_original = shaped(t.y_original);
   return r;
 }

@@ -81,8 +81,8 @@ EvalOutcome evaluate_stored(const EvalRequest& req) {
   o.source = in.source;
   o.n = in.n;
   // New series of a group_by sequence run are each evaluated by their own member too.
-  o.own = one_member_per_group(run) && (!req.data || run.file.data.seq_len > 0);
-  if (o.own) {
+  o.per_group = one_member_per_group(run) && (!req.data || run.file.data.seq_len > 0);
+  if (o.per_group) {
     if (req.combine != Combine::MeanProb)
       spdlog::warn("--combine {} is not used: a run with one member per group has no ensemble", to_string(req.combine));
     spdlog::info("evaluating {} members of {} on {} ({} samples), each on its own group's samples", run.S,

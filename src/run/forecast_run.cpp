@@ -47,7 +47,7 @@ Forecast forecast_stored(const StoredSwarm& run, const std::string& input, const
   f.series_column = s.table.group_names.empty() ? "" : s.data.group_by;
   f.time_column = s.table.time.empty() ? "" : s.data.sequence.time;
   f.horizon = s.data.sequence.horizon;
-  f.own = !s.member.empty();
+  f.per_group = !s.member.empty();
   f.N = w.n;
   f.id_columns = id_columns;
   f.ids.resize(id_columns.size());
@@ -63,7 +63,7 @@ Forecast forecast_stored(const StoredSwarm& run, const std::string& input, const
   in.n = w.n;
   in.X = w.X;
   in.batch = run.cfg.train.batch_size;
-  if (f.own) {
+  if (f.per_group) {
     for (int g : w.series) {
       in.group.push_back(s.member[g]);
       f.member.push_back(s.member[g]);

@@ -259,7 +259,7 @@ void merge_group_evaluation(const std::vector<Part>& parts, const Config& cfg, c
   if (split == f0.splits.end())
     throw UsageError("merge: " + in_quotes(parts.front().path) + " has predictions on the " + p0.split +
                      " split but no such split in /data/splits");
-  const std::size_t N = split->rows.size(), O = p0.own.shape.size() == 2 ? p0.own.shape[1] : 0;
+  const std::size_t N = split->rows.size(), O = p0.per_group.shape.size() == 2 ? p0.per_group.shape[1] : 0;
   const std::size_t wy = p0.targets.shape.size() == 2 ? p0.targets.shape[1] : 1;
   GroupPredictions p;
   p.S = f0.meta.shard_swarm_size;
@@ -280,9 +280,9 @@ void merge_group_evaluation(const std::vector<Part>& parts, const Config& cfg, c
     to.assign(N * w, 0.0f);
     columns.push_back({&to, std::move(of), w});
   };
-  add(p.outputs, [](const Predictions& q) -> const Array& { return q.own; }, O);
+  add(p.outputs, [](const Predictions& q) -> const Array& { return q.per_group; }, O);
   add(t.y, [](const Predictions& q) -> const Array& { return q.targets; }, wy);
-  add(p.outputs_original, [](const Predictions& q) -> const Array& { return q.own_original; }, O);
+  add(p.outputs_original, [](const Predictions& q) -> const Array& { return q.per_group_original; }, O);
   add(t.y_original, [](const Predictions& q) -> const Array& { return q.targets_original; }, O);
   t.baselines.resize(p0.naive.size());
   for (std::size_t k = 0; k < p0.naive.size(); ++k) {  // every part has p0's kinds (checked below)
@@ -314,7 +314,7 @@ void merge_group_evaluation(const std::vector<Part>& parts, const Config& cfg, c
     throw UsageError("merge: some samples of the " + p0.split + " split are predicted by no part");
   r.put(make_group_predictions(p0.split, p, t, first, is_classification(cfg.loss.type)));
   for (const EvalRecord& e0 : f0.evals)
-    if (e0.split == p0.split && e0.own())
+    if (e0.split == p0.split && e0.per_group())
       r.put(make_group_eval_record(evaluate_per_group(p, cfg.loss.type, t), e0.split, e0.source, first, p.N));
 }
 

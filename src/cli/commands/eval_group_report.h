@@ -11,7 +11,7 @@
 
 namespace tn {
 
-// group_by evaluations (record.own()): every member scored on its own group's samples.
+// group_by evaluations (record.per_group()): every member scored on its own group's samples.
 // JSON: the keys of eval_json except "ensemble" and "uncertainty", each member's
 // "n_samples" and "group" (when `groups` names them), and
 //   "pooled": {...}, "quantile_levels": [0, 0.05, ...], "quantiles": {<metric>: [7]},

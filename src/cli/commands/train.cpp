@@ -225,7 +225,7 @@ void log_kept_ensemble(const FinalEval& f) {
 void log_eval(const Config& cfg, const PreparedData& data, const FinalEval& f) {
   if (f.split->name != "test")
     spdlog::info("no test split: evaluated on the training split, which the members were trained on (optimistic)");
-  if (!f.record.own()) {
+  if (!f.record.per_group()) {
     const RankView rank{f.select_split->name, &f.select_eval, rank_members(f.select_eval), ""};
     if (f.select_split->name != "val")
       spdlog::info("no validation split: members are ranked{} on the training split (set data.split.val to choose on "
