@@ -77,7 +77,7 @@ TEST_CASE("group_by: each member predicts exactly its own group's samples, as it
   CHECK(chunked.pred_member == t.pred_member);
 }
 
-TEST_CASE("own sample sets: unequal groups, samples without a member, and an empty member") {
+TEST_CASE("group sample sets: unequal groups, samples without a member, and an empty member") {
   const MemberSets s = group_sample_sets({1, 0, 1, -1, 1, 5}, 3);
   CHECK(s.offset == std::vector<std::uint32_t>{0, 1, 4, 4});
   CHECK(s.rows == std::vector<std::uint32_t>{1, 0, 2, 4});
@@ -105,7 +105,7 @@ TEST_CASE("own sample sets: unequal groups, samples without a member, and an emp
     CHECK(own.outputs[i] == doctest::Approx(all.outputs[static_cast<std::size_t>(member[i]) * 14 + i]).epsilon(1e-6));
 }
 
-TEST_CASE("own evaluation: per-member metrics, pooled and quantiles by hand") {
+TEST_CASE("per-group evaluation: per-member metrics, pooled and quantiles by hand") {
   GroupPredictions p;
   p.S = 3;
   p.N = 6;
