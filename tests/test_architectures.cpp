@@ -20,7 +20,7 @@
 #include "data/prepare.h"
 #include "eval_test_util.h"
 #include "io/run_file.h"
-#include "run/stored_swarm.h"
+#include "run/stored_predict.h"
 #include "train/architectures.h"
 #include "train/search.h"
 #include "train/trainer.h"
@@ -222,7 +222,7 @@ TEST_CASE("architectures: the run file has one group per architecture, and eval 
     if (key == "model.hidden") hidden = values[2] == "[10, 4]";
   CHECK(hidden);
   // Every member's predictions from the stored parameters are the training's, bitwise.
-  const StoredSwarm s = load_swarm(run.string(), true);
+  const StoredSwarm s = load_swarm_with_own_data(run.string());
   REQUIRE(s.architectures.size() == 5);
   const Inputs in = own_split(s, std::string("test"));
   const SwarmPredictions p = run_swarm(s, in, 2);

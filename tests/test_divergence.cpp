@@ -66,7 +66,7 @@ TEST_CASE("a diverged member is frozen at the step its loss became non-finite, a
   const std::vector<float> p = member_params(four.out, 0);
   for (float v : p) REQUIRE(std::isfinite(v));  // the parameters it was frozen with, kept
   CHECK(p != member_params(four.out, four.out.init_params, 0));  // its first step was taken
-  // eval, predict and export read the run file through load_swarm: the member is left out there too.
+  // eval, predict and export read the run file through load_swarm_model: the member is left out there too.
   const StoredSwarm stored = load_swarm_model(out_path());
   for (float v : stored.params) CHECK(std::isnan(v));
   // Frozen: more epochs change nothing, bit for bit.

@@ -23,7 +23,7 @@ using namespace evaltest;
 namespace {
 
 // One LSTM per ticker (group_by), windows of 8 with horizon 2 and stride 3, per-series statistics.
-const char* const kOwnYaml =
+const char* const kGroupYaml =
     "name: fc-own\nseed: 4\nswarm: {size: 3}\nmodel:\n  layers:\n    - {type: lstm, units: 5}\n"
     "    - {type: dense, units: 1}\nloss: mse\noptimizer: {type: adam, lr: 0.01}\n"
     "data:\n  source: {type: random_walk, series: 3, length: 120, seed: 7}\n"
@@ -95,12 +95,12 @@ std::map<int, int> last_test_window(const Predictions& test) {
 }  // namespace
 
 TEST_CASE("forecast: the history before a stored test window's target forecasts its stored prediction, bitwise") {
-  const Table table = generated_table("fc-own", kOwnYaml);
-  const fs::path run = train_run("fc-own", kOwnYaml);
+  const Table table = generated_table("fc-own", kGroupYaml);
+  const fs::path run = train_run("fc-own", kGroupYaml);
   const RunFile r = read_run_file(run.string());
   const Predictions* test = r.find_predictions("test");
   REQUIRE(test != nullptr);
-  REQUIRE(test->own.data.size() == test->member.size());
+  REQUIRE(test->per_group.data.size() == test->member.size());
   const DataSplit& split = *std::find_if(r.splits.begin(), r.splits.end(), [](const DataSplit& s) { return s.name == "test"; });
   const std::map<int, int> last = last_test_window(*test);
   REQUIRE(last.size() == 3);
@@ -138,8 +138,8 @@ TEST_CASE("forecast: the history before a stored test window's target forecasts 
   for (int g = 0; g < 3; ++g) {
     const int i = last.at(g);
     CHECK(p.member[g] == g);
-    check_same_output(p.forecast_normalized.data[g], test->own.data[i]);
-    CHECK(p.forecast.data[g] == doctest::Approx(test->own_original.data[i]).epsilon(1e-6));
+    check_same_output(p.forecast_normalized.data[g], test->per_group.data[i]);
+    CHECK(p.forecast.data[g] == doctest::Approx(test->per_group_original.data[i]).epsilon(1e-6));
     CHECK(p.forecast.data[g] == p.forecast_normalized.data[g] * r.normalization.target_std.data[g] +
                                     r.normalization.target_mean.data[g]);
     CHECK(p.last_time[g] == last_date[p.series[g]]);
@@ -216,8 +216,8 @@ TEST_CASE("forecast: an ensemble run forecasts with every member, their mean and
 }
 
 TEST_CASE("eval --data on a sequence run: each series scored by its own member, as on the test split") {
-  const Table table = generated_table("fc-own", kOwnYaml);
-  const fs::path run = train_run("fc-own-eval", kOwnYaml);
+  const Table table = generated_table("fc-own", kGroupYaml);
+  const fs::path run = train_run("fc-own-eval", kGroupYaml);
   // Each series' test range alone (its last round(0.2·120) = 24 points): cut from its start with
   // the run's window, horizon and stride, its windows are exactly the test split's.
   std::string csv = table.header + "\n";
@@ -241,8 +241,8 @@ TEST_CASE("eval --data on a sequence run: each series scored by its own member, 
 }
 
 TEST_CASE("forecast and eval --data: unknown series and too short a history exit 2 naming them") {
-  const Table table = generated_table("fc-own", kOwnYaml);
-  const fs::path run = train_run("fc-own-errors", kOwnYaml);
+  const Table table = generated_table("fc-own", kGroupYaml);
+  const fs::path run = train_run("fc-own-errors", kGroupYaml);
   // S001 renamed to ZZZ; S002 with 5 of its rows (the window is 8).
   std::string unknown = table.header + "\n", short_history = table.header + "\n";
   for (int row = 0; row < 360; ++row) {

@@ -42,9 +42,10 @@ TEST_CASE("layers: no source file includes a layer above its own") {
   CHECK(files > 100);
 }
 
-TEST_CASE("layers: no include loop between files (a header and its source count as one file)") {
-  // src/a/x.h and src/a/x.cpp are the file "a/x"; an edge x -> y when either includes y's
-  // header. Highway's "-inl.h" files re-include themselves by design and are left out.
+// The include graph of src/ between files: src/a/x.h and src/a/x.cpp are the file "a/x"; an
+// edge x -> y when either includes y's header. Highway's "-inl.h" files re-include themselves
+// by design and are left out.
+static std::map<std::string, std::set<std::string>> include_graph() {
   const fs::path src = fs::path(TURBANET_SOURCE_DIR) / "src";
   const std::regex include(R"rx(#include\s+"([A-Za-z0-9_/.-]+)")rx");
   auto unit = [](std::string p) { return p.substr(0, p.rfind('.')); };
@@ -62,6 +63,11 @@ TEST_CASE("layers: no include loop between files (a header and its source count 
       if (unit(m[1]) != unit(rel)) edges[unit(rel)].insert(unit(m[1]));
     }
   }
+  return edges;
+}
+
+TEST_CASE("layers: no include loop between files (a header and its source count as one file)") {
+  std::map<std::string, std::set<std::string>> edges = include_graph();
   // Depth-first search; a grey file reached again closes a loop, reported as the path around it.
   std::map<std::string, int> colour;  // 0 white, 1 grey (on the path), 2 black
   std::vector<std::string> path;
@@ -141,4 +147,26 @@ TEST_CASE("test names: every test case runs under ctest (no semicolon in a name)
     }
   }
   CHECK(cases > 300);
+}
+
+TEST_CASE("layers: export/ writes the stored model of run/ without reaching the inputs or forward pass of eval and predict") {
+  // run/stored_swarm.* loads the model (config, parameters, statistics): all the ONNX and .npz
+  // writers need. The inputs (own splits, new data and series) and the forward pass are files
+  // of their own, so a change to them does not reach the writers. export_run.* (the service)
+  // is left out: its --select predicts the validation split through run/select_run.h.
+  const std::map<std::string, std::set<std::string>> edges = include_graph();
+  std::set<std::string> reached;
+  std::vector<std::string> todo;
+  for (const auto& [f, to] : edges)
+    if (f.rfind("export/", 0) == 0 && f != "export/export_run") todo.push_back(f);
+  while (!todo.empty()) {
+    const std::string f = todo.back();
+    todo.pop_back();
+    if (!reached.insert(f).second) continue;
+    const auto it = edges.find(f);
+    if (it != edges.end()) todo.insert(todo.end(), it->second.begin(), it->second.end());
+  }
+  CHECK(reached.count("run/stored_swarm"));
+  for (const std::string f : {"run/stored_inputs", "run/stored_predict", "run/new_series", "run/command_files"})
+    CHECK_MESSAGE(!reached.count(f), "export/ includes " << f << ", directly or through another file");
 }

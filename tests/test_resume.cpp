@@ -106,7 +106,7 @@ void check_same_run(const fs::path& a_path, const fs::path& b_path) {
   REQUIRE(a.predictions.size() == b.predictions.size());
   for (std::size_t i = 0; i < a.predictions.size(); ++i) {
     CHECK(same_bits(a.predictions[i].members, b.predictions[i].members));
-    CHECK(same_bits(a.predictions[i].own, b.predictions[i].own));
+    CHECK(same_bits(a.predictions[i].per_group, b.predictions[i].per_group));
   }
   CHECK(a.meta.epochs == b.meta.epochs);
   CHECK_FALSE(b.meta.interrupted);

@@ -128,7 +128,7 @@ TEST_CASE("forecast: a log_diff, window-scaled run forecasts its stored test pre
   CHECK(r.data.scale == "window");
   const Predictions* test = r.find_predictions("test");
   REQUIRE(test != nullptr);
-  REQUIRE(test->own_original.data.size() == test->member.size());
+  REQUIRE(test->per_group_original.data.size() == test->member.size());
   const DataSplit& split = *std::find_if(r.splits.begin(), r.splits.end(), [](const DataSplit& s) { return s.name == "test"; });
   std::map<int, int> last;  // each series' last test window
   for (std::size_t i = 0; i < test->member.size(); ++i) last[test->member[i]] = static_cast<int>(i);
@@ -148,8 +148,8 @@ TEST_CASE("forecast: a log_diff, window-scaled run forecasts its stored test pre
   const bool on_cpu = list_gpus().empty();
   for (int s = 0; s < 3; ++s) {
     const int i = last.at(s);
-    if (on_cpu) CHECK(std::memcmp(&p.forecast_normalized.data[s], &test->own.data[i], sizeof(float)) == 0);
-    CHECK(p.forecast.data[s] == doctest::Approx(test->own_original.data[i]).epsilon(1e-6));
+    if (on_cpu) CHECK(std::memcmp(&p.forecast_normalized.data[s], &test->per_group.data[i], sizeof(float)) == 0);
+    CHECK(p.forecast.data[s] == doctest::Approx(test->per_group_original.data[i]).epsilon(1e-6));
     // A price near the last close, not a log return.
     const double close = std::stod(tn::test::csv_cells(lines[split.rows[i] - 2 + 1])[2]);
     CHECK(p.forecast.data[s] == doctest::Approx(close).epsilon(0.2));

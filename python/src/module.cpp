@@ -1,8 +1,8 @@
 // turbaswarm._core: the Python extension over the C++ core, no subprocess. train() reads the
 // config through the project's config reader and runs the training service the CLI runs
 // (run/train_run.h); Swarm is a run file loaded as `turbanet predict` loads it
-// (run/stored_swarm.h). The errors are the core's, as Python exceptions; the Python package
-// (python/turbaswarm/) builds the user-facing API on these.
+// (run/stored_swarm.h; its forward pass run/stored_predict.h). The errors are the core's, as
+// Python exceptions; the Python package (python/turbaswarm/) builds the user-facing API on these.
 #include <nanobind/nanobind.h>
 #include <nanobind/ndarray.h>
 #include <nanobind/stl/optional.h>
@@ -25,6 +25,7 @@
 #include "data/prepare.h"
 #include "io/run_file.h"
 #include "run/errors.h"
+#include "run/stored_predict.h"
 #include "run/stored_swarm.h"
 #include "run/train_run.h"
 #include "turbanet_version.h"

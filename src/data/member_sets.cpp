@@ -127,7 +127,7 @@ void member_epoch_rows(const MemberSets& sets, int s, const std::uint32_t* order
   for (; k < stride; ++k) out[k] = pad;
 }
 
-MemberSets own_sample_sets(const std::vector<int>& member, int S) {
+MemberSets group_sample_sets(const std::vector<int>& member, int S) {
   MemberSets r;
   r.mode = SampleMode::Sets;
   r.offset.assign(static_cast<std::size_t>(S) + 1, 0);
@@ -181,7 +181,7 @@ MemberSets select_member_sets(const MemberSets& sets, const std::vector<int>& me
 GroupRows group_rows(const std::vector<int>& group, int first_member, int S, int batch) {
   std::vector<int> member(group.size());
   for (std::size_t i = 0; i < group.size(); ++i) member[i] = group[i] - first_member;
-  const MemberSets own = own_sample_sets(member, S);
+  const MemberSets own = group_sample_sets(member, S);
   GroupRows r;
   r.steps = static_cast<int>((own.max_size() + batch - 1) / batch);
   r.stride = static_cast<std::uint32_t>(r.steps) * batch;

@@ -49,7 +49,7 @@ MemberSets select_member_sets(const MemberSets& sets, const std::vector<int>& me
 // Sets mode over the samples of a split: local member s gets the samples i with member[i] == s
 // in sample order (member[i] outside [0, S) belongs to no member). How group_by runs predict
 // and score each member on its own group's samples only.
-MemberSets own_sample_sets(const std::vector<int>& member, int S);
+MemberSets group_sample_sets(const std::vector<int>& member, int S);
 
 // Writes member s's epoch order over its set into out[0..size): the shared epoch order of
 // [0, max_size) filtered to values below the member's size (a uniformly random order of

@@ -67,8 +67,8 @@ void write_predictions(hid_t file, const Predictions& p) {
   write_if_present(file, g + "/targets", p.targets);
   if (!p.member.empty()) h5::write_ints(file, g + "/member", p.member);
   if (!p.sample.empty()) h5::write_ints(file, g + "/sample", p.sample);
-  write_if_present(file, g + "/own", p.own);
-  write_if_present(file, g + "/own_original", p.own_original);
+  write_if_present(file, g + "/own", p.per_group);
+  write_if_present(file, g + "/own_original", p.per_group_original);
   write_if_present(file, g + "/targets_original", p.targets_original);
   for (const Predictions::Naive& n : p.naive) {
     write_if_present(file, g + "/" + n.kind, n.values);

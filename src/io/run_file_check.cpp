@@ -45,16 +45,16 @@ struct Validator {
     array(p.ensemble_mean, g + "/ensemble_mean", false);
     array(p.ensemble_std, g + "/ensemble_std", false);
     array(p.targets, g + "/targets", false);
-    array(p.own, g + "/own", false);
-    array(p.own_original, g + "/own_original", false);
+    array(p.per_group, g + "/own", false);
+    array(p.per_group_original, g + "/own_original", false);
     array(p.targets_original, g + "/targets_original", false);
     for (const Predictions::Naive& n : p.naive) {
       array(n.values, g + "/" + n.kind, false);
       array(n.original, g + "/" + n.kind + "_original", false);
     }
-    if (!p.member.empty() && p.own.shape.size() == 2 && p.own.shape[0] != p.member.size())
+    if (!p.member.empty() && p.per_group.shape.size() == 2 && p.per_group.shape[0] != p.member.size())
       fail(g + "/member has " + std::to_string(p.member.size()) + " entries but /own has " +
-           std::to_string(p.own.shape[0]) + " samples");
+           std::to_string(p.per_group.shape[0]) + " samples");
     if (!p.sample.empty() && p.sample.size() != p.member.size())
       fail(g + "/sample has " + std::to_string(p.sample.size()) + " entries but /member has " +
            std::to_string(p.member.size()));
@@ -69,7 +69,7 @@ struct Validator {
     const std::string g = "/eval/" + e.split;
     const std::size_t M = e.metrics.size();
     if (e.members.size() != e.member.size() * M || e.member_mean.size() != M ||
-        e.member_std.size() != M || e.ensemble.size() != (e.own() ? 0 : M))
+        e.member_std.size() != M || e.ensemble.size() != (e.per_group() ? 0 : M))
       fail(g + ": metric values do not match " + std::to_string(M) + " metrics and " +
            std::to_string(e.member.size()) + " members");
     array(e.member_confusion, g + "/members/confusion", false);
@@ -79,7 +79,7 @@ struct Validator {
     array(e.entropy, g + "/per_sample/entropy", false);
     array(e.mutual_information, g + "/per_sample/mutual_information", false);
     array(e.disagreement, g + "/per_sample/disagreement", false);
-    if (!e.own()) return;
+    if (!e.per_group()) return;
     const std::size_t S = e.member.size();
     scores({e.members, e.pooled, e.quantiles}, S, M, g);
     if (e.member_samples.size() != S) fail(g + "/members/n_samples does not have one entry per member");

@@ -100,7 +100,7 @@ EvalRecord read_eval(hid_t file, const std::string& split) {
   read_if_present(file, g + "/members/confusion", e.member_confusion);
   e.member_mean = read_summary(file, g + "/member_mean", e.metrics, &e.member_mean_confusion);
   e.member_std = read_summary(file, g + "/member_std", e.metrics, nullptr);
-  if (e.own()) {
+  if (e.per_group()) {
     e.member_samples = h5::read_ints(file, g + "/members/n_samples");
     const ScoreRecord own = read_scores(file, g, "", e.metrics, S);
     e.pooled = own.pooled;
@@ -175,7 +175,7 @@ void write_eval(hid_t file, const EvalRecord& e) {
   write_if_present(file, g + "/members/confusion", e.member_confusion);
   write_summary(file, g + "/member_mean", e.metrics, e.member_mean, e.member_mean_confusion);
   write_summary(file, g + "/member_std", e.metrics, e.member_std, {});
-  if (e.own()) {
+  if (e.per_group()) {
     h5::write_ints(file, g + "/members/n_samples", e.member_samples);
     h5::write_doubles(file, g + "/quantile_levels", std::vector<double>(kLevels, kLevels + 7));
     write_scores(file, g, "", e.metrics, {e.members, e.pooled, e.quantiles}, false);

@@ -360,8 +360,8 @@ class Reader {
       read_optional(g + "/targets", p.targets);
       if (h5::exists(file_, g + "/member")) p.member = h5::read_ints(file_, g + "/member");
       if (h5::exists(file_, g + "/sample")) p.sample = h5::read_ints(file_, g + "/sample");
-      read_optional(g + "/own", p.own);
-      read_optional(g + "/own_original", p.own_original);
+      read_optional(g + "/own", p.per_group);
+      read_optional(g + "/own_original", p.per_group_original);
       read_optional(g + "/targets_original", p.targets_original);
       for (const char* kind : {"persistence", "seasonal_naive", "drift"}) {
         Predictions::Naive n{kind, {}, {}};

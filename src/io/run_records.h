@@ -61,9 +61,9 @@ struct Predictions {
   // A group_by shard's file (train --shard): it predicts its own members' samples only, and
   // sample [N] holds each one's position in the split; empty otherwise.
   std::vector<int> sample;
-  Array own;                   // [N, outputs] that member's prediction
+  Array per_group;             // [N, outputs] that member's prediction (dataset "own")
   // Sequence data with a normalized or transformed target: the same in the target's original units.
-  Array own_original, targets_original;
+  Array per_group_original, targets_original;  // datasets "own_original", "targets_original"
   // Sequence data: the naive forecasts (kind persistence, seasonal_naive, drift), /<kind> in the
   // model's units and /<kind>_original in original units, [N, outputs] each.
   struct Naive {
@@ -211,7 +211,7 @@ struct EvalRecord {
   std::string threshold_from;
   double threshold = 0;
   std::vector<double> member_threshold;
-  bool own() const { return combine == "own"; }
+  bool per_group() const { return combine == "own"; }  // a group_by evaluation (combine "own")
 };
 
 // The training state of a checkpoint (/train_state): with /params and the histories, all a

@@ -104,8 +104,8 @@ ScoreRecord score_record(const ScoreSet& s) {
 
 }  // namespace
 
-OwnTargets own_targets(const std::vector<float>& y, const TargetUnits& units, const NaiveForecasts& naive) {
-  OwnTargets t{y, {}, {}};
+GroupTargets group_targets(const std::vector<float>& y, const TargetUnits& units, const NaiveForecasts& naive) {
+  GroupTargets t{y, {}, {}};
   const bool original = !units.identity();
   if (original) t.y_original = units.original(y);
   const std::vector<std::string>& kinds = naive_forecast_kinds();
@@ -117,23 +117,23 @@ OwnTargets own_targets(const std::vector<float>& y, const TargetUnits& units, co
   return t;
 }
 
-Predictions make_own_predictions(const std::string& split, const OwnPredictions& p, const OwnTargets& t,
+Predictions make_group_predictions(const std::string& split, const GroupPredictions& p, const GroupTargets& t,
                                  int first_member, bool classification) {
   const auto N = static_cast<std::uint64_t>(p.N), O = static_cast<std::uint64_t>(p.O);
   Predictions r;
   r.split = split;
   for (int m : p.member) r.member.push_back(first_member + m);
-  r.own = array({N, O}, p.outputs);
+  r.per_group = array({N, O}, p.outputs);
   if (!t.y.empty()) r.targets = classification ? array({N}, t.y) : array({N, O}, t.y);
   const auto shaped = [&](const std::vector<float>& v) { return v.empty() ? Array{} : array({N, O}, v); };
   for (const BaselineForecast& b : t.baselines) r.naive.push_back({b.kind, shaped(b.values), shaped(b.original)});
   if (classification || t.y_original.empty()) return r;
-  r.own_original = shaped(p.outputs_original);
+  r.per_group_original = shaped(p.outputs_original);
   r.targets_original = shaped(t.y_original);
   return r;
 }
 
-EvalRecord make_own_eval_record(const OwnEvaluation& e, const std::string& split, const std::string& source,
+EvalRecord make_group_eval_record(const GroupEvaluation& e, const std::string& split, const std::string& source,
                                 int first_member, int n) {
   EvalRecord r;
   r.split = split;

@@ -6,7 +6,7 @@
 
 #include "data/sequence_units.h"
 #include "eval/evaluate.h"
-#include "eval/own.h"
+#include "eval/per_group.h"
 #include "io/run_file.h"
 
 namespace tn {
@@ -31,16 +31,16 @@ EvalRecord make_eval_record(const Evaluation& e, const std::string& split,
 // `units` is the identity, y and every naive forecast in original units too. The naive forecasts
 // are converted to model units; seasonal naive is left out when it is NaN everywhere (no
 // data.sequence.season). Other data: `naive` and `units` empty, y alone.
-OwnTargets own_targets(const std::vector<float>& y, const TargetUnits& units, const NaiveForecasts& naive);
+GroupTargets group_targets(const std::vector<float>& y, const TargetUnits& units, const NaiveForecasts& naive);
 
 // group_by runs: /predictions/<split> with own [N, O] and member [N] (global indices, members
 // numbered from `first_member`), the naive forecasts, and, when the model's units are not the
 // target's, own/targets/naive forecasts in original units.
-Predictions make_own_predictions(const std::string& split, const OwnPredictions& p, const OwnTargets& t,
+Predictions make_group_predictions(const std::string& split, const GroupPredictions& p, const GroupTargets& t,
                                  int first_member, bool classification);
 
 // The /eval/<split> record (combine "own") of a group_by evaluation.
-EvalRecord make_own_eval_record(const OwnEvaluation& e, const std::string& split, const std::string& source,
+EvalRecord make_group_eval_record(const GroupEvaluation& e, const std::string& split, const std::string& source,
                                 int first_member, int n);
 
 }  // namespace tn

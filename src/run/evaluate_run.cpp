@@ -8,10 +8,12 @@
 #include <cstring>
 #include <utility>
 
-#include "eval/own.h"
+#include "eval/per_group.h"
 #include "io/file_lock.h"
 #include "run/eval_record.h"
 #include "run/lineage.h"
+#include "run/stored_inputs.h"
+#include "run/stored_predict.h"
 
 namespace tn {
 namespace {
@@ -70,7 +72,7 @@ void check_request(const StoredSwarm& run, const EvalRequest& req) {
 
 EvalOutcome evaluate_stored(const EvalRequest& req) {
   EvalOutcome o;
-  o.run = load_swarm(req.run_path, !req.data);
+  o.run = req.data ? load_swarm_model(req.run_path) : load_swarm_with_own_data(req.run_path);
   const StoredSwarm& run = o.run;
   check_combine(run, req.combine);
   check_request(run, req);
@@ -79,19 +81,19 @@ EvalOutcome evaluate_stored(const EvalRequest& req) {
   o.source = in.source;
   o.n = in.n;
   // New series of a group_by sequence run are each evaluated by their own member too.
-  o.own = one_member_per_group(run) && (!req.data || run.file.data.seq_len > 0);
-  if (o.own) {
+  o.per_group = one_member_per_group(run) && (!req.data || run.file.data.seq_len > 0);
+  if (o.per_group) {
     if (req.combine != Combine::MeanProb)
       spdlog::warn("--combine {} is not used: a run with one member per group has no ensemble", to_string(req.combine));
     spdlog::info("evaluating {} members of {} on {} ({} samples), each on its own group's samples", run.S,
                  req.run_path, in.source, in.n);
-    const OwnPredictions preds = run_own(run, in, req.threads);
-    const OwnTargets targets = own_targets(in.y, in.units, in.naive);
-    const OwnEvaluation e = evaluate_own(preds, run.cfg.loss.type, targets);
-    o.record = make_own_eval_record(e, in.split, in.source, run.first_member, in.n);
+    const GroupPredictions preds = run_per_group(run, in, req.threads);
+    const GroupTargets targets = group_targets(in.y, in.units, in.naive);
+    const GroupEvaluation e = evaluate_per_group(preds, run.cfg.loss.type, targets);
+    o.record = make_group_eval_record(e, in.split, in.source, run.first_member, in.n);
     if (!o.record.excluded.empty())
       spdlog::warn("members {} have non-finite predictions (diverged): left out", fmt::join(o.record.excluded, ", "));
-    o.predictions = make_own_predictions(in.split, preds, targets, run.first_member, run.classification);
+    o.predictions = make_group_predictions(in.split, preds, targets, run.first_member, run.classification);
     return o;
   }
   spdlog::info("evaluating {} members of {} on {} ({} samples)", run.S, req.run_path, in.source, in.n);

@@ -31,9 +31,9 @@ struct EvalOutcome {
   StoredSwarm run;
   std::string source;  // what was evaluated ("test split of ...", a file)
   int n = 0;           // samples
-  bool own = false;    // group_by run on its own splits: each member on its own group's samples
-  Evaluation eval;     // not own
-  HparamReport hparams;  // not own: metrics against the per-member hyperparameters
+  bool per_group = false;  // group_by run on its own splits: each member on its own group's samples
+  Evaluation eval;     // not per_group
+  HparamReport hparams;  // not per_group: metrics against the per-member hyperparameters
   // A halving run (/search): the members trained to the end (local indices) and the
   // evaluation of them alone, their ensemble included; empty when every member was.
   std::vector<int> finished;

@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "run/new_series.h"
+#include "run/stored_predict.h"
 
 namespace tn {
 namespace {
@@ -46,7 +47,7 @@ Forecast forecast_stored(const StoredSwarm& run, const std::string& input, const
   f.series_column = s.table.group_names.empty() ? "" : s.data.group_by;
   f.time_column = s.table.time.empty() ? "" : s.data.sequence.time;
   f.horizon = s.data.sequence.horizon;
-  f.own = !s.member.empty();
+  f.per_group = !s.member.empty();
   f.N = w.n;
   f.id_columns = id_columns;
   f.ids.resize(id_columns.size());
@@ -62,13 +63,13 @@ Forecast forecast_stored(const StoredSwarm& run, const std::string& input, const
   in.n = w.n;
   in.X = w.X;
   in.batch = run.cfg.train.batch_size;
-  if (f.own) {
+  if (f.per_group) {
     for (int g : w.series) {
       in.group.push_back(s.member[g]);
       f.member.push_back(s.member[g]);
     }
     spdlog::info("forecasting {} series of {} with their own members of {}", w.n, input, run.path);
-    const OwnPredictions p = run_own(run, in, threads);
+    const GroupPredictions p = run_per_group(run, in, threads);
     f.normalized = p.outputs;
     for (int i = 0; i < w.n; ++i) f.value.push_back(w.units.original(p.outputs[i], i));
     return f;

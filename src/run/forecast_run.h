@@ -12,18 +12,18 @@ namespace tn {
 struct Forecast {
   std::string series_column, time_column;  // the group_by and data.sequence.time columns, or ""
   int horizon = 1;                         // steps after the last row that are forecast
-  bool own = false;                        // group_by run: one member per series, no ensemble
+  bool per_group = false;                  // group_by run: one member per series, no ensemble
   int N = 0;                               // series (rows of the output)
   std::vector<std::string> series;         // [N] series key ("" without group_by)
   std::vector<std::string> last_time;      // [N] time of the last row used (empty without time column)
   std::vector<std::string> id_columns;     // predict --id
   std::vector<std::vector<std::string>> ids;  // [columns][N] each column's value at the last row
-  std::vector<int> member;                 // own: [N] the global member forecasting each series
-  std::vector<float> normalized;           // own: [N]; else [S, N]: model outputs (trained units)
-  std::vector<float> members;              // not own: [S, N] every member in original units
-  std::vector<float> value;                // [N] the forecast in original units (own member's, or the ensemble mean)
-  std::vector<float> std;                  // not own: [N] std across members (ddof 0), original units
-  std::vector<int> excluded;               // not own: local members left out (non-finite outputs)
+  std::vector<int> member;                 // per_group: [N] the global member forecasting each series
+  std::vector<float> normalized;           // per_group: [N]; else [S, N]: model outputs (trained units)
+  std::vector<float> members;              // not per_group: [S, N] every member in original units
+  std::vector<float> value;                // [N] the forecast in original units (its member's, or the ensemble mean)
+  std::vector<float> std;                  // not per_group: [N] std across members (ddof 0), original units
+  std::vector<int> excluded;               // not per_group: local members left out (non-finite outputs)
 };
 
 // Reads `input` (new history, run/new_series.h), cuts each series' last window and runs the

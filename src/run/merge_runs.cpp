@@ -12,7 +12,7 @@
 
 #include "config/config.h"
 #include "eval/evaluate.h"
-#include "eval/own.h"
+#include "eval/per_group.h"
 #include "run/checkpoint.h"
 #include "run/errors.h"
 #include "run/eval_record.h"
@@ -252,21 +252,21 @@ Combine combine_of(const std::string& name) {
 
 // group_by: each shard predicted its own members' samples (Predictions::sample says where they
 // are in the split); put back in split order, they are evaluated as training evaluates them.
-void merge_own_evaluation(const std::vector<Part>& parts, const Config& cfg, const Predictions& p0, RunFile& r) {
+void merge_group_evaluation(const std::vector<Part>& parts, const Config& cfg, const Predictions& p0, RunFile& r) {
   const RunFile& f0 = parts.front().file;
   const int first = f0.meta.shard_swarm_first;
   const auto split = std::find_if(f0.splits.begin(), f0.splits.end(), [&](const DataSplit& d) { return d.name == p0.split; });
   if (split == f0.splits.end())
     throw UsageError("merge: " + in_quotes(parts.front().path) + " has predictions on the " + p0.split +
                      " split but no such split in /data/splits");
-  const std::size_t N = split->rows.size(), O = p0.own.shape.size() == 2 ? p0.own.shape[1] : 0;
+  const std::size_t N = split->rows.size(), O = p0.per_group.shape.size() == 2 ? p0.per_group.shape[1] : 0;
   const std::size_t wy = p0.targets.shape.size() == 2 ? p0.targets.shape[1] : 1;
-  OwnPredictions p;
+  GroupPredictions p;
   p.S = f0.meta.shard_swarm_size;
   p.N = static_cast<int>(N);
   p.O = static_cast<int>(O);
   p.member.assign(N, -1);
-  OwnTargets t;
+  GroupTargets t;
   // Every per-sample array of the predictions, [N, width] in split order: from each part's
   // p0-shaped array (`of`) to its place in `to`.
   struct Column {
@@ -280,9 +280,9 @@ void merge_own_evaluation(const std::vector<Part>& parts, const Config& cfg, con
     to.assign(N * w, 0.0f);
     columns.push_back({&to, std::move(of), w});
   };
-  add(p.outputs, [](const Predictions& q) -> const Array& { return q.own; }, O);
+  add(p.outputs, [](const Predictions& q) -> const Array& { return q.per_group; }, O);
   add(t.y, [](const Predictions& q) -> const Array& { return q.targets; }, wy);
-  add(p.outputs_original, [](const Predictions& q) -> const Array& { return q.own_original; }, O);
+  add(p.outputs_original, [](const Predictions& q) -> const Array& { return q.per_group_original; }, O);
   add(t.y_original, [](const Predictions& q) -> const Array& { return q.targets_original; }, O);
   t.baselines.resize(p0.naive.size());
   for (std::size_t k = 0; k < p0.naive.size(); ++k) {  // every part has p0's kinds (checked below)
@@ -312,10 +312,10 @@ void merge_own_evaluation(const std::vector<Part>& parts, const Config& cfg, con
   }
   if (std::count(p.member.begin(), p.member.end(), -1) > 0)
     throw UsageError("merge: some samples of the " + p0.split + " split are predicted by no part");
-  r.put(make_own_predictions(p0.split, p, t, first, is_classification(cfg.loss.type)));
+  r.put(make_group_predictions(p0.split, p, t, first, is_classification(cfg.loss.type)));
   for (const EvalRecord& e0 : f0.evals)
-    if (e0.split == p0.split && e0.own())
-      r.put(make_own_eval_record(evaluate_own(p, cfg.loss.type, t), e0.split, e0.source, first, p.N));
+    if (e0.split == p0.split && e0.per_group())
+      r.put(make_group_eval_record(evaluate_per_group(p, cfg.loss.type, t), e0.split, e0.source, first, p.N));
 }
 
 // Parts that kept only their ensemble's predictions (output.predictions: ensemble): the whole
@@ -366,7 +366,7 @@ void merge_evaluations(std::vector<Part>& parts, const Config& cfg, RunFile& r) 
                  ? "no predictions" : "only their ensembles' predictions", cfg.output.predictions);
   for (const Predictions& p0 : parts.front().file.predictions) {
     if (!p0.member.empty()) {
-      merge_own_evaluation(parts, cfg, p0, r);
+      merge_group_evaluation(parts, cfg, p0, r);
       continue;
     }
     if (p0.members.data.empty()) {

@@ -5,7 +5,7 @@
 #include <cmath>
 
 #include "eval/metrics.h"
-#include "eval/own.h"
+#include "eval/per_group.h"
 #include "run/eval_record.h"
 
 namespace tn {
@@ -28,10 +28,10 @@ std::vector<float> rows(const std::vector<float>& v, const std::vector<bool>& ke
 NaiveComparison compare_with_naive(const SwarmPredictions& p, const Evaluation& e, const Inputs& in, LossType loss) {
   NaiveComparison c;
   if (e.classification || in.naive.persistence.empty() || in.n == 0 || p.N != in.n) return c;
-  const OwnTargets t = own_targets(in.y, in.units, in.naive);
+  const GroupTargets t = group_targets(in.y, in.units, in.naive);
   if (t.baselines.empty()) return c;
   // The ensemble, one "member" per series.
-  OwnPredictions own;
+  GroupPredictions own;
   own.N = p.N;
   own.O = p.O;
   own.member = in.group.empty() ? std::vector<int>(static_cast<std::size_t>(p.N), 0) : in.group;
@@ -39,7 +39,7 @@ NaiveComparison compare_with_naive(const SwarmPredictions& p, const Evaluation& 
   own.outputs = e.combined.prediction;
   const bool original = !t.y_original.empty();
   if (original) own.outputs_original = in.units.original(own.outputs);
-  c.ensemble = make_own_eval_record(evaluate_own(own, loss, t), in.split, in.source, 0, in.n);
+  c.ensemble = make_group_eval_record(evaluate_per_group(own, loss, t), in.split, in.source, 0, in.n);
   for (int g = 0; g < own.S; ++g)
     c.series.push_back(g < static_cast<int>(in.group_names.size()) ? in.group_names[g] : "series " + std::to_string(g));
   // Every member on the samples each naive forecast has, pooled over the series.

@@ -1,6 +1,6 @@
 // Sequence runs without group_by (one swarm, an ensemble, over one or several series): the
 // ensemble's forecast and each member's against the naive forecasts (persistence, seasonal
-// naive, drift) on the same samples, per series, as group_by runs are compared (eval/own.h).
+// naive, drift) on the same samples, per series, as group_by runs are compared (eval/per_group.h).
 #pragma once
 #include <string>
 #include <vector>
@@ -9,7 +9,7 @@
 #include "eval/evaluate.h"
 #include "io/run_file.h"
 #include "math/losses.h"
-#include "run/stored_types.h"
+#include "run/stored_inputs.h"
 
 namespace tn {
 

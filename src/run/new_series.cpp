@@ -73,21 +73,4 @@ SeriesNormalization stored_normalization(const StoredSwarm& run) {
   return {n.mean.data, n.std.data, n.target_mean.data, n.target_std.data};
 }
 
-Inputs new_series_inputs(const StoredSwarm& run, const std::string& file) {
-  const NewSeries s = read_new_series(run, file, {});
-  SeriesWindows w = windows_to_evaluate(s.table, s.data.sequence, stored_normalization(run), s.stats_of);
-  Inputs in;
-  in.split = "data";
-  in.source = file;
-  in.n = w.n;
-  in.X = std::move(w.X);
-  in.y = std::move(w.y);
-  in.units = std::move(w.units);
-  in.naive = std::move(w.naive);
-  if (!s.member.empty())
-    for (int g : w.series) in.group.push_back(s.member[g]);
-  in.batch = run.cfg.train.batch_size;
-  return in;
-}
-
 }  // namespace tn

@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "data/series_windows.h"
-#include "run/stored_types.h"
+#include "run/stored_swarm.h"
 
 namespace tn {
 
@@ -25,9 +25,5 @@ NewSeries read_new_series(const StoredSwarm& run, const std::string& file, const
 
 // The normalization statistics the run stored.
 SeriesNormalization stored_normalization(const StoredSwarm& run);
-
-// eval --data on a sequence run: every window of every series of `file` with its target
-// (windows_to_evaluate), `group` the global member of each window's series (group_by runs).
-Inputs new_series_inputs(const StoredSwarm& run, const std::string& file);
 
 }  // namespace tn

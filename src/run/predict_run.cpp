@@ -3,6 +3,9 @@
 
 #include <spdlog/spdlog.h>
 
+#include "run/stored_inputs.h"
+#include "run/stored_predict.h"
+
 namespace tn {
 namespace {
 
@@ -10,7 +13,7 @@ namespace {
 PredictionFile& add_forecast(PredictionFile& f, const Forecast& x, std::uint64_t S) {
   using U = std::uint64_t;
   const U N = static_cast<U>(x.N);
-  f.combine = x.own ? "own" : "mean";
+  f.combine = x.per_group ? "own" : "mean";
   f.horizon = x.horizon;
   f.series_column = x.series_column;
   f.time_column = x.time_column;
@@ -18,7 +21,7 @@ PredictionFile& add_forecast(PredictionFile& f, const Forecast& x, std::uint64_t
   f.last_time = x.last_time;
   f.ids = x.ids;
   f.forecast = {{N}, x.value};
-  if (x.own) {
+  if (x.per_group) {
     f.member = x.member;
     f.forecast_normalized = {{N}, x.normalized};
     return f;
@@ -78,7 +81,7 @@ void keep_forecast_members(Forecast& f, const std::vector<int>& local, const std
 PredictOutcome predict_stored(const std::string& run_path, const std::string& input, Combine how, int threads,
                               const std::vector<std::string>& id_columns, const std::optional<SelectSpec>& select) {
   PredictOutcome o;
-  o.run = load_swarm(run_path, false);
+  o.run = load_swarm_model(run_path);
   o.how = how;
   check_combine(o.run, how);
   o.id_columns = id_columns;
@@ -87,7 +90,7 @@ PredictOutcome predict_stored(const std::string& run_path, const std::string& in
   if (o.run.file.data.seq_len > 0) {
     if (how != Combine::MeanProb) spdlog::warn("--combine {} is not used: forecasts are combined by their mean", to_string(how));
     o.forecast = forecast_stored(o.run, input, id_columns, threads);
-    if (weights && !o.forecast->own) keep_forecast_members(*o.forecast, local_members(o), o.weights);
+    if (weights && !o.forecast->per_group) keep_forecast_members(*o.forecast, local_members(o), o.weights);
     return o;
   }
   Inputs in = new_data(o.run, input, false, id_columns);

@@ -1,5 +1,6 @@
 // The selection split, the ensemble a command uses and its records.
 #include "run/select_run.h"
+#include "run/stored_predict.h"
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
@@ -48,7 +49,7 @@ SelectionSplit predict_selection_split(const StoredSwarm& run, Combine how, int 
   } else {
     std::optional<Inputs> stored = stored_split(run, name);
     if (stored) sel.in = std::move(*stored);
-    else sel.in = own_split(load_swarm(run.path, true), name);  // too large to be stored: rebuilt
+    else sel.in = own_split(load_swarm_with_own_data(run.path), name);  // too large to be stored: rebuilt
     sel.preds = run_swarm(run, sel.in, threads);
   }
   sel.eval = evaluate(sel.preds, run.cfg.loss.type, sel.in.y, how);

@@ -10,7 +10,7 @@
 #include "config/config.h"
 #include "eval/select.h"
 #include "io/run_file.h"
-#include "run/stored_swarm.h"
+#include "run/stored_inputs.h"
 
 namespace tn {
 

@@ -1,72 +1,62 @@
-// A trained swarm loaded back from its run file for eval and predict: the configuration,
-// model shape and parameters, checked against each other (run/swarm_file.h), and the inputs
-// it can be run on (its own splits, rebuilt, or new data preprocessed with the stored
-// statistics).
+// A trained swarm loaded back from its run file for eval, predict and export: the
+// configuration, model shape and parameters, normalization statistics and names, checked
+// against each other (run/swarm_file.h). The inputs it runs on are run/stored_inputs.h, its
+// forward pass run/stored_predict.h.
 #pragma once
-#include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "config/config.h"
-#include "data/dataset.h"
 #include "data/encode.h"
-#include "data/sequence_units.h"
-#include "eval/combine.h"
-#include "eval/own.h"
 #include "io/run_file.h"
-#include "run/command_files.h"
 #include "model/build.h"
 #include "run/errors.h"
-#include "run/stored_types.h"
 
 namespace tn {
+
+// Members of one architecture in a swarm of several (RunFile::architectures).
+struct StoredArchitecture {
+  std::string name;          // e.g. "dense 64 relu, dense 3"
+  std::vector<int> members;  // local member indices (0 .. S-1)
+  ModelShape shape;
+  std::vector<float> params;  // ParamLayout(shape, members.size()) order
+};
+
+struct StoredSwarm {
+  std::string path;
+  RunFile file;
+  Config cfg;
+  ModelShape shape;           // with `architectures`: the first one's (inputs and outputs are every one's)
+  std::vector<float> params;  // ParamLayout(shape, S) order; empty with `architectures`
+  std::vector<StoredArchitecture> architectures;  // members of several architectures, else empty
+  int S = 0, first_member = 0;
+  bool classification = false;
+  int K = 0;                             // classes (2 for bce); 0 for regression
+  std::vector<std::string> class_names;  // stored, else "0".."K-1"
+  FeatureEncoding encoding;              // /data/encoding, applied to new CSV data (may be empty)
+};
+
+// The model alone (shape, parameters, stored statistics and names), for any run, sequence runs
+// included: the config's data section is replaced by a stand-in of the same kind, so a
+// training file that has moved does not matter (the stored feature names and statistics are
+// used instead). For export, predict and eval --data. Throws RunFileError, ConfigError or
+// UsageError.
+StoredSwarm load_swarm_model(const std::string& path);
+
+// The model and the config's data section as it was trained (its files looked up where the
+// run was trained), so that the run's own splits can be rebuilt (run/stored_inputs.h
+// own_split). Throws as load_swarm_model, and DataError, naming the file and what to do, when
+// the training data is no longer there.
+StoredSwarm load_swarm_with_own_data(const std::string& path);
+
+// Whether the run has one member per group (data.per_member group_by), so that its members
+// are run and scored on their own group's samples only.
+inline bool one_member_per_group(const StoredSwarm& run) { return run.file.members.per_member == "group_by"; }
 
 // Text-valued per-member values for reports (eval/by_hparam.h): /members/hparams' text keys
 // (model.hidden, activations, recurrent types) and, when members differ in more than one
 // architecture key, "architecture": each member's whole architecture.
 std::vector<std::pair<std::string, std::vector<std::string>>> architecture_hparams(const StoredSwarm& run);
-
-// Reads the run file and its /config and checks that the parameters fit the model. With
-// `own_data` false the config's data source is replaced (so a training CSV that has moved
-// does not matter); the stored feature names and statistics are used instead. Throws
-// RunFileError, ConfigError or UsageError.
-StoredSwarm load_swarm(const std::string& path, bool own_data);
-
-// The model alone (shape, parameters, stored statistics and names), for any run, sequence runs
-// included: the config's data section is not used (as load_swarm with own_data false).
-StoredSwarm load_swarm_model(const std::string& path);
-
-// Rebuilds split `split` ("test", "val", "train" or "all") of the run's own data, checking
-// that it still matches the run (normalization statistics, classes, stored targets).
-// No split named: test, else train (logged). Throws UsageError, DataError, ConfigError.
-Inputs own_split(const StoredSwarm& run, const std::optional<std::string>& split);
-
-// New data from `file`: a YAML config (its data section, every sample) or a CSV file with
-// the run's feature columns by name (sequence runs, labeled only: every window of each series
-// of a long-format CSV, run/new_series.h) (and, when `labeled`, its target column: the run's
-// CSV target, or "label" for runs on built-in data). Labels are mapped to the run's classes
-// by name. `id_columns` are carried through as text (ids). Throws DataError, ConfigError, UsageError.
-Inputs new_data(const StoredSwarm& run, const std::string& file, bool labeled,
-                const std::vector<std::string>& id_columns = {});
-
-// The files new_data reads from `file`, given by option `key` (predict --input, eval --data):
-// the file and, for a YAML config, its data files (run/command_files.h). A config that
-// cannot be read adds none; new_data reports it.
-std::vector<NamedFile> new_data_files(const std::string& key, const std::string& file);
-
-// The overrides that let a config be read for its data section alone (data generate, a config
-// as new data): a placeholder model and loss, and no grid (its keys may be the model's).
-std::vector<Override> data_section_overrides();
-
-// Every member's outputs and logits on `in`, on the device `device: auto` picks (a GPU when
-// the build has the CUDA backend and one is present, else the CPU with `threads` threads).
-SwarmPredictions run_swarm(const StoredSwarm& run, const Inputs& in, int threads);
-
-// Throws UsageError when `how` does not apply to the run (vote needs a classification run).
-void check_combine(const StoredSwarm& run, Combine how);
-
-// group_by runs: each member's outputs on the samples of its own group (in.group), on the
-// device run_swarm picks; in original units too when in.units is not the identity.
-OwnPredictions run_own(const StoredSwarm& run, const Inputs& in, int threads);
 
 }  // namespace tn

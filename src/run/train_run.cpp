@@ -11,7 +11,7 @@
 
 #include <spdlog/spdlog.h>
 
-#include "eval/own.h"
+#include "eval/per_group.h"
 #include "io/atomic_file.h"
 #include "data/sources.h"
 #include "io/run_file_error.h"
@@ -73,11 +73,11 @@ void check_run_files(const Config& cfg, bool force, const std::string& resume, C
 // group_by: each member on its own group's samples, with the naive-forecast baselines and the
 // original units for sequence data. A shard of the groups (train --shard) evaluates its own
 // members' samples only, and records where each is in the split (Predictions::sample).
-FinalEval evaluate_final_own(const Config& cfg, const PreparedData& data, const TrainOutput& t) {
+FinalEval evaluate_final_per_group(const Config& cfg, const PreparedData& data, const TrainOutput& t) {
   FinalEval f;
   f.split = t.pred_split == "test" ? &data.test : &data.train;
   const int S = cfg.swarm.size, first = cfg.swarm.first_member, O = t.shape.outputs();
-  const OwnTargets all = own_targets(f.split->y, f.split->units, f.split->naive);
+  const GroupTargets all = group_targets(f.split->y, f.split->units, f.split->naive);
   std::vector<int> keep;  // samples of members [first, first + S)
   for (int i = 0; i < t.pred_n; ++i)
     if (t.pred_member[i] >= first && t.pred_member[i] < first + S) keep.push_back(i);
@@ -89,18 +89,18 @@ FinalEval evaluate_final_own(const Config& cfg, const PreparedData& data, const 
     for (int i : keep) r.insert(r.end(), v.begin() + static_cast<std::ptrdiff_t>(i * w), v.begin() + static_cast<std::ptrdiff_t>((i + 1) * w));
     return r;
   };
-  OwnPredictions p;
+  GroupPredictions p;
   p.S = S;
   p.N = static_cast<int>(keep.size());
   p.O = O;
   for (int i : keep) p.member.push_back(t.pred_member[i] - first);
-  p.outputs = rows(t.pred_own);
-  if (!all.y_original.empty()) p.outputs_original = rows(f.split->units.original(t.pred_own));
-  OwnTargets targets{rows(all.y), rows(all.y_original), {}};
+  p.outputs = rows(t.pred_group);
+  if (!all.y_original.empty()) p.outputs_original = rows(f.split->units.original(t.pred_group));
+  GroupTargets targets{rows(all.y), rows(all.y_original), {}};
   for (const BaselineForecast& b : all.baselines) targets.baselines.push_back({b.kind, rows(b.values), rows(b.original)});
-  const OwnEvaluation e = evaluate_own(p, cfg.loss.type, targets);
-  f.record = make_own_eval_record(e, f.split->name, f.split->name + " split of " + data.origin, first, p.N);
-  f.predictions = make_own_predictions(t.pred_split, p, targets, first, is_classification(cfg.loss.type));
+  const GroupEvaluation e = evaluate_per_group(p, cfg.loss.type, targets);
+  f.record = make_group_eval_record(e, f.split->name, f.split->name + " split of " + data.origin, first, p.N);
+  f.predictions = make_group_predictions(t.pred_split, p, targets, first, is_classification(cfg.loss.type));
   if (shard) f.predictions.sample = keep;
   return f;
 }
@@ -144,7 +144,7 @@ void choose_on_selection_split(const Config& cfg, const PreparedData& data, cons
 }
 
 FinalEval evaluate_final(const Config& cfg, const PreparedData& data, const TrainOutput& t, Backend& be, bool shard) {
-  if (!t.pred_member.empty()) return evaluate_final_own(cfg, data, t);
+  if (!t.pred_member.empty()) return evaluate_final_per_group(cfg, data, t);
   FinalEval f;
   f.split = t.pred_split == "test" ? &data.test : &data.train;
   f.preds = {cfg.swarm.size, t.pred_n, t.shape.outputs(), t.pred_members, {}};
@@ -259,7 +259,7 @@ TrainResult TrainingRun::run(const TrainCallbacks& report) {
     const int T = data_.targets;  // each member with its own statistics (per group: its group's)
     member_targets_to_original(r.out.pred_members, cfg_.swarm.size, cfg_.swarm.first_member, T, data_.target_scaling,
                                data_.target_mean, data_.target_std);
-    targets_to_original(r.out.pred_own, T, data_.target_scaling, data_.target_mean, data_.target_std, r.out.pred_member);
+    targets_to_original(r.out.pred_group, T, data_.target_scaling, data_.target_mean, data_.target_std, r.out.pred_member);
   }
   const auto eval_start = std::chrono::steady_clock::now();
   r.final_eval = evaluate_final(cfg_, data_, r.out, *be_, shard_.enabled());

@@ -28,7 +28,7 @@ void merge_part(TrainOutput& out, const TrainOutput& part, int m0, int Sp) {
   const auto O = static_cast<std::size_t>(out.shape.outputs());
   for (std::size_t i = 0; i < part.pred_member.size(); ++i)  // group_by: the part's members' samples
     if (part.pred_member[i] >= m0 && part.pred_member[i] < m0 + Sp)
-      std::copy_n(part.pred_own.begin() + static_cast<std::ptrdiff_t>(i * O), O, out.pred_own.begin() + static_cast<std::ptrdiff_t>(i * O));
+      std::copy_n(part.pred_group.begin() + static_cast<std::ptrdiff_t>(i * O), O, out.pred_group.begin() + static_cast<std::ptrdiff_t>(i * O));
   out.train_seconds += part.train_seconds;
 }
 
@@ -67,7 +67,7 @@ TrainOutput train_detail::train_in_chunks(const Config& cfg, const PreparedData&
       out.layout = ParamLayout(out.shape, S);
       const auto grow = [&](std::vector<float>& v) { v.assign(v.size() / (m1 - m0) * S, 0.0f); };
       for (auto* v : {&out.params, &out.init_params, &out.pred_members}) grow(*v);
-      std::fill(out.pred_own.begin(), out.pred_own.end(), 0.0f);
+      std::fill(out.pred_group.begin(), out.pred_group.end(), 0.0f);
       size_member_state(out, S, out.epochs, {&part});
       out.train_seconds = 0;
       out.kernel += "; trained in " + std::to_string(chunks) + " chunks of up to " + std::to_string(chunk) + " members";

@@ -87,9 +87,9 @@ void leave_out_diverged(TrainOutput& out, int first_member) {
   for (std::size_t s = 0; s < out.diverged_epoch.size(); ++s) {
     if (out.diverged_epoch[s] <= 0) continue;
     if (!out.pred_members.empty()) std::fill_n(out.pred_members.begin() + static_cast<std::ptrdiff_t>(s * N * O), N * O, kNaN);
-    for (std::size_t i = 0; i < out.pred_member.size() && !out.pred_own.empty(); ++i)
+    for (std::size_t i = 0; i < out.pred_member.size() && !out.pred_group.empty(); ++i)
       if (out.pred_member[i] - first_member == static_cast<int>(s))
-        std::fill_n(out.pred_own.begin() + static_cast<std::ptrdiff_t>(i * O), O, kNaN);
+        std::fill_n(out.pred_group.begin() + static_cast<std::ptrdiff_t>(i * O), O, kNaN);
   }
 }
 

@@ -89,10 +89,10 @@ SwarmPredictions predict_parts(Backend& be, LossType loss, const std::vector<Swa
   return all;
 }
 
-OwnPredictions predict_own_swarm(Backend& be, const ModelShape& shape, LossType loss,
+GroupPredictions predict_per_group(Backend& be, const ModelShape& shape, LossType loss,
                                  const std::vector<float>& params, int S, const std::vector<float>& X,
                                  int N, int batch, const std::vector<int>& member) {
-  OwnPredictions r;
+  GroupPredictions r;
   r.S = S;
   r.N = N;
   r.O = shape.outputs();
@@ -101,7 +101,7 @@ OwnPredictions predict_own_swarm(Backend& be, const ModelShape& shape, LossType 
   r.outputs.assign(static_cast<std::size_t>(N) * O, 0.0f);
   r.logits.assign(r.outputs.size(), 0.0f);
   if (S == 0 || N == 0) return r;
-  const MemberSets own = own_sample_sets(member, S);
+  const MemberSets own = group_sample_sets(member, S);
   const std::uint32_t stride = std::max<std::uint32_t>(1, own.max_size());
   const ParamLayout layout(shape, S);
   DeviceBuffer<float> P(be, layout.total), Xd(be, X.size()), Yd(be, N);

@@ -5,7 +5,7 @@
 
 #include "backend/backend.h"
 #include "eval/combine.h"
-#include "eval/own.h"
+#include "eval/per_group.h"
 #include "swarm/shape.h"
 
 namespace tn {
@@ -34,7 +34,7 @@ SwarmPredictions predict_parts(Backend& be, LossType loss, const std::vector<Swa
 // The outputs of group_by members on their own samples only: sample i is run through local
 // member member[i] alone (member[i] outside [0, S): no member, output left 0). Each member's
 // samples go through the same ops in batches of at most `batch` of its own rows.
-OwnPredictions predict_own_swarm(Backend& be, const ModelShape& shape, LossType loss,
+GroupPredictions predict_per_group(Backend& be, const ModelShape& shape, LossType loss,
                                  const std::vector<float>& params, int S, const std::vector<float>& X,
                                  int N, int batch, const std::vector<int>& member);
 

@@ -107,7 +107,7 @@ struct TrainOutput {
   // group_by runs (one member per group): each member predicts only the samples of its own
   // group, so pred_members stays empty and these hold the predictions instead.
   std::vector<int> pred_member;  // [N] member of each sample (its group index), else empty
-  std::vector<float> pred_own;   // [N, outputs] that member's output on the sample
+  std::vector<float> pred_group;  // [N, outputs] that member's output on the sample
   double train_seconds = 0;
   std::string kernel;                                           // backend and block layout
   // Members of several architectures: one entry per architecture, and then `layout`, the

@@ -139,7 +139,7 @@ TrainOutput train_pass(const Config& cfg, const PreparedData& data, const Member
   for (int& m : local) m -= cfg.swarm.first_member;
   // The trained parameters through the stored-swarm path (what `eval` runs), in the
   // trainer's batch size, so the two give the same bits.
-  out.pred_own = predict_own_swarm(be, out.shape, cfg.loss.type, out.params, S, split.X, split.n, loop.batch(), local)
+  out.pred_group = predict_per_group(be, out.shape, cfg.loss.type, out.params, S, split.X, split.n, loop.batch(), local)
                      .outputs;
   leave_out_diverged(out, cfg.swarm.first_member);
   return out;

@@ -357,7 +357,7 @@ int idx(const std::uint8_t* data, std::size_t size) {
 }
 
 // A run file's text must be UTF-8 once it is read (io/h5.h checks every string): other bytes
-// would reach JSON output or a terminal. Checks the texts load_swarm kept, a finding otherwise.
+// would reach JSON output or a terminal. Checks the texts the loaded swarm kept, a finding otherwise.
 void check_text(const StoredSwarm& s) {
   const RunFile& f = s.file;
   std::vector<std::string_view> texts = {f.config_yaml, f.meta.version, f.meta.name, f.meta.device, f.meta.kernel,
@@ -371,7 +371,7 @@ void check_text(const StoredSwarm& s) {
 
 int run_file(const std::uint8_t* data, std::size_t size) {
   const std::string_view bytes = as_text(data, size);
-  accepted([&] { check_text(load_swarm(put("run.h5", bytes), true)); });
+  accepted([&] { check_text(load_swarm_with_own_data(put("run.h5", bytes))); });
   if (size < io::kSealBytes) return 0;
   // Sealed again for its bytes after the first 512: a mutation reaches HDF5 past the seal, as
   // a file edited and sealed again on purpose does (the reader's child process, then this one).
@@ -379,7 +379,7 @@ int run_file(const std::uint8_t* data, std::size_t size) {
   io::seal_image(image);
   if (std::equal(image.begin(), image.end(), data)) return 0;  // sealed already: read above
   const std::string resealed = put("resealed.h5", as_text(image.data(), image.size()));
-  if (accepted([&] { check_text(load_swarm(resealed, true)); })) accepted([&] { check_text(load_swarm(resealed, false)); });
+  if (accepted([&] { check_text(load_swarm_with_own_data(resealed)); })) accepted([&] { check_text(load_swarm_model(resealed)); });
   return 0;
 }
 

@@ -43,7 +43,7 @@ int npy(const std::uint8_t* data, std::size_t size);
 // generated partner file of the matching count, through load_dataset and prepare_data.
 int idx(const std::uint8_t* data, std::size_t size);
 
-// A run file: load_swarm (what eval and predict start with: read_run_file, its /config, the
+// A run file: load_swarm_with_own_data and load_swarm_model (what eval and predict start with: read_run_file, its /config, the
 // model checked against the parameters) on the bytes as given, and again sealed anew for its
 // bytes after the first 512 (the seal is a CRC anyone can recompute), so mutated HDF5 reaches
 // the reader (a child process first, then this one) instead of stopping at the seal.

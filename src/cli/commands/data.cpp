@@ -8,7 +8,7 @@
 #include "cli/commands/commands.h"
 #include "io/run_file_error.h"
 #include "io/text_file.h"
-#include "run/stored_swarm.h"
+#include "run/stored_inputs.h"
 #include "data/sources.h"
 
 namespace tn {

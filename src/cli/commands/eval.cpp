@@ -7,7 +7,7 @@
 
 #include "cli/commands/cli_util.h"
 #include "cli/commands/commands.h"
-#include "cli/commands/eval_own_report.h"
+#include "cli/commands/eval_group_report.h"
 #include "cli/commands/eval_report.h"
 #include "io/run_file_error.h"
 #include "io/text_file.h"
@@ -88,7 +88,7 @@ int evaluate_run(const EvalOptions& opt, OutKind out_kind) {
   const SearchView search{&run.file.search, run.file.meta.epochs, run.file.meta.swarm_size, &run.file.diverged_epoch,
                           ranked.empty() ? -1 : ranked.front(), run.file.meta.interrupted, &o.finished,
                           &o.finished_eval};
-  std::string json = o.own ? own_eval_json(o.record, opt.run_path, run.class_names, groups)
+  std::string json = o.per_group ? group_eval_json(o.record, opt.run_path, run.class_names, groups)
                            : eval_json(o.eval, o.record, opt.run_path, run.class_names, rank, &o.hparams, &search);
   if (!o.naive.empty()) {  // sequence data: the ensemble and the members against the naive forecasts
     report::json j = report::json::parse(json);
@@ -96,7 +96,7 @@ int evaluate_run(const EvalOptions& opt, OutKind out_kind) {
     json = j.dump(2) + "\n";
   }
   const std::string text = opt.json ? json
-                           : o.own  ? own_eval_table(o.record, opt.run_path, groups)
+                           : o.per_group ? group_eval_table(o.record, opt.run_path, groups)
                                     : eval_table(o.eval, o.record, opt.run_path, run.class_names, rank, &o.hparams, &search) +
                                           naive_table(o.naive);
   if (!print_stdout(text)) return kExitIo;

@@ -8,7 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/commands/report_parts.h"
-#include "eval/own.h"
+#include "eval/per_group.h"
 #include "run/lineage.h"
 #include "run/select_run.h"
 

@@ -50,7 +50,7 @@ std::string forecast_csv(const PredictOutcome& r) {
   if (!f.time_column.empty()) head.push_back(csv_field("last_" + f.time_column));
   for (const std::string& c : f.id_columns) head.push_back(csv_field(c));
   head.push_back("horizon");
-  if (f.own) {
+  if (f.per_group) {
     for (const char* c : {"member", "forecast", "forecast_normalized"}) head.push_back(c);
   } else {
     head.push_back("forecast");
@@ -66,7 +66,7 @@ std::string forecast_csv(const PredictOutcome& r) {
     if (!f.time_column.empty()) cell(line, csv_field(f.last_time[i]));
     id_cells(line, f.ids, i);
     cell(line, std::to_string(f.horizon));
-    if (f.own) {
+    if (f.per_group) {
       cell(line, std::to_string(f.member[i]));
       cell(line, csv_number(f.value[i]));
       cell(line, csv_number(f.normalized[i]));

@@ -1,4 +1,4 @@
-// Pieces shared by the evaluation reports (cli/commands/eval_report.h, eval_own_report.h):
+// Pieces shared by the evaluation reports (cli/commands/eval_report.h, eval_group_report.h):
 // metric values as JSON and text, member lists, the header of every JSON record.
 #pragma once
 #include <cstddef>

@@ -17,7 +17,7 @@
 #include "config/trials.h"
 #include "io/run_file.h"
 #include "io/text_file.h"
-#include "cli/commands/eval_own_report.h"
+#include "cli/commands/eval_group_report.h"
 #include "cli/commands/eval_report.h"
 #include "cli/progress.h"
 #include "cli/commands/cli_util.h"
@@ -224,7 +224,7 @@ void log_kept_ensemble(const FinalEval& f) {
 void log_eval(const Config& cfg, const PreparedData& data, const FinalEval& f) {
   if (f.split->name != "test")
     spdlog::info("no test split: evaluated on the training split, which the members were trained on (optimistic)");
-  if (!f.record.own()) {
+  if (!f.record.per_group()) {
     const RankView rank{f.select_split->name, &f.select_eval, rank_members(f.select_eval), ""};
     if (f.select_split->name != "val")
       spdlog::info("no validation split: members are ranked{} on the training split (set data.split.val to choose on "
@@ -237,9 +237,9 @@ void log_eval(const Config& cfg, const PreparedData& data, const FinalEval& f) {
     log_kept_ensemble(f);
     return;
   }
-  spdlog::info("{}", own_eval_summary(f.record));
+  spdlog::info("{}", group_eval_summary(f.record));
   spdlog::info("evaluation of each member on its own group's samples:\n{}",
-               own_eval_table(f.record, cfg.output.path, data.group_names));
+               group_eval_table(f.record, cfg.output.path, data.group_names));
 }
 
 }  // namespace

@@ -1,5 +1,5 @@
 // Reports of group_by evaluations: quantiles across members, naive baselines, per-series skill.
-#include "cli/commands/eval_own_report.h"
+#include "cli/commands/eval_group_report.h"
 
 #include <fmt/format.h>
 
@@ -8,7 +8,7 @@
 
 #include "cli/commands/report_parts.h"
 #include "eval/by_hparam.h"
-#include "eval/own.h"
+#include "eval/per_group.h"
 
 namespace tn {
 
@@ -189,7 +189,7 @@ std::string series_table(const EvalRecord& r, const std::vector<std::string>& gr
 
 }  // namespace
 
-std::string own_eval_json(const EvalRecord& r, const std::string& run_path,
+std::string group_eval_json(const EvalRecord& r, const std::string& run_path,
                           const std::vector<std::string>& class_names, const std::vector<std::string>& groups) {
   json j = record_header(r, run_path, class_names);
   j["members"] = member_rows(r, r.members, groups, true);
@@ -228,7 +228,7 @@ std::string own_eval_json(const EvalRecord& r, const std::string& run_path,
   return j.dump(2) + "\n";
 }
 
-std::string own_eval_table(const EvalRecord& r, const std::string& run_path, const std::vector<std::string>& groups) {
+std::string group_eval_table(const EvalRecord& r, const std::string& run_path, const std::vector<std::string>& groups) {
   const int S = static_cast<int>(r.member.size()), first = S ? r.member.front() : 0;
   const auto [lo, hi] = std::minmax_element(r.member_samples.begin(), r.member_samples.end());
   std::string t = fmt::format("{}: {}, {} samples\n{} members (#{}..#{}), one per group, each scored on its own "
@@ -333,7 +333,7 @@ json naive_json(const NaiveComparison& c) {
           {"members", members}};
 }
 
-std::string own_eval_summary(const EvalRecord& r) {
+std::string group_eval_summary(const EvalRecord& r) {
   const std::size_t m = r.task == "regression" ? metric_index(r, "mae") : 0, L = kQuantileLevels.size();
   const auto q = [&](const std::vector<double>& v, std::size_t k) { return num(v[m * L + k]); };
   std::string t = fmt::format("{} ({} samples): per-member {} median {} (5%-95% {}-{}), pooled {}", r.source,

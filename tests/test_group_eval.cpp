@@ -13,7 +13,7 @@
 #include "data/member_sets.h"
 #include "data/prepare.h"
 #include "data/sequence.h"
-#include "eval/own.h"
+#include "eval/per_group.h"
 #include "eval_test_util.h"
 #include "io/run_file.h"
 #include "train/swarm_forward.h"
@@ -59,26 +59,26 @@ TEST_CASE("group_by: each member predicts exactly its own group's samples, as it
   const TrainOutput t = train_swarm(cfg, data, be, nullptr);
   CHECK(t.pred_members.empty());
   REQUIRE(t.pred_member == data.test.group);
-  REQUIRE(t.pred_own.size() == static_cast<std::size_t>(data.test.n));
+  REQUIRE(t.pred_group.size() == static_cast<std::size_t>(data.test.n));
   for (int g = 0; g < 4; ++g) {
     std::vector<int> which;
     const std::vector<float> X = rows_of(data.test, data.features, g, which);
     REQUIRE(!which.empty());
     const SwarmPredictions alone =
         predict_swarm(be, t.shape, cfg.loss.type, member_params(t, g), 1, X, static_cast<int>(which.size()), 8);
-    for (std::size_t k = 0; k < which.size(); ++k) CHECK(t.pred_own[which[k]] == alone.outputs[k]);
+    for (std::size_t k = 0; k < which.size(); ++k) CHECK(t.pred_group[which[k]] == alone.outputs[k]);
   }
   // The same from the stored parameters, and from a swarm trained in chunks.
-  const OwnPredictions p = predict_own_swarm(be, t.shape, cfg.loss.type, t.params, 4, data.test.X, data.test.n, 8,
+  const GroupPredictions p = predict_per_group(be, t.shape, cfg.loss.type, t.params, 4, data.test.X, data.test.n, 8,
                                              data.test.group);
-  CHECK(same_bits(p.outputs, t.pred_own));
+  CHECK(same_bits(p.outputs, t.pred_group));
   const TrainOutput chunked = train_swarm_in_chunks(cfg, data, make_member_sets(cfg, data), be, nullptr, 3);
-  CHECK(same_bits(chunked.pred_own, t.pred_own));
+  CHECK(same_bits(chunked.pred_group, t.pred_group));
   CHECK(chunked.pred_member == t.pred_member);
 }
 
-TEST_CASE("own sample sets: unequal groups, samples without a member, and an empty member") {
-  const MemberSets s = own_sample_sets({1, 0, 1, -1, 1, 5}, 3);
+TEST_CASE("group sample sets: unequal groups, samples without a member, and an empty member") {
+  const MemberSets s = group_sample_sets({1, 0, 1, -1, 1, 5}, 3);
   CHECK(s.offset == std::vector<std::uint32_t>{0, 1, 4, 4});
   CHECK(s.rows == std::vector<std::uint32_t>{1, 0, 2, 4});
   std::vector<std::uint32_t> table(4);
@@ -98,23 +98,23 @@ TEST_CASE("own sample sets: unequal groups, samples without a member, and an emp
   for (int i = 0; i < 14; ++i) X.insert(X.end(), {0.1f * i, -0.05f * i * i});
   const std::vector<int> member = {2, 0, 0, 2, 1, 0, 0, 2, 0, 0, 0, 2, 0, 0};  // 9, 1 and 4 samples
   CpuBackend be(2);
-  const OwnPredictions own = predict_own_swarm(be, shape, LossType::Bce, params, 3, X, 14, 4, member);
+  const GroupPredictions own = predict_per_group(be, shape, LossType::Bce, params, 3, X, 14, 4, member);
   const SwarmPredictions all = predict_swarm(be, shape, LossType::Bce, params, 3, X, 14, 4);
   REQUIRE(own.O == 1);
   for (int i = 0; i < 14; ++i)
     CHECK(own.outputs[i] == doctest::Approx(all.outputs[static_cast<std::size_t>(member[i]) * 14 + i]).epsilon(1e-6));
 }
 
-TEST_CASE("own evaluation: per-member metrics, pooled and quantiles by hand") {
-  OwnPredictions p;
+TEST_CASE("per-group evaluation: per-member metrics, pooled and quantiles by hand") {
+  GroupPredictions p;
   p.S = 3;
   p.N = 6;
   p.O = 1;
   p.member = {0, 1, 0, 1, 1, 2};
   p.outputs = {1.0f, 2.0f, 3.0f, 0.0f, 1.0f, NAN};
-  OwnTargets t;
+  GroupTargets t;
   t.y = {0.0f, 2.0f, 5.0f, 1.0f, 4.0f, 1.0f};
-  const OwnEvaluation e = evaluate_own(p, LossType::Mse, t);
+  const GroupEvaluation e = evaluate_per_group(p, LossType::Mse, t);
   REQUIRE(e.names == std::vector<std::string>{"mse", "rmse", "mae", "r2"});
   CHECK(e.samples == std::vector<int>{2, 3, 1});
   CHECK(e.excluded == std::vector<int>{2});
@@ -142,7 +142,7 @@ TEST_CASE("own evaluation: per-member metrics, pooled and quantiles by hand") {
 }
 
 TEST_CASE("naive baselines: scored on the members' own samples, in model and original units") {
-  OwnPredictions p;
+  GroupPredictions p;
   p.S = 2;
   p.N = 4;
   p.O = 1;
@@ -158,13 +158,13 @@ TEST_CASE("naive baselines: scored on the members' own samples, in model and ori
   naive.persistence = units.original({0.5f, 0.5f, 1.0f, 2.0f});  // series 0 is flat: persistence is exact
   naive.seasonal.assign(4, NAN);                                   // no season: left out
   naive.drift = units.original({0.5f, 0.5f, 2.0f, NAN});          // no history for the last sample
-  const OwnTargets t = own_targets({0.5f, 0.5f, 2.0f, 4.0f}, units, naive);
+  const GroupTargets t = group_targets({0.5f, 0.5f, 2.0f, 4.0f}, units, naive);
   REQUIRE(t.baselines.size() == 2);
   CHECK(t.baselines[0].kind == "persistence");
   CHECK(t.baselines[1].kind == "drift");
   CHECK(t.baselines[0].values == std::vector<float>{0.5f, 0.5f, 1.0f, 2.0f});  // back in model units
   CHECK(t.y_original == std::vector<float>{11, 11, 5, 13});
-  const OwnEvaluation e = evaluate_own(p, LossType::Mse, t);
+  const GroupEvaluation e = evaluate_per_group(p, LossType::Mse, t);
   REQUIRE(e.baselines.size() == 2);
   const ScoreSet& persistence = e.baselines[0].scores;
   CHECK(persistence.members[0].values[2] == 0.0);
@@ -224,7 +224,7 @@ TEST_CASE("eval of a per-series run: quantiles, persistence and original units i
   const fs::path run = small_stocks_run("stocks");
   const RunFile trained = read_run_file(run.string());
   REQUIRE(trained.evals.size() == 1);
-  CHECK(trained.evals[0].own());
+  CHECK(trained.evals[0].per_group());
   REQUIRE(trained.evals[0].baselines.size() == 3);
   CHECK(trained.evals[0].baselines[0].kind == "persistence");
   CHECK(trained.evals[0].baselines[1].kind == "seasonal_naive");
@@ -232,7 +232,7 @@ TEST_CASE("eval of a per-series run: quantiles, persistence and original units i
   const Predictions* tp = trained.find_predictions("test");
   REQUIRE(tp != nullptr);
   CHECK(tp->members.data.empty());
-  CHECK(tp->member.size() == tp->own.shape[0]);
+  CHECK(tp->member.size() == tp->per_group.shape[0]);
 
   EvalOptions o = eval_opts(run);
   int rc = -1;
@@ -266,15 +266,15 @@ TEST_CASE("eval of a per-series run: quantiles, persistence and original units i
   const Predictions* p = r.find_predictions("test");
   REQUIRE(p != nullptr);
   const std::size_t N = p->member.size();
-  REQUIRE(p->own.data.size() == N);
-  REQUIRE(p->own_original.data.size() == N);
+  REQUIRE(p->per_group.data.size() == N);
+  REQUIRE(p->per_group_original.data.size() == N);
   REQUIRE(p->naive.size() == 3);
   CHECK(p->naive[0].kind == "persistence");
   REQUIRE(p->naive[0].values.data.size() == N);
   REQUIRE(p->naive[2].original.data.size() == N);
   for (std::size_t i = 0; i < N; ++i) {
     const auto g = static_cast<std::size_t>(p->member[i]);
-    CHECK(p->own_original.data[i] == doctest::Approx(p->own.data[i] * r.normalization.target_std.data[g] +
+    CHECK(p->per_group_original.data[i] == doctest::Approx(p->per_group.data[i] * r.normalization.target_std.data[g] +
                                                      r.normalization.target_mean.data[g]));
   }
   // Member 0's MAE from the stored predictions.
@@ -282,7 +282,7 @@ TEST_CASE("eval of a per-series run: quantiles, persistence and original units i
   int n0 = 0;
   for (std::size_t i = 0; i < N; ++i)
     if (p->member[i] == 0) {
-      abs_err += std::abs(p->own.data[i] - p->targets.data[i]);
+      abs_err += std::abs(p->per_group.data[i] - p->targets.data[i]);
       ++n0;
     }
   CHECK(n0 == e.member_samples[0]);

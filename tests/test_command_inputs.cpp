@@ -77,7 +77,7 @@ fs::path trained_with_checkpoint(const std::string& name) {
 
 }  // namespace
 
-TEST_CASE("own inputs: train --out naming the config or the data is refused, even with --force") {
+TEST_CASE("command inputs: train --out naming the config or the data is refused, even with --force") {
   const fs::path cfg = config("self.yaml");
   refused([&] { return run_train(train_to(cfg, cfg, true)); },
           {"output.path: '" + cfg.string() + "' is the command's own input (the config file"}, cfg);
@@ -95,7 +95,7 @@ TEST_CASE("own inputs: train --out naming the config or the data is refused, eve
   CHECK(fs::is_symlink(link));
 }
 
-TEST_CASE("own inputs: the train binary refuses --out CONFIG --force and leaves the config as it was") {
+TEST_CASE("command inputs: the train binary refuses --out CONFIG --force and leaves the config as it was") {
   const fs::path dir = scratch("binary");
   fs::create_directories(dir);
   tn::test::write_text(dir / "c.yaml", csv_yaml());
@@ -106,7 +106,7 @@ TEST_CASE("own inputs: the train binary refuses --out CONFIG --force and leaves 
   CHECK(slurp(dir / "c.yaml") == before);
 }
 
-TEST_CASE("own inputs: model.init_from naming the run file it would write is refused") {
+TEST_CASE("command inputs: model.init_from naming the run file it would write is refused") {
   const fs::path source = scratch("warm.h5");
   REQUIRE(run_train(train_to(config("warm.yaml"), source, true)) == kExitOk);
   TrainOptions o = train_to(config("warm-again.yaml"), source, true);
@@ -115,7 +115,7 @@ TEST_CASE("own inputs: model.init_from naming the run file it would write is ref
           {"output.path: '" + source.string() + "' is the command's own input (model.init_from.path"}, source);
 }
 
-TEST_CASE("own inputs: --resume CHECKPOINT --out CHECKPOINT keeps the checkpoint's training state") {
+TEST_CASE("command inputs: --resume CHECKPOINT --out CHECKPOINT keeps the checkpoint's training state") {
   const fs::path out = trained_with_checkpoint("resumed");
   const fs::path ck = scratch("resumed.ckpt.h5");
   TrainOptions o = train_to(config("resumed.yaml"), ck, true);
@@ -132,7 +132,7 @@ TEST_CASE("own inputs: --resume CHECKPOINT --out CHECKPOINT keeps the checkpoint
   CHECK(read_run_file(out.string()).meta.epochs == 3);
 }
 
-TEST_CASE("own inputs: a checkpoint path that exists is replaced only when resumed from or with --force") {
+TEST_CASE("command inputs: a checkpoint path that exists is replaced only when resumed from or with --force") {
   // The default NAME.ckpt.h5 beside a new run file.
   const fs::path out = scratch("beside.h5"), ck = scratch("beside.ckpt.h5");
   fs::remove(out);
@@ -158,7 +158,7 @@ TEST_CASE("own inputs: a checkpoint path that exists is replaced only when resum
   CHECK(!fs::exists(out));
 }
 
-TEST_CASE("own inputs: an output that is a FIFO or a device is refused, --force or not") {
+TEST_CASE("command inputs: an output that is a FIFO or a device is refused, --force or not") {
   const fs::path cfg = config("fifo.yaml");
   const fs::path fifo = scratch("fifo.h5");
   fs::remove(fifo);
@@ -183,7 +183,7 @@ TEST_CASE("own inputs: an output that is a FIFO or a device is refused, --force 
   fs::remove(dev);
 }
 
-TEST_CASE("own inputs: a NUL or another control character in a path is refused naming the key") {
+TEST_CASE("command inputs: a NUL or another control character in a path is refused naming the key") {
   const fs::path dir = scratch("nul");
   fs::remove_all(dir);
   const fs::path cfg = tn::test::write_text(scratch("nul.yaml"), csv_yaml("output: {path: \"" + dir.string() + "/run\\0.h5\"}\n"));
@@ -197,7 +197,7 @@ TEST_CASE("own inputs: a NUL or another control character in a path is refused n
   CHECK(!fs::exists(dir / "run.h5"));
 }
 
-TEST_CASE("own inputs: predict, eval, export, merge, data generate and sweep never write their inputs") {
+TEST_CASE("command inputs: predict, eval, export, merge, data generate and sweep never write their inputs") {
   const fs::path run = trained_with_checkpoint("inputs");
   const fs::path cfg = scratch("inputs.yaml");
   const fs::path link = scratch("inputs-link.csv");

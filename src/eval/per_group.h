@@ -14,7 +14,7 @@
 namespace tn {
 
 // What the members of a group_by run output on a split, each on its own samples only.
-struct OwnPredictions {
+struct GroupPredictions {
   int S = 0, N = 0, O = 0;
   std::vector<int> member;     // [N] local member of each sample (= its group index)
   std::vector<float> outputs;  // [N, O] that member's output: probabilities or values
@@ -46,7 +46,7 @@ struct BaselineScores {
   ScoreSet scores, original;
 };
 
-struct OwnEvaluation {
+struct GroupEvaluation {
   bool classification = false;
   std::vector<std::string> names;  // metric names (classification_ or regression_metric_names)
   std::vector<int> samples;        // [S] own samples of each member
@@ -57,7 +57,7 @@ struct OwnEvaluation {
 };
 
 // A naive forecast of every sample, [N, O] in the model's units and in original units (the
-// latter empty when OwnTargets::y_original is).
+// latter empty when GroupTargets::y_original is).
 struct BaselineForecast {
   std::string kind;
   std::vector<float> values, original;
@@ -65,7 +65,7 @@ struct BaselineForecast {
 
 // Targets of an own-sample evaluation; for regression on sequence data also the original units
 // and the naive forecasts.
-struct OwnTargets {
+struct GroupTargets {
   std::vector<float> y;           // [N] labels (classification) or [N, O] values in the model's units
   std::vector<float> y_original;  // [N, O] in the target's original units; empty when they are y's
   std::vector<BaselineForecast> baselines;
@@ -73,7 +73,7 @@ struct OwnTargets {
 
 // Scores p against t. Members with a non-finite output are left out (NaN metrics, and their
 // samples are not pooled); so are, for a baseline, samples with a non-finite forecast.
-OwnEvaluation evaluate_own(const OwnPredictions& p, LossType loss, const OwnTargets& t);
+GroupEvaluation evaluate_per_group(const GroupPredictions& p, LossType loss, const GroupTargets& t);
 
 // How many members beat the baseline by `metric` (lower is better): among the members where
 // both are finite, those with model < baseline, and the median of model / baseline (over the

@@ -1,6 +1,6 @@
-// Per-member scores on own samples, their distribution, the naive-forecast baselines and the
-// original units.
-#include "eval/own.h"
+// Per-member scores on their own group's samples, their distribution, the naive-forecast
+// baselines and the original units.
+#include "eval/per_group.h"
 
 #include <algorithm>
 #include <cmath>
@@ -107,8 +107,8 @@ std::vector<double> quantiles(std::vector<double> v) {
   return q;
 }
 
-OwnEvaluation evaluate_own(const OwnPredictions& p, LossType loss, const OwnTargets& t) {
-  OwnEvaluation e;
+GroupEvaluation evaluate_per_group(const GroupPredictions& p, LossType loss, const GroupTargets& t) {
+  GroupEvaluation e;
   e.classification = is_classification(loss);
   e.names = e.classification ? classification_metric_names(num_classes(loss, p.O)) : regression_metric_names();
   const std::size_t M = e.names.size();
