@@ -42,11 +42,11 @@ std::string group_yaml(const fs::path& csv, const std::string& scaling, bool per
 }
 
 // Mean squared error of each member on its own samples, from the stored predictions.
-std::vector<double> own_mse(const Predictions& p, int S) {
+std::vector<double> group_mse(const Predictions& p, int S) {
   std::vector<double> sq(static_cast<std::size_t>(S)), n(static_cast<std::size_t>(S));
   for (std::size_t i = 0; i < p.member.size(); ++i) {
     const auto k = static_cast<std::size_t>(p.member[i]);
-    sq[k] += std::pow(static_cast<double>(p.own.data[i]) - p.targets.data[i], 2);
+    sq[k] += std::pow(static_cast<double>(p.per_group.data[i]) - p.targets.data[i], 2);
     n[k] += 1;
   }
   for (std::size_t k = 0; k < sq.size(); ++k) sq[k] /= n[k];
@@ -85,7 +85,7 @@ for path, method in zip(sys.argv[1::2], sys.argv[2::2]):
     print(method, 'x'.join(map(str, tm.shape)), '%.3g' % err)
 )");
   std::string cmd = py + " " + script.string();
-  for (const auto& [run, m] : runs) cmd += " " + run.string() + " " + m;
+  for (const auto& [run, m] : runs) cmd += fmt::format(" {} {}", run.string(), m);
   std::istringstream out(tn::test::run_command(cmd + " 2>&1"));
   for (const auto& [run, m] : runs) {
     std::string method, shape;
@@ -109,12 +109,12 @@ TEST_CASE("normalize_target per member group: predictions and eval's per-member 
   CHECK(r.normalization.target_std.data[2] < 0.1f);
   const Predictions* p = r.find_predictions("test");
   REQUIRE(p != nullptr);
-  REQUIRE(p->own.data.size() == p->member.size());
+  REQUIRE(p->per_group.data.size() == p->member.size());
   for (std::size_t i = 0; i < p->member.size(); ++i) {  // each member's outputs in its group's units
     const auto k = static_cast<std::size_t>(p->member[i]);
-    CHECK(std::abs(p->own.data[i] - r.normalization.target_mean.data[k]) < 3 * r.normalization.target_std.data[k]);
+    CHECK(std::abs(p->per_group.data[i] - r.normalization.target_mean.data[k]) < 3 * r.normalization.target_std.data[k]);
   }
-  const std::vector<double> mse = own_mse(*p, 3);
+  const std::vector<double> mse = group_mse(*p, 3);
   const nlohmann::json j = eval_json(eval_opts(run));
   REQUIRE(j["members"].size() == 3);
   for (std::size_t k = 0; k < 3; ++k) {
@@ -125,7 +125,7 @@ TEST_CASE("normalize_target per member group: predictions and eval's per-member 
   // far worse in its own units (what per-group statistics are for).
   const RunFile shared = read_run_file(train_run("group-target-shared", group_yaml(csv, "standard", false)).string());
   CHECK(shared.normalization.target_mean.data.size() == 1);
-  CHECK(own_mse(*shared.find_predictions("test"), 3)[2] > 10 * mse[2]);
+  CHECK(group_mse(*shared.find_predictions("test"), 3)[2] > 10 * mse[2]);
 }
 
 TEST_CASE("normalize_target per member group: member k of the swarm is member k trained alone (shard k of 3), bitwise") {
@@ -152,7 +152,7 @@ TEST_CASE("normalize_target per member group: member k of the swarm is member k 
     for (std::size_t i = 0; i < pp->sample.size(); ++i) {
       const auto at = static_cast<std::size_t>(pp->sample[i]);
       CHECK(pp->member[i] == k);
-      CHECK(std::memcmp(&pp->own.data[i], &pw->own.data[at], sizeof(float)) == 0);
+      CHECK(std::memcmp(&pp->per_group.data[i], &pw->per_group.data[at], sizeof(float)) == 0);
     }
   }
 }
