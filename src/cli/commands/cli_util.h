@@ -20,7 +20,7 @@ namespace tn {
 int with_user_errors(const std::function<int()>& fn);
 
 // "mean_prob" | "vote" | "mean_logit" → Combine. Throws UsageError naming the allowed rules
-// (whether a rule fits the run is the run services' check, run/stored_swarm.h).
+// (whether a rule fits the run is the run services' check, check_combine in run/stored_predict.h).
 Combine parse_combine(const std::string& name);
 
 // --select (all | top:K | greedy[:K]) and --select-by METRIC → the selection a command makes
