@@ -9,7 +9,8 @@ file(GLOB TURBANET_KERNEL_SOURCES CONFIGURE_DEPENDS
   src/backend/cpu/*.cpp src/backend/cpu/ops/*.cpp src/backend/cuda_module.cpp
   src/math/*.cpp src/model/*.cpp src/swarm/*.cpp)
 add_library(turbanet_kernels STATIC ${TURBANET_KERNEL_SOURCES})
-target_include_directories(turbanet_kernels PUBLIC src ${OPENBLAS_INCLUDE_DIR})
+include(cmake/version_header.cmake)  # cuda_module.cpp reads generated/turbanet_version.h
+target_include_directories(turbanet_kernels PUBLIC src ${CMAKE_BINARY_DIR}/generated ${OPENBLAS_INCLUDE_DIR})
 target_compile_definitions(turbanet_kernels PUBLIC ${TURBANET_HWY_DEFINITIONS})
 target_link_libraries(turbanet_kernels PUBLIC spdlog::spdlog OpenMP::OpenMP_CXX ${OPENBLAS_LIBRARY}
   PkgConfig::HWY ${CMAKE_DL_LIBS})
