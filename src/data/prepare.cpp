@@ -229,6 +229,8 @@ void targets_to_original(std::vector<float>& v, int T, Normalize method, const s
 void member_targets_to_original(std::vector<float>& v, int S, int first_member, int T, Normalize method,
                                 const std::vector<float>& target_mean, const std::vector<float>& target_std) {
   if (target_mean.empty() || method == Normalize::None || S == 0) return;
+  if (target_mean.size() <= static_cast<std::size_t>(T))  // shared statistics: no member row needed
+    return targets_to_original(v, T, method, target_mean, target_std, {});
   const std::size_t rows = v.size() / static_cast<std::size_t>(T) / static_cast<std::size_t>(S);
   std::vector<int> member(v.size() / static_cast<std::size_t>(T));
   for (std::size_t r = 0; r < member.size(); ++r) member[r] = first_member + static_cast<int>(r / rows);
