@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace tn::test {
@@ -45,6 +46,20 @@ inline std::string run_command(const std::string& command) {
   while (std::fgets(buf, sizeof buf, pipe)) out += buf;
   pclose(pipe);
   return out;
+}
+
+// What `python script RUN1 METHOD1 RUN2 METHOD2 ...` prints (stdout and stderr): a check script
+// over run files, each with the setting it was trained with.
+inline std::string run_script_on_runs(const std::string& python, const std::string& script,
+                                      const std::vector<std::pair<std::filesystem::path, std::string>>& runs) {
+  std::string cmd = python + " " + script;
+  for (const auto& [run, setting] : runs) {
+    cmd += ' ';
+    cmd += run.string();
+    cmd += ' ';
+    cmd += setting;
+  }
+  return run_command(cmd + " 2>&1");
 }
 
 // Reads every dataset and every attribute of each file with h5py; prints "<datasets> <path>"

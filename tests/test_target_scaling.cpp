@@ -215,9 +215,7 @@ for path, method in zip(sys.argv[1::2], sys.argv[2::2]):
     t = p['targets'][()].astype(np.float64).reshape(e.shape)
     print(method, '%.3g' % err, '%.17g %.17g %.17g' % (mean_squared_error(t, e), mean_absolute_error(t, e), r2_score(t, e)))
 )");
-  std::string cmd = py + " " + script.string();
-  for (const auto& [run, m] : runs) cmd += fmt::format(" {} {}", run.string(), m);
-  std::istringstream out(tn::test::run_command(cmd + " 2>&1"));
+  std::istringstream out(tn::test::run_script_on_runs(py, script.string(), runs));
   for (const auto& [run, m] : runs) {
     std::string method;
     double stat_err = 1, mse = 0, mae = 0, r2 = 0;

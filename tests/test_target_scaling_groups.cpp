@@ -84,9 +84,7 @@ for path, method in zip(sys.argv[1::2], sys.argv[2::2]):
         err = max(err, np.max(np.abs(tm[s] - a) / np.maximum(1, np.abs(a))), np.max(np.abs(ts[s] - b) / np.maximum(1, np.abs(b))))
     print(method, 'x'.join(map(str, tm.shape)), '%.3g' % err)
 )");
-  std::string cmd = py + " " + script.string();
-  for (const auto& [run, m] : runs) cmd += fmt::format(" {} {}", run.string(), m);
-  std::istringstream out(tn::test::run_command(cmd + " 2>&1"));
+  std::istringstream out(tn::test::run_script_on_runs(py, script.string(), runs));
   for (const auto& [run, m] : runs) {
     std::string method, shape;
     double err = 1;
