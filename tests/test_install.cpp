@@ -171,6 +171,13 @@ TEST_CASE("the zsh and fish completion scripts parse") {
     const std::string got = run_command("fish --no-config -c 'source " + completion_script("fish").string() +
                                         "; complete -C \"turbanet tr\"' 2>&1");
     CHECK_MESSAGE(got.rfind("train\t", 0) == 0, got);
+    // and, after --set, a key's names as bash and zsh offer them after the '='
+    const std::string values = run_command("fish --no-config -c 'source " + completion_script("fish").string() +
+                                           "; complete -C \"turbanet train c.yaml --set optimizer.type=s\"' 2>&1");
+    CHECK_MESSAGE(values.find("optimizer.type=sgd") != std::string::npos, values);
+    const std::string keys = run_command("fish --no-config -c 'source " + completion_script("fish").string() +
+                                         "; complete -C \"turbanet train c.yaml --set optimizer.ty\"' 2>&1");
+    CHECK_MESSAGE(keys.rfind("optimizer.type=", 0) == 0, keys);
   }
 }
 

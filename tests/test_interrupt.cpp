@@ -204,9 +204,12 @@ TEST_CASE("SIGINT in a long epoch stops after the step in progress, the resumed 
                         "loss: cross_entropy\noptimizer: {type: adam, lr: 0.01}\n"
                         "data:\n  source: {type: spirals, n: 400000}\n  split: {train: 0.9, test: 0.1}\n"
                         "train: {epochs: 3, batch_size: 1, checkpoint: {every_epochs: 1}}\n";
+  const auto started = std::chrono::steady_clock::now();
   const pid_t pid = spawn(dir, {cfg.string(), "--out", out.string(), "--threads", "1"});
   REQUIRE(wait_for(ck));  // epoch 1 is done; the signal lands in epoch 2
-  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  // A third of the time epoch 1 (and the start) took: inside epoch 2 however fast or loaded the
+  // machine is (a fixed 200 ms once landed before epoch 2's first step on a loaded machine).
+  std::this_thread::sleep_for((std::chrono::steady_clock::now() - started) / 3);
   ::kill(pid, SIGINT);
   const auto t0 = std::chrono::steady_clock::now();
   CHECK(wait_exit(pid) == 130);

@@ -227,7 +227,15 @@ if [ "$funcstack[1]" = _turbanet ]; then _turbanet "$@"; else compdef _turbanet 
 std::string fish_values(const std::string& kind) {
   if (kind == "-") return "";
   if (kind == "*") return " -F";
-  if (kind == "@keys") return " -a " + quoted(keys_list());
+  if (kind == "@keys") {
+    // fish completes the whole word: each key with '=' (fish adds no space after it), and
+    // key=NAME for the names a key takes, as bash and zsh offer after the '='.
+    std::vector<std::string> words;
+    for (const std::string& k : cfg::key_paths()) words.push_back(k + "=");
+    for (const auto& [key, names] : cfg::key_values())
+      for (const std::string& n : names) words.push_back(key + "=" + n);
+    return " -a " + quoted(joined(words));
+  }
   std::string words = kind[0] == '=' ? kind.substr(1) : kind;
   for (char& ch : words) ch = ch == ',' ? ' ' : ch;
   if (kind[0] == '=') return " -a " + quoted(words);

@@ -82,8 +82,9 @@ CommandFiles trial_files(const TrainOptions& opt) {
 int write_trial_results(const TrainOptions& opt, int code) {
   const Config cfg = resolve_config(opt);
   const RunFile f = read_run_file(cfg.output.path);
-  write_text_atomically(*opt.trials_out, trial_results_json(read_trials(*opt.trials), f, cfg.output.path),
-                        opt.force || !opt.resume.empty());
+  const std::string text = trial_results_json(read_trials(*opt.trials), f, cfg.output.path);
+  // The run file was read above (a failure there is bad input); failing to write is exit 1.
+  writing_output([&] { write_text_atomically(*opt.trials_out, text, opt.force || !opt.resume.empty()); });
   spdlog::info("wrote the results of {} trials to {}", cfg.swarm.size, *opt.trials_out);
   return code;
 }
