@@ -18,7 +18,9 @@
 #include "data/prepare.h"
 #include "eval_test_util.h"
 #include "io/run_file.h"
+#include "io/run_file_error.h"
 #include "python_test_util.h"
+#include "run/stored_swarm.h"
 #include "target_test_util.h"
 #include "train/trainer.h"
 #include "train_test_util.h"
@@ -203,4 +205,18 @@ TEST_CASE("per-member target statistics: ONNX and npz exports give predict's ori
   const std::string out = tn::test::run_command(cmd + " 2>&1");
   CHECK_MESSAGE(out.find("\n0 failures") != std::string::npos, out);
   CHECK(out.find("FAIL") == std::string::npos);
+}
+
+TEST_CASE("per-member target statistics: a run file whose rows do not match its members is refused, naming the dataset") {
+  const fs::path run = train_run("member-target-rows", member_yaml(member_targets_csv(), "bootstrap", "standard"));
+  RunFile r = read_run_file(run.string());
+  REQUIRE(r.normalization.member_target_mean.data.size() == 4);
+  for (Array* a : {&r.normalization.member_target_mean, &r.normalization.member_target_std}) {
+    a->data.pop_back();
+    a->shape = {3, 1};
+  }
+  const fs::path bad = scratch("member-target-rows-3.h5");
+  write_run_file(bad.string(), r, true);
+  CHECK_THROWS_WITH_AS(load_swarm_model(bad.string()), doctest::Contains("/data/normalization/member_target_mean has 3 entries"),
+                       RunFileError);
 }
