@@ -105,9 +105,14 @@ def load_member(npz_path, member=None):
     if mean.ndim == 2:  # per-group statistics of an ensemble archive: the member's group
         mean, std = mean[at], std[at]
     target = None  # sequence runs' target statistics are per series: their output stays in model units
-    if model["seq_len"] == 0 and "data/normalization/target_mean" in z.files:
+    # per-member target statistics (bootstrap, subsample, shards): the member's own row
+    key = next((k for k in ("member_target", "target") if f"data/normalization/{k}_mean" in z.files), None)
+    if model["seq_len"] == 0 and key:
         method = str(z["data/normalization/target_method"]) if "data/normalization/target_method" in z.files else ""
-        target = (z["data/normalization/target_mean"], z["data/normalization/target_std"], method)
+        t_mean, t_std = z[f"data/normalization/{key}_mean"], z[f"data/normalization/{key}_std"]
+        if key == "member_target" and t_mean.ndim == 2:
+            t_mean, t_std = t_mean[at], t_std[at]
+        target = (t_mean, t_std, method)
     m = TurbanetMember(model, mean, std, target)
     with torch.no_grad():
         for i, (r, spec) in enumerate(zip(m.recurrent, model["recurrent"])):

@@ -556,7 +556,8 @@ void add_loss_cases(std::vector<OpCase>& t) {
 }
 
 // ---------------------------------------------------------------------------------------
-// gather_batch: member s's rows at positions pos0..pos0+B of its sample order.
+// gather_batch: member s's rows at positions pos0..pos0+B of its sample order; with per-member
+// target statistics (`scaled`), its targets scaled by its own, (Y − mean) / std in float.
 
 struct GatherSetup {
   int n, F, T, S, B, Bcap;  // Bcap: rows each member's batch buffer holds
@@ -581,7 +582,7 @@ const char* mode_name(SampleMode m) {
   return "?";
 }
 
-void add_gather(std::vector<OpCase>& t, const GatherSetup& g, SampleMode mode, bool shuffled) {
+void add_gather(std::vector<OpCase>& t, const GatherSetup& g, SampleMode mode, bool shuffled, bool scaled = false) {
   const i64 sXb = i64(g.Bcap) * g.F + g.pad_x, sYb = i64(g.Bcap) * g.T + g.pad_y;
   // Row i of X is 100·i + f, of Y −100·i − t − 1: a gathered row tells which sample it is.
   std::vector<double> X(static_cast<std::size_t>(g.n) * g.F), Y(static_cast<std::size_t>(g.n) * g.T);
@@ -595,14 +596,19 @@ void add_gather(std::vector<OpCase>& t, const GatherSetup& g, SampleMode mode, b
   const int table_members = static_cast<int>(g.member0 - g.table_member0) + g.S;
   std::vector<double> table(static_cast<std::size_t>(table_members) * g.n);
   for (std::size_t i = 0; i < table.size(); ++i) table[i] = double((i * 7) % g.n);
+  // [S, 2, T]: member s's means (some not exact in float), then its stds (not powers of two).
+  std::vector<double> stats;
+  for (int s = 0; s < g.S; ++s)
+    for (int k = 0; k < 2 * g.T; ++k) stats.push_back(k < g.T ? 0.1 * (s + 1) - 3.0 * k : 0.3 + 1.7 * s + k);
   OpCase o;
   o.op = "gather_batch";
-  o.name = fmt(o.op, " ", mode_name(mode), shuffled ? " shuffled" : "", " n", g.n, " S", g.S, " B", g.B,
-               " member0 ", g.member0, " pos0 ", g.pos0);
+  o.name = fmt(o.op, " ", mode_name(mode), shuffled ? " shuffled" : "", scaled ? " scaled targets" : "", " n", g.n,
+               " S", g.S, " B", g.B, " member0 ", g.member0, " pos0 ", g.pos0);
   o.arrays = {input("X", X), input("Y", Y), output("Xb", std::vector<double>(sXb * g.S, g.fill)),
               output("Yb", std::vector<double>(sYb * g.S, g.fill))};
   if (shuffled) o.arrays.push_back(input("order", order, Elem::U32));
   if (mode == SampleMode::Sets) o.arrays.push_back(input("table", table, Elem::U32));
+  if (scaled) o.arrays.push_back(input("stats", stats));
   o.tol = {0, 0};
   o.run = [=](Backend& be, const DeviceArrays& a) {
     BatchSampler smp;
@@ -616,7 +622,7 @@ void add_gather(std::vector<OpCase>& t, const GatherSetup& g, SampleMode mode, b
       smp.table_stride = g.n;
     }
     be.gather_batch(smp, g.member0, g.S, g.pos0, g.B, a.f32("X"), g.F, a.f32("Y"), g.T, a.f32("Xb"), sXb,
-                    a.f32("Yb"), sYb);
+                    a.f32("Yb"), sYb, scaled ? a.f32("stats") : nullptr);
   };
   o.reference = [=](HostArrays& h) {
     for (int s = 0; s < g.S; ++s) {
@@ -635,7 +641,10 @@ void add_gather(std::vector<OpCase>& t, const GatherSetup& g, SampleMode mode, b
           case SampleMode::Sets: i = i64(table[(member - g.table_member0) * i64(g.n) + pos]); break;
         }
         for (int f = 0; f < g.F; ++f) h["Xb"][s * sXb + i64(b) * g.F + f] = X[i * g.F + f];
-        for (int c = 0; c < g.T; ++c) h["Yb"][s * sYb + i64(b) * g.T + c] = Y[i * g.T + c];
+        for (int c = 0; c < g.T; ++c) {
+          const auto m = static_cast<float>(stats[2 * s * g.T + c]), sd = static_cast<float>(stats[(2 * s + 1) * g.T + c]);
+          h["Yb"][s * sYb + i64(b) * g.T + c] = scaled ? (static_cast<float>(Y[i * g.T + c]) - m) / sd : Y[i * g.T + c];
+        }
       }
     }
   };
@@ -663,6 +672,7 @@ void add_gather_cases(std::vector<OpCase>& t) {
   for (const GatherSetup& g : kGatherSetups)
     for (SampleMode mode : {SampleMode::Shared, SampleMode::Bootstrap, SampleMode::Subsample, SampleMode::Sets})
       for (bool shuffled : {false, true}) add_gather(t, g, mode, shuffled);
+  for (SampleMode mode : {SampleMode::Bootstrap, SampleMode::Sets}) add_gather(t, kGatherSetups[0], mode, true, true);
 }
 
 // ---------------------------------------------------------------------------------------

@@ -120,10 +120,11 @@ class TracingBackend final : public Backend {
     cpu_.output_transform(l, S, B, O, Z, sZ, P, sP);
   }
   void gather_batch(const BatchSampler& smp, std::uint32_t m0, int S, std::uint32_t pos0, int B, const float* X,
-                    int F, const float* Y, int T, float* Xb, std::int64_t sXb, float* Yb, std::int64_t sYb) override {
-    log("gather", S, pos0, B, X, F, Y, T, Xb, sXb, Yb, sYb);
+                    int F, const float* Y, int T, float* Xb, std::int64_t sXb, float* Yb, std::int64_t sYb,
+                    const float* Ystats = nullptr) override {
+    log("gather", S, pos0, B, X, F, Y, T, Xb, sXb, Yb, sYb, Ystats);
     log_sampler(smp, m0);
-    cpu_.gather_batch(smp, m0, S, pos0, B, X, F, Y, T, Xb, sXb, Yb, sYb);
+    cpu_.gather_batch(smp, m0, S, pos0, B, X, F, Y, T, Xb, sXb, Yb, sYb, Ystats);
   }
   void to_time_major(int S, int B, int T, int F, const float* src, std::int64_t ss, float* dst,
                      std::int64_t sd) override {

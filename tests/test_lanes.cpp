@@ -30,6 +30,7 @@ struct Case {
   int S, B, n;
   SampleMode mode;
   bool drop = false;  // a training step with the layers' dropout
+  bool ystats = false;  // per-member target statistics: each member scales its targets by its own
 };
 
 // The loss of these cases: `type`, with a Huber delta of 0.3 (so Huber's both branches run).
@@ -74,8 +75,12 @@ void check_case(const Case& c, CpuTarget target = default_cpu_target()) {
   std::vector<double> loss_f(c.S, 0.0), corr_f(c.S, 0.0);
   const BlockParams P(params.data(), layout, 0), Gf(g_fused.data(), layout, 0);
   const std::uint32_t epoch = 5;
-  const StepBatch fb{&shape, &loss, &sampler, 40, c.S, 3, c.B, X.data(), Y.data(), T, &P, &Gf, loss_f.data(), corr_f.data(),
-                     nullptr, 21, c.drop ? &epoch : nullptr};
+  StepBatch fb{&shape, &loss, &sampler, 40, c.S, 3, c.B, X.data(), Y.data(), T, &P, &Gf, loss_f.data(), corr_f.data(),
+               nullptr, 21, c.drop ? &epoch : nullptr};
+  std::vector<float> ystats;  // [S, 2, T]: member s's means, then its stds
+  for (int s = 0; s < c.S; ++s)
+    for (int k = 0; k < 2 * T; ++k) ystats.push_back(k < T ? 0.3f * rnd(static_cast<std::uint32_t>(s * T + k), 4) : 0.5f + 0.1f * s);
+  if (c.ystats) fb.Ystats = ystats.data();
   lane_kernel(be.target()).loss_grad(fb);
 
   // Separate ops.
@@ -84,7 +89,7 @@ void check_case(const Case& c, CpuTarget target = default_cpu_target()) {
   const BlockParams Go(g_ops.data(), layout, 0);
   ModelBuffers buf(be, shape, c.S, c.B, T);
   be.gather_batch(sampler, 40, c.S, 3, c.B, X.data(), F, Y.data(), T, buf.X, static_cast<std::int64_t>(c.B) * F, buf.Y,
-                  static_cast<std::int64_t>(c.B) * T);
+                  static_cast<std::int64_t>(c.B) * T, c.ystats ? ystats.data() : nullptr);
   DropoutKey dk;
   dk.seed = 21;
   dk.member0 = 40;
@@ -126,6 +131,19 @@ TEST_CASE("fused lane kernel matches the separate ops") {
   check_case({mlp_reg, LossType::Huber, 9, 20, 25, SampleMode::Shared});
   check_case({single, LossType::Bce, 6, 7, 20, SampleMode::Bootstrap});
   check_case({{{4, 16, A::Relu}, {16, 16, A::Relu}, {16, 3, A::Identity}}, LossType::CrossEntropy, 32, 64, 100, SampleMode::Shared});
+}
+
+TEST_CASE("fused lane kernel with per-member target statistics matches the separate ops, on every SIMD target") {
+  using A = Activation;
+  const std::vector<DenseLayer> mlp_reg = {{3, 6, A::LeakyRelu, 0.1f}, {6, 9, A::Sigmoid}, {9, 2, A::Identity}};
+  const std::vector<DenseLayer> shallow = {{2, 16, A::Tanh}, {16, 3, A::Identity}};
+  for (CpuTarget target : targets_here()) {
+    CAPTURE(std::string(to_string(target)));
+    check_case({mlp_reg, LossType::Mse, 21, 12, 25, SampleMode::Bootstrap, false, true}, target);  // two groups, partial
+    check_case({mlp_reg, LossType::Huber, 5, 20, 25, SampleMode::Subsample, false, true}, target);
+    check_case({shallow, LossType::Mse, 9, 19, 30, SampleMode::Bootstrap, false, true}, target);  // the shallow kernel
+    check_case({shallow, LossType::Mae, 3, 7, 30, SampleMode::Shared, false, true}, target);      // a shared order too
+  }
 }
 
 TEST_CASE("fused lane kernel with dropout matches the separate ops, on every SIMD target") {

@@ -1,10 +1,11 @@
 // Sharding a swarm over jobs (train --shard k/K) and joining the parts (turbanet merge): the
 // merged file is bitwise the run file of one run of the whole swarm (apart from the paths in
-// /config), for shared, bootstrap, per-member-shard and group_by sequence data and a per-member
-// lr grid; the
+// /config), for shared, bootstrap (also with per-member target statistics), per-member-shard and
+// group_by sequence data and a per-member lr grid; the
 // blocks are balanced and cover the swarm; bad parts are refused with exit 2, naming them.
 #include <doctest/doctest.h>
 
+#include <cmath>
 #include <string>
 #include <vector>
 
@@ -98,8 +99,16 @@ TEST_CASE("merged shards are bitwise the run of the whole swarm") {
       "data:\n  source: {type: random_walk, series: 6, length: 90, seed: 2}\n"
       "  sequence: {window: 6, target: close}\n  split: {train: 0.7, val: 0.15, test: 0.15}\n"
       "  per_member: {group_by: ticker}\n  normalize: standard\n  normalize_per_member: true\ntrain: {epochs: 3, batch_size: 16}\n";
+  // Regression with per-member target statistics: each shard stores its members' rows.
+  std::string csv = "x,t\n";
+  for (int i = 0; i < 90; ++i) csv += std::to_string(i / 45.0 - 1) + "," + std::to_string(100 + 40 * std::sin(i / 9.0) + (i % 11 == 0 ? 90 : 0)) + "\n";
+  const std::string targets =
+      "name: tg\nseed: 11\ndevice: cpu\nswarm: {size: 5}\nmodel: {layers: [{units: 6, activation: tanh}, {units: 1}]}\n"
+      "loss: mse\noptimizer: adam\ndata:\n  source: {type: csv, path: " + write_file("shard-targets.csv", csv).string() +
+      ", target: t}\n  split: {train: 0.6, val: 0.2, test: 0.2, seed: 3}\n  per_member: bootstrap\n"
+      "  normalize: standard\n  normalize_target: robust\ntrain: {epochs: 3, batch_size: 16}\n";
   for (const Case& c :
-       {Case{"shared-lr", swarm_yaml("shared", "{type: adam, lr: {values: [0.001, 0.003, 0.01, 0.03, 0.1, 0.2, 0.3]}}"), 3},
+       {Case{"member-targets", targets, 2}, Case{"shared-lr", swarm_yaml("shared", "{type: adam, lr: {values: [0.001, 0.003, 0.01, 0.03, 0.1, 0.2, 0.3]}}"), 3},
         Case{"bootstrap", swarm_yaml("bootstrap", "{type: sgd, lr: 0.05, momentum: 0.9}"), 2},
         Case{"member-shards", swarm_yaml("shards", "adam"), 4}, Case{"group-by", series, 2},
         // Members of different architectures: each shard trains its block's architectures.

@@ -132,10 +132,14 @@ class Backend {
                                 std::int64_t sZ, float* P, std::int64_t sP) = 0;
   // Xb [S, B, F] (stride sXb) and Yb [S, B, Ty] (stride sYb): member s's rows at positions
   // pos0..pos0+B of its sample order, gathered from X [n, F] and Y [n, Ty] (Ty: values per
-  // target row).
+  // target row). With Ystats [S, 2, Ty] (the gathered members' target statistics: member s's
+  // means at Ystats[2·s·Ty], its stds at Ystats[(2·s + 1)·Ty]), each member's targets are scaled
+  // as it gathers them, Yb = (Y − mean) / std in float (data/member_sets.h, per-member target
+  // statistics); null: Yb = Y.
   virtual void gather_batch(const BatchSampler& sampler, std::uint32_t member0, int S,
                             std::uint32_t pos0, int B, const float* X, int F, const float* Y,
-                            int Ty, float* Xb, std::int64_t sXb, float* Yb, std::int64_t sYb) = 0;
+                            int Ty, float* Xb, std::int64_t sXb, float* Yb, std::int64_t sYb,
+                            const float* Ystats = nullptr) = 0;
   // ---- recurrent layers (equations in math/recurrent_cells.h; T is time steps, h hidden states) ----
   // Time-major copy of sequence inputs: dst [S, T, B, F] (stride sd) from src [S, B, T, F]
   // (stride ss).

@@ -36,6 +36,7 @@ struct StepBatch {
   std::uint64_t seed = 0;               // the run's seed (dropout masks)
   const std::uint32_t* epoch = nullptr; // device [1]: the epoch, for dropout masks (null: no dropout)
   const std::uint32_t* members = nullptr;  // device [S] or null: as DropoutKey::members
+  const float* Ystats = nullptr;  // device [S, 2, targets] per-member target statistics, or null (Backend::gather_batch)
 };
 
 // The optimizer half of a step: the arguments Backend::optimizer_update takes for every

@@ -84,15 +84,47 @@ MemberSets stratified_bootstrap(const Config& cfg, const PreparedData& data) {
   return r;
 }
 
-}  // namespace
-
-void resolve_group_swarm(Config& cfg, const PreparedData& data) {
-  if (!cfg.swarm.size_from_groups) return;
-  cfg.swarm.size = static_cast<int>(data.group_names.size());
-  cfg.swarm.size_from_groups = false;
+// Appends members [begin, end)'s target statistics (if any) to `to`'s.
+void take_target_rows(const MemberSets& from, int begin, int end, MemberSets& to) {
+  if (from.target_mean.empty()) return;
+  const auto T = static_cast<std::ptrdiff_t>(from.targets);
+  to.targets = from.targets;
+  to.target_mean.insert(to.target_mean.end(), from.target_mean.begin() + begin * T, from.target_mean.begin() + end * T);
+  to.target_std.insert(to.target_std.end(), from.target_std.begin() + begin * T, from.target_std.begin() + end * T);
 }
 
-MemberSets make_member_sets(const Config& cfg, const PreparedData& data) {
+// Local member s's training rows (bootstrap: its draws in draw order, repeats kept; draw j of
+// member k is its sample at epoch position p with order[p] = j).
+std::vector<std::uint32_t> member_rows(const MemberSets& sets, std::uint64_t seed, int first_member, std::uint32_t n,
+                                       int s) {
+  if (!sets.equal_sizes()) return {sets.rows.begin() + sets.offset[s], sets.rows.begin() + sets.offset[s + 1]};
+  BatchSampler draw;
+  draw.mode = sets.mode;
+  draw.seed = seed;
+  draw.n = n;
+  std::vector<std::uint32_t> rows(sets.m);
+  for (std::uint32_t j = 0; j < sets.m; ++j) rows[j] = draw.index(static_cast<std::uint32_t>(first_member + s), j);
+  return rows;
+}
+
+// Each member's target statistics [S, T] from the training targets (f(y)) of its own rows.
+void fit_member_targets(MemberSets& sets, const Config& cfg, const PreparedData& data) {
+  const int T = data.targets, S = cfg.swarm.size;
+  sets.targets = T;
+  sets.target_mean.assign(static_cast<std::size_t>(S) * T, 0.0f);
+  sets.target_std.assign(static_cast<std::size_t>(S) * T, 1.0f);
+  std::vector<float> y;
+  for (int s = 0; s < S; ++s) {
+    y.clear();
+    for (std::uint32_t r : member_rows(sets, cfg.seed, cfg.swarm.first_member, static_cast<std::uint32_t>(data.train.n), s))
+      y.insert(y.end(), data.train.y.begin() + static_cast<std::ptrdiff_t>(r) * T,
+               data.train.y.begin() + static_cast<std::ptrdiff_t>(r + 1) * T);
+    fit_target_statistics(y, T, cfg.data.normalize_target, sets.target_mean, sets.target_std,
+                          static_cast<std::size_t>(s) * T);
+  }
+}
+
+MemberSets member_sets_of(const Config& cfg, const PreparedData& data) {
   const int n = data.train.n;
   MemberSets r;
   switch (cfg.data.per_member) {
@@ -112,6 +144,20 @@ MemberSets make_member_sets(const Config& cfg, const PreparedData& data) {
     case PerMember::Shards: return shards(cfg, n);
     case PerMember::GroupBy: return groups(cfg, data);
   }
+  return r;
+}
+
+}  // namespace
+
+void resolve_group_swarm(Config& cfg, const PreparedData& data) {
+  if (!cfg.swarm.size_from_groups) return;
+  cfg.swarm.size = static_cast<int>(data.group_names.size());
+  cfg.swarm.size_from_groups = false;
+}
+
+MemberSets make_member_sets(const Config& cfg, const PreparedData& data) {
+  MemberSets r = member_sets_of(cfg, data);
+  if (member_target_statistics(cfg.data) && data.seq_len == 0 && data.targets > 0) fit_member_targets(r, cfg, data);
   return r;
 }
 
@@ -146,6 +192,7 @@ MemberSets slice_member_sets(const MemberSets& sets, int begin, int end) {
   r.mode = sets.mode;
   r.m = sets.m;
   if (!sets.names.empty()) r.names.assign(sets.names.begin() + begin, sets.names.begin() + end);
+  take_target_rows(sets, begin, end, r);
   if (sets.equal_sizes()) return r;
   r.positions = sets.max_size();
   const std::uint32_t first = sets.offset[begin];
@@ -163,16 +210,10 @@ MemberSets select_member_sets(const MemberSets& sets, const std::vector<int>& me
   r.mode = SampleMode::Sets;
   r.positions = sets.max_size();
   r.offset.push_back(0);
-  BatchSampler draw;
-  draw.mode = sets.mode;
-  draw.seed = seed;
-  draw.n = n;
   for (int s : members) {
-    if (sets.equal_sizes()) {  // draw j of member k is its sample at epoch position p with order[p] = j
-      for (std::uint32_t j = 0; j < sets.m; ++j) r.rows.push_back(draw.index(static_cast<std::uint32_t>(first_member + s), j));
-    } else {
-      r.rows.insert(r.rows.end(), sets.rows.begin() + sets.offset[s], sets.rows.begin() + sets.offset[s + 1]);
-    }
+    take_target_rows(sets, s, s + 1, r);
+    const std::vector<std::uint32_t> rows = member_rows(sets, seed, first_member, n, s);
+    r.rows.insert(r.rows.end(), rows.begin(), rows.end());
     r.offset.push_back(static_cast<std::uint32_t>(r.rows.size()));
   }
   return r;

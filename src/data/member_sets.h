@@ -1,5 +1,6 @@
 // What each member trains on, from data.per_member: the sampler mode and per-member set
-// sizes; for shards and group_by also each member's rows of the training split.
+// sizes; for shards and group_by also each member's rows of the training split; with
+// data.normalize_target and bootstrap, subsample or shards, each member's target statistics.
 #pragma once
 #include <cstdint>
 #include <string>
@@ -18,6 +19,13 @@ struct MemberSets {
   std::vector<std::uint32_t> offset;   // sets mode: [S + 1] start of local member s in rows
   std::vector<std::string> names;      // group_by: the group of each member
   std::uint32_t positions = 0;         // sets mode, nonzero in a slice: the whole swarm's max_size
+  // Per-member target statistics [S, T] (member_target_statistics: bootstrap, subsample or shards
+  // with data.normalize_target), local member s's from its own training rows (bootstrap: its
+  // draws, repeats counted); the training split then holds f(y), and member s learns
+  // y' = (f(y) − target_mean[s, t]) / target_std[s, t], scaled as it gathers its batches.
+  // Empty otherwise (statistics in PreparedData, the splits already scaled).
+  std::vector<float> target_mean, target_std;
+  int targets = 0;  // T of target_mean and target_std
 
   bool equal_sizes() const { return mode != SampleMode::Sets; }
   std::uint32_t size(int s) const { return equal_sizes() ? m : offset[s + 1] - offset[s]; }
@@ -28,9 +36,11 @@ struct MemberSets {
 // groups in `data`. No-op otherwise.
 void resolve_group_swarm(Config& cfg, const PreparedData& data);
 
-// Builds the sets for members [first_member, first_member + size). Throws ConfigError when
-// the swarm does not fit the mode (group_by needs one member per group; shards need at
-// least one sample per member).
+// Builds the sets for members [first_member, first_member + size), and with
+// member_target_statistics(cfg.data) each member's target statistics from its own rows (the
+// rows a member trained alone with the same seed gets, so the same statistics). Throws
+// ConfigError when the swarm does not fit the mode (group_by needs one member per group;
+// shards need at least one sample per member).
 MemberSets make_member_sets(const Config& cfg, const PreparedData& data);
 
 // Local members [begin, end) of `sets` as sets of their own, numbered from 0. The slice

@@ -191,6 +191,7 @@ void normalize_targets(PreparedData& p, const Dataset& d, const DataConfig& cfg)
   const int T = p.targets;
   if (method == Normalize::Log1p) log1p_targets(p, d, cfg);
   p.target_scaling = method;
+  if (member_target_statistics(cfg)) return;  // each member's own, from its rows (make_member_sets)
   const int G = cfg.normalize_per_member ? static_cast<int>(p.group_names.size()) : 1;
   p.target_mean.assign(static_cast<std::size_t>(G) * T, 0.0f);
   p.target_std.assign(static_cast<std::size_t>(G) * T, 1.0f);
@@ -201,6 +202,17 @@ void normalize_targets(PreparedData& p, const Dataset& d, const DataConfig& cfg)
 }
 
 }  // namespace
+
+bool member_target_statistics(const DataConfig& cfg) {
+  const PerMember m = cfg.per_member;
+  return cfg.normalize_target != Normalize::None && !cfg.sequence.enabled() &&
+         (m == PerMember::Bootstrap || m == PerMember::Subsample || m == PerMember::Shards);
+}
+
+void fit_target_statistics(const std::vector<float>& y, int T, Normalize method, std::vector<float>& mean,
+                           std::vector<float>& std, std::size_t at) {
+  fit(y, static_cast<int>(y.size() / static_cast<std::size_t>(T)), {}, T, method, -1, mean, std, at);
+}
 
 void apply_normalization(std::vector<float>& X, int F, const std::vector<float>& mean,
                          const std::vector<float>& std, const std::vector<int>& group) {
@@ -215,7 +227,12 @@ void apply_normalization(std::vector<float>& X, int F, const std::vector<float>&
 
 void targets_to_original(std::vector<float>& v, int T, Normalize method, const std::vector<float>& target_mean,
                          const std::vector<float>& target_std, const std::vector<int>& group) {
-  if (target_mean.empty() || method == Normalize::None) return;
+  if (method == Normalize::None) return;
+  if (target_mean.empty()) {  // the splits of per-member statistics: f(y)
+    if (method == Normalize::Log1p)
+      for (float& x : v) x = std::expm1(x);
+    return;
+  }
   const auto w = static_cast<std::size_t>(T);
   const bool per_group = target_mean.size() > w;
   for (std::size_t j = 0; j < v.size(); ++j) {
@@ -237,21 +254,29 @@ void member_targets_to_original(std::vector<float>& v, int S, int first_member, 
   targets_to_original(v, T, method, target_mean, target_std, member);
 }
 
-std::string target_scaling_note(const PreparedData& p) {
+std::string target_scaling_note(const PreparedData& p, const std::vector<float>& member_mean,
+                                const std::vector<float>& member_std) {
   if (p.seq_len > 0 || p.target_scaling == Normalize::None) return "";
   const Normalize m = p.target_scaling;
   const char* what = m == Normalize::Standard ? "standardized with the training split's mean and std"
                      : m == Normalize::MinMax ? "scaled with the training split's minimum and range"
                      : m == Normalize::Robust ? "scaled with the training split's median and interquartile range"
                                               : "log1p'd, then standardized with the training split's mean and std";
-  const auto shown = static_cast<std::ptrdiff_t>(std::min<std::size_t>(p.target_mean.size(), 4));
-  const bool per_group = p.target_mean.size() > static_cast<std::size_t>(p.targets);
+  const bool per_member = p.target_mean.empty();
+  std::string scaled = what;
+  if (per_member) scaled.replace(scaled.find("the training split's"), 20, "each member's");
+  const std::vector<float>& mean = per_member ? member_mean : p.target_mean;
+  const std::vector<float>& sd = per_member ? member_std : p.target_std;
+  const auto shown = static_cast<std::ptrdiff_t>(std::min<std::size_t>(mean.size(), 4));
+  const bool per_group = !per_member && mean.size() > static_cast<std::size_t>(p.targets);
   return fmt::format("targets {}{} ({} / {}{}): data.normalize_target: {} (set none to train on raw targets); metrics "
                      "and predictions in original units",
-                     what, per_group ? ", per member group (data.normalize_per_member: each group's own training rows)" : "",
-                     fmt::join(p.target_mean.begin(), p.target_mean.begin() + shown, " "),
-                     fmt::join(p.target_std.begin(), p.target_std.begin() + shown, " "),
-                     p.target_mean.size() > 4 ? " ..." : "", to_string(m));
+                     scaled,
+                     per_group    ? ", per member group (data.normalize_per_member: each group's own training rows)"
+                     : per_member ? " from its own training rows (its data.per_member draws)"
+                                  : "",
+                     fmt::join(mean.begin(), mean.begin() + shown, " "), fmt::join(sd.begin(), sd.begin() + shown, " "),
+                     mean.size() > 4 ? " ..." : "", to_string(m));
 }
 
 void targets_to_original(PreparedData& p) {

@@ -104,8 +104,14 @@ std::vector<NpyArray> npz_arrays(const StoredSwarm& run, const std::vector<int>&
   const std::size_t T = info.seq_len > 0 ? 1 : static_cast<std::size_t>(shape.outputs());
   add_stats(out, "data/normalization/target_mean", n.target_mean, T, members.front(), one_member);
   add_stats(out, "data/normalization/target_std", n.target_std, T, members.front(), one_member);
+  // Per-member target statistics: the exported members' rows [M, T] (one member: its [T]).
+  for (const auto& [name, a] : {std::pair{"member_target_mean", &n.member_target_mean}, {"member_target_std", &n.member_target_std}}) {
+    if (a->data.empty()) continue;
+    const std::vector<std::uint64_t> dims = one_member ? std::vector<std::uint64_t>{T} : std::vector<std::uint64_t>{members.size(), T};
+    out.push_back({std::string("data/normalization/") + name, dims, stats_rows(a->data, T, members)});
+  }
   if (!n.method.empty()) out.push_back({"data/normalization/method", {}, std::vector<std::string>{n.method}});
-  if (info.seq_len == 0 && !n.target_mean.data.empty())
+  if (info.seq_len == 0 && (!n.target_mean.data.empty() || !n.member_target_mean.data.empty()))
     out.push_back({"data/normalization/target_method", {}, std::vector<std::string>{to_string(run.cfg.data.normalize_target)}});
   if (!info.feature_names.empty()) out.push_back({"data/feature_names", {info.feature_names.size()}, info.feature_names});
   if (run.classification) out.push_back({"data/class_names", {run.class_names.size()}, run.class_names});

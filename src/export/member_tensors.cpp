@@ -51,6 +51,13 @@ StoredSwarm architecture_view(const StoredSwarm& run, std::size_t a) {
   v.file.config_yaml = run.file.config_yaml;
   v.file.data = run.file.data;
   v.file.normalization = run.file.normalization;
+  Normalization& n = v.file.normalization;
+  if (!n.member_target_mean.data.empty()) {  // per-member statistics: the architecture's members' rows, in its order
+    const std::size_t T = static_cast<std::size_t>(run.shape.outputs());
+    const std::vector<std::uint64_t> shape{arch.members.size(), T};
+    n.member_target_mean = {shape, stats_rows(n.member_target_mean.data, T, arch.members)};
+    n.member_target_std = {shape, stats_rows(n.member_target_std.data, T, arch.members)};
+  }
   v.cfg = run.cfg;
   v.cfg.model = member_model(run.cfg, run.first_member + arch.members.front());
   v.shape = arch.shape;
@@ -103,6 +110,15 @@ std::vector<float> stats_row(const std::vector<float>& stats, std::size_t width,
   if (at + width > stats.size())
     throw UsageError("the run's normalization statistics have no row for member " + std::to_string(row));
   return {stats.begin() + static_cast<std::ptrdiff_t>(at), stats.begin() + static_cast<std::ptrdiff_t>(at + width)};
+}
+
+std::vector<float> stats_rows(const std::vector<float>& stats, std::size_t width, const std::vector<int>& rows) {
+  std::vector<float> out;
+  for (int r : rows) {
+    const std::vector<float> row = stats_row(stats, width, r);
+    out.insert(out.end(), row.begin(), row.end());
+  }
+  return out;
 }
 
 }  // namespace tn

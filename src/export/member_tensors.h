@@ -47,5 +47,7 @@ std::vector<float> stacked_tensor(const StoredSwarm& run, int t, const std::vect
 // Row `row` of a [rows, width] statistics array (per-group normalization), or the whole array
 // when it holds a single row.
 std::vector<float> stats_row(const std::vector<float>& stats, std::size_t width, int row);
+// Rows `rows` of a [rows, width] statistics array, concatenated ([rows.size(), width]).
+std::vector<float> stats_rows(const std::vector<float>& stats, std::size_t width, const std::vector<int>& rows);
 
 }  // namespace tn

@@ -37,19 +37,27 @@ std::vector<Dim> input_dims(const StoredSwarm& run) {
   return {"N", run.shape.inputs()};
 }
 
-// Outputs t [..., T] of a non-sequence run with data.normalize_target in original units, as
-// predict gives them: t · target_std + target_mean per target column (float32, as predict
-// computes it; row `row` of per-group statistics, as the input's), then Exp − 1 for log1p; t
-// itself otherwise.
-std::string in_original_units(Graph& g, const StoredSwarm& run, const std::string& t, int row) {
+// Outputs t of a non-sequence run with data.normalize_target in original units, as predict
+// gives them: t · target_std + target_mean per target column (float32, as predict computes it),
+// then Exp − 1 for log1p; t itself otherwise. t is one member's [N, T] (`members` = {s}) or the
+// members' [S, N, T]: per-member statistics (/data/normalization/member_target_*) take each
+// member's own row, [S, 1, T] for a stack; per-group ones row members[0] (as the input's; a
+// group_by run exports no ensemble); shared [T] ones serve every member.
+std::string in_original_units(Graph& g, const StoredSwarm& run, const std::string& t, const std::vector<int>& members) {
   const Normalization& n = run.file.normalization;
   const Normalize method = run.cfg.data.normalize_target;
-  if (sequence_run(run) || n.target_mean.data.empty() || method == Normalize::None) return t;
+  const bool own = !n.member_target_mean.data.empty();
+  if (sequence_run(run) || (n.target_mean.data.empty() && !own) || method == Normalize::None) return t;
   const auto T = static_cast<std::size_t>(run.shape.outputs());
-  const std::vector<float> mean = stats_row(n.target_mean.data, T, row), sd = stats_row(n.target_std.data, T, row);
-  const auto w = static_cast<std::int64_t>(mean.size());
-  const std::string scaled = g.op("Mul", {t, g.constant("target_std", {w}, sd)});
-  const std::string y = g.op("Add", {scaled, g.constant("target_mean", {w}, mean)}, {},
+  const std::vector<float> mean = own ? stats_rows(n.member_target_mean.data, T, members)
+                                      : stats_row(n.target_mean.data, T, members.front());
+  const std::vector<float> sd = own ? stats_rows(n.member_target_std.data, T, members)
+                                    : stats_row(n.target_std.data, T, members.front());
+  const auto w = static_cast<I64>(T);
+  const std::vector<I64> dims = own && members.size() > 1 ? std::vector<I64>{static_cast<I64>(members.size()), 1, w}
+                                                          : std::vector<I64>{static_cast<I64>(mean.size())};
+  const std::string scaled = g.op("Mul", {t, g.constant("target_std", dims, sd)});
+  const std::string y = g.op("Add", {scaled, g.constant("target_mean", dims, mean)}, {},
                              method == Normalize::Log1p ? "log1p_units" : "original_units");
   if (method != Normalize::Log1p) return y;
   return g.op("Sub", {g.op("Exp", {y}), g.constant("one", {}, {1.0f})}, {}, "original_units");
@@ -198,7 +206,7 @@ std::string onnx_member_model(const StoredSwarm& run, int s) {
     x = activation(g, l, g.op("Gemm", {x, W, b}, {}, p + "z"));  // [N, out]
   }
   const I64 O = run.shape.outputs();
-  const std::string out = in_original_units(g, run, output_activation(g, run, x), s);
+  const std::string out = in_original_units(g, run, output_activation(g, run, x), {s});
   g.output("output", out, Elem::Float, {"N", O});
   g.output("logits", x, Elem::Float, {"N", O});
   if (run.classification) {
@@ -289,9 +297,10 @@ std::string onnx_ensemble_model(const StoredSwarm& run, const std::vector<int>& 
                                                                    "weights in member_weight)") +
         (run.architectures.empty() ? "" : ", of several architectures"));
   const std::string x = normalized_input(g, run, 0);
-  // Shared target statistics: a group_by run, whose statistics may be per group, exports no ensemble.
+  // Each member in original units before the mean (per-member statistics: its own row).
   const std::string members_out = in_original_units(
-      g, run, run.architectures.empty() ? stacked_outputs(g, run, members, x) : mixed_outputs(g, run, members, x), 0);
+      g, run, run.architectures.empty() ? stacked_outputs(g, run, members, x) : mixed_outputs(g, run, members, x),
+      members);
   g.output("members", members_out, Elem::Float, {S, "N", O});
   const std::string mean = member_mean(g, members_out, 3, weights);
   const std::string dev = g.op("Sub", {members_out, mean});

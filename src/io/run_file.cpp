@@ -209,6 +209,8 @@ void write_objects(hid_t file, const RunFile& run) {
   write_if_present(file, "/data/normalization/std", run.normalization.std);
   write_if_present(file, "/data/normalization/target_mean", run.normalization.target_mean);
   write_if_present(file, "/data/normalization/target_std", run.normalization.target_std);
+  write_if_present(file, "/data/normalization/member_target_mean", run.normalization.member_target_mean);
+  write_if_present(file, "/data/normalization/member_target_std", run.normalization.member_target_std);
   if (!run.normalization.method.empty()) {
     h5::Handle g = h5::open_group(file, "/data/normalization");
     h5::set_string_attr(g.get(), "/data/normalization", "method", run.normalization.method);

@@ -123,6 +123,8 @@ struct Validator {
     array(r.normalization.std, "/data/normalization/std", false);
     array(r.normalization.target_mean, "/data/normalization/target_mean", false);
     array(r.normalization.target_std, "/data/normalization/target_std", false);
+    array(r.normalization.member_target_mean, "/data/normalization/member_target_mean", false);
+    array(r.normalization.member_target_std, "/data/normalization/member_target_std", false);
     for (const Predictions& p : r.predictions) predictions(p);
     for (const EvalRecord& e : r.evals) eval(e);
   }

@@ -58,6 +58,8 @@ class Reader {
     read_optional("/data/normalization/std", run.normalization.std);
     read_optional("/data/normalization/target_mean", run.normalization.target_mean);
     read_optional("/data/normalization/target_std", run.normalization.target_std);
+    read_optional("/data/normalization/member_target_mean", run.normalization.member_target_mean);
+    read_optional("/data/normalization/member_target_std", run.normalization.member_target_std);
     if (h5::exists(file_, "/data/normalization")) {
       h5::Handle g = h5::open_group(file_, "/data/normalization");
       if (h5::has_attr(g.get(), "/data/normalization", "method"))

@@ -92,6 +92,9 @@ struct Normalization {
   std::string method;  // "standard" or "minmax"; empty when normalize: none
   Array mean, std;
   Array target_mean, target_std;  // sequence data: [G]; data.normalize_target: [T], or [G, T] per member group; else empty
+  // data.normalize_target with per_member bootstrap, subsample or shards: [S, T], row s member
+  // first_member + s's statistics from its own training rows (target_mean/std then empty); else empty
+  Array member_target_mean, member_target_std;
 };
 
 // One split of the prepared data (/data/splits/<name>): which source rows it holds and,

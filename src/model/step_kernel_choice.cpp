@@ -23,7 +23,7 @@ class OpsStepKernel final : public StepKernel {
     const std::int64_t sX = static_cast<std::int64_t>(Bcap) * F, sY = static_cast<std::int64_t>(Bcap) * b.targets;
     const std::int64_t sZ = static_cast<std::int64_t>(Bcap) * O;
     const BlockParams &p = *b.params, &g = *b.grads;
-    be_.gather_batch(*b.sampler, b.member0, b.S, b.pos0, b.B, b.X, F, b.Y, b.targets, buf.X, sX, buf.Y, sY);
+    be_.gather_batch(*b.sampler, b.member0, b.S, b.pos0, b.B, b.X, F, b.Y, b.targets, buf.X, sX, buf.Y, sY, b.Ystats);
     DropoutKey dk;
     dk.seed = b.seed;
     dk.member0 = b.member0;

@@ -450,6 +450,12 @@ RunFile merge_shards(const std::vector<std::string>& paths, const std::string& o
   if (!f0.architectures.empty()) merge_architectures(parts, r);
   r.splits = f0.splits;
   r.normalization = f0.normalization;
+  // Per-member target statistics [S_k, T]: each part's members' rows, in member order.
+  for (Array Normalization::*m : {&Normalization::member_target_mean, &Normalization::member_target_std}) {
+    std::vector<Array*> a;
+    for (Part& p : parts) a.push_back(&(p.file.normalization.*m));
+    r.normalization.*m = stack(a);
+  }
   r.data = f0.data;
   r.encoding = f0.encoding;
   merge_evaluations(parts, cfg, r);

@@ -13,9 +13,9 @@
 namespace tn {
 namespace {
 
-// Model outputs of a non-sequence run with data.normalize_target in original units (stored statistics).
 // Model outputs of a non-sequence run with data.normalize_target in original units (stored
-// statistics), each member's with its own (per group: its group's row) before any ensemble: the
+// statistics), each member's with its own (per-member statistics: its row of
+// /data/normalization/member_target_*; per group: its group's row) before any ensemble: the
 // swarm's [S, N, O], or with `member` one output row per sample, by the member that predicted it.
 void outputs_to_original(const StoredSwarm& run, std::vector<float>& v, const std::vector<int>* member = nullptr) {
   if (run.file.data.seq_len > 0) return;
@@ -23,6 +23,8 @@ void outputs_to_original(const StoredSwarm& run, std::vector<float>& v, const st
   const Normalize m = run.cfg.data.normalize_target;
   const int O = run.shape.outputs();
   if (member) targets_to_original(v, O, m, n.target_mean.data, n.target_std.data, *member);
+  else if (!n.member_target_mean.data.empty())
+    member_targets_to_original(v, run.S, 0, O, m, n.member_target_mean.data, n.member_target_std.data);
   else member_targets_to_original(v, run.S, run.first_member, O, m, n.target_mean.data, n.target_std.data);
 }
 

@@ -31,6 +31,10 @@ void check_sizes(const StoredSwarm& r) {
   const std::size_t stats = r.file.normalization.mean.data.size() == G * F ? G * F : F;
   bad("/data/normalization/mean", r.file.normalization.mean.data.size(), stats);
   bad("/data/normalization/std", r.file.normalization.std.data.size(), stats);
+  // Per-member target statistics are [S, T].
+  const std::size_t ST = static_cast<std::size_t>(r.S) * static_cast<std::size_t>(r.shape.outputs());
+  bad("/data/normalization/member_target_mean", r.file.normalization.member_target_mean.data.size(), ST);
+  bad("/data/normalization/member_target_std", r.file.normalization.member_target_std.data.size(), ST);
   bad("/data/feature_names", r.file.data.feature_names.size(), F);
   bad("/data/class_names", r.file.data.class_names.size(), static_cast<std::size_t>(r.K));
 }

@@ -308,6 +308,11 @@ RunFile make_trained_file(const Config& cfg, const PreparedData& data, const Mem
     r.normalization.target_mean = make_array(shape, data.target_mean);
     r.normalization.target_std = make_array(shape, data.target_std);
   }
+  if (!sets.target_mean.empty()) {  // per-member statistics [S, T], row s local member s's
+    const std::vector<std::uint64_t> shape{static_cast<std::uint64_t>(cfg.swarm.size), static_cast<std::uint64_t>(sets.targets)};
+    r.normalization.member_target_mean = make_array(shape, sets.target_mean);
+    r.normalization.member_target_std = make_array(shape, sets.target_std);
+  }
   const std::string target = cfg.data.sequence.enabled() ? cfg.data.sequence.target
                              : cfg.data.source.type == "csv" ? cfg.data.source.target : "";
   std::error_code ec;

@@ -105,10 +105,18 @@ FinalEval evaluate_final_per_group(const Config& cfg, const PreparedData& data, 
   return f;
 }
 
+// Every member's outputs [S, N, T] in original units, each with its own statistics: per-member
+// ones (`sets`, local rows), else the data's ([T], or [G, T] per group).
+void members_to_original(std::vector<float>& v, const Config& cfg, const PreparedData& data, const MemberSets& sets) {
+  const bool own = !sets.target_mean.empty();
+  member_targets_to_original(v, cfg.swarm.size, own ? 0 : cfg.swarm.first_member, data.targets, data.target_scaling,
+                             own ? sets.target_mean : data.target_mean, own ? sets.target_std : data.target_std);
+}
+
 // Every member's outputs on `split` with the trained parameters, as eval computes them
 // (diverged members: NaN).
-SwarmPredictions predict_trained(const Config& cfg, const PreparedData& data, const TrainOutput& t,
-                                 const SplitData& split, Backend& be) {
+SwarmPredictions predict_trained(const Config& cfg, const PreparedData& data, const MemberSets& sets,
+                                 const TrainOutput& t, const SplitData& split, Backend& be) {
   const int S = cfg.swarm.size, batch = std::max(1, std::min(cfg.train.batch_size, data.train.n));
   SwarmPredictions p;
   if (t.architectures.empty()) {
@@ -118,9 +126,7 @@ SwarmPredictions predict_trained(const Config& cfg, const PreparedData& data, co
     for (const ArchitectureOutput& a : t.architectures) parts.push_back({&a.shape, &a.params, a.members});
     p = predict_parts(be, cfg.loss.type, parts, S, t.shape.outputs(), split.X, split.n, batch);
   }
-  if (data.seq_len == 0)
-    member_targets_to_original(p.outputs, S, cfg.swarm.first_member, p.O, data.target_scaling, data.target_mean,
-                               data.target_std);
+  if (data.seq_len == 0) members_to_original(p.outputs, cfg, data, sets);
   const std::size_t per = static_cast<std::size_t>(p.N) * p.O;
   for (int s = 0; s < S; ++s)
     if (t.diverged_epoch[s] > 0)
@@ -132,10 +138,10 @@ SwarmPredictions predict_trained(const Config& cfg, const PreparedData& data, co
 // Members ranked and the ensemble chosen (config `ensemble`) on the validation split, else the
 // training split; never on the split the run is scored on. A shard sees a block of the swarm
 // only, so it chooses no ensemble.
-void choose_on_selection_split(const Config& cfg, const PreparedData& data, const TrainOutput& t, Backend& be,
-                               bool shard, FinalEval& f) {
+void choose_on_selection_split(const Config& cfg, const PreparedData& data, const MemberSets& sets,
+                               const TrainOutput& t, Backend& be, bool shard, FinalEval& f) {
   f.select_split = data.val.n > 0 ? &data.val : &data.train;
-  const SwarmPredictions p = predict_trained(cfg, data, t, *f.select_split, be);
+  const SwarmPredictions p = predict_trained(cfg, data, sets, t, *f.select_split, be);
   f.select_eval = evaluate(p, cfg.loss.type, f.select_split->y, Combine::MeanProb);
   if (!cfg.ensemble.enabled() || shard) return;
   const Selection s = select_members(p, f.select_eval, cfg.loss.type, f.select_split->y, Combine::MeanProb,
@@ -143,12 +149,13 @@ void choose_on_selection_split(const Config& cfg, const PreparedData& data, cons
   if (!s.members.empty()) f.selection = selection_record(s, f.select_split->name, cfg.swarm.first_member);
 }
 
-FinalEval evaluate_final(const Config& cfg, const PreparedData& data, const TrainOutput& t, Backend& be, bool shard) {
+FinalEval evaluate_final(const Config& cfg, const PreparedData& data, const MemberSets& sets, const TrainOutput& t,
+                         Backend& be, bool shard) {
   if (!t.pred_member.empty()) return evaluate_final_per_group(cfg, data, t);
   FinalEval f;
   f.split = t.pred_split == "test" ? &data.test : &data.train;
   f.preds = {cfg.swarm.size, t.pred_n, t.shape.outputs(), t.pred_members, {}};
-  choose_on_selection_split(cfg, data, t, be, shard, f);
+  choose_on_selection_split(cfg, data, sets, t, be, shard, f);
   const std::vector<double> w = selection_weights(f.selection, cfg.swarm.first_member, cfg.swarm.size);
   f.eval = evaluate(f.preds, cfg.loss.type, f.split->y, Combine::MeanProb, nullptr, w.empty() ? nullptr : &w);
   f.record = make_eval_record(f.eval, f.split->name, f.split->name + " split of " + data.origin,
@@ -187,13 +194,14 @@ TrainingRun::TrainingRun(Config cfg, int threads, bool force, std::chrono::stead
   data_ = prepare_data(cfg_.data.source.type == "arrays" ? load_memory_arrays(cfg_.data, classification, arrays)
                                                           : load_dataset(cfg_.data, classification),
                        cfg_.data);
-  if (const std::string note = target_scaling_note(data_); !note.empty()) spdlog::info("{}", note);
   resolve_group_swarm(cfg_, data_);  // group_by without swarm.size: one member per group
   const ModelShape shape = make_model_shape(cfg_, data_);  // validates
   // A resumed run continues from its checkpoint, which holds the warm start's parameters.
   if (cfg_.model.init_from.enabled() && resume.empty())
     warm_ = std::make_unique<WarmStart>(load_warm_start(cfg_, shape, data_));
   sets_ = make_member_sets(cfg_, data_);
+  if (const std::string note = target_scaling_note(data_, sets_.target_mean, sets_.target_std); !note.empty())
+    spdlog::info("{}", note);
   whole_first_ = cfg_.swarm.first_member;
   whole_size_ = cfg_.swarm.size;
   if (shard_.enabled()) {  // with the whole run's paths, as one process stores it
@@ -257,12 +265,11 @@ TrainResult TrainingRun::run(const TrainCallbacks& report) {
   if (data_.seq_len == 0) {  // data.normalize_target: scored and stored in the target's original units
     targets_to_original(data_);
     const int T = data_.targets;  // each member with its own statistics (per group: its group's)
-    member_targets_to_original(r.out.pred_members, cfg_.swarm.size, cfg_.swarm.first_member, T, data_.target_scaling,
-                               data_.target_mean, data_.target_std);
+    members_to_original(r.out.pred_members, cfg_, data_, sets_);
     targets_to_original(r.out.pred_group, T, data_.target_scaling, data_.target_mean, data_.target_std, r.out.pred_member);
   }
   const auto eval_start = std::chrono::steady_clock::now();
-  r.final_eval = evaluate_final(cfg_, data_, r.out, *be_, shard_.enabled());
+  r.final_eval = evaluate_final(cfg_, data_, sets_, r.out, *be_, shard_.enabled());
   if (report.evaluated) report.evaluated(r.final_eval);
   const auto write_start = std::chrono::steady_clock::now();
   // Without --force the file is linked into place only if nothing is there now: one created

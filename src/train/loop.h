@@ -78,7 +78,8 @@ class Loop {
         S1_(be, static_cast<std::size_t>(layout_.total)), S2_(be, static_cast<std::size_t>(layout_.total)),
         B_(be, cfg.train.early_stopping.restore_best && cfg.train.early_stopping.enabled()
                    ? static_cast<std::size_t>(layout_.total) : 0),
-        frozen_(be, static_cast<std::size_t>(cfg.swarm.size)), stopped_(static_cast<std::size_t>(cfg.swarm.size), 0),
+        frozen_(be, static_cast<std::size_t>(cfg.swarm.size)), ystats_(be, 2 * sets.target_mean.size()),
+        stopped_(static_cast<std::size_t>(cfg.swarm.size), 0),
         stop_(stop && *stop ? stop : nullptr), stopped_at_(static_cast<std::size_t>(cfg.swarm.size), -1) {
     n_ = static_cast<int>(sets.max_size());  // positions of an epoch
     bcap_ = std::min(cfg.train.batch_size, n_);
@@ -112,6 +113,14 @@ class Loop {
         init_sums_ = be_.alloc<double>(sums.size());
         be_.to_device(init_sums_, sums.data(), sums.size() * sizeof(double));
       }
+    }
+    if (!sets.target_mean.empty()) {  // per-member target statistics, [S, 2, T]: each member scales its own
+      std::vector<float> stats;
+      for (int s = 0; s < S_; ++s)
+        for (const std::vector<float>* v : {&sets.target_mean, &sets.target_std})
+          stats.insert(stats.end(), v->begin() + static_cast<std::ptrdiff_t>(s) * T_,
+                       v->begin() + static_cast<std::ptrdiff_t>(s + 1) * T_);
+      be_.to_device(ystats_.p, stats.data(), stats.size() * sizeof(float));
     }
     if (!loss_weights_.empty()) {
       be_.to_device(lw_.p, loss_weights_.data(), loss_weights_.size() * sizeof(float));
@@ -293,8 +302,12 @@ class Loop {
                static_cast<std::size_t>(layout_.size[t]) * sizeof(float));
   }
 
+  // Per-member target statistics of the block starting at member b0 ([Sb, 2, T]), or null.
+  const float* ystats(int b0) const { return !sets_.target_mean.empty() ? ystats_.p + static_cast<std::size_t>(2 * b0) * T_ : nullptr; }
+
   // Runs the forward pass over every Bcap-row batch of split `d` (in order, same rows for
-  // all members) and hands the outputs to fn(pos0, B, Z).
+  // all members, each member's targets scaled by its statistics) and hands the outputs to
+  // fn(pos0, B, Z).
   template <class Fn>
   void for_batches(const DeviceSplit& d, int b0, int Sb, Worker& wk, Fn&& fn, const BlockParams& p) {
     BatchSampler in_order;
@@ -302,7 +315,7 @@ class Loop {
     for (int pos0 = 0; pos0 < d.n; pos0 += bcap_) {
       const int B = std::min(bcap_, d.n - pos0);
       be_.gather_batch(in_order, 0, Sb, pos0, B, d.X, F_, d.Y, T_, wk.buf.X,
-                       static_cast<std::int64_t>(bcap_) * F_, wk.buf.Y, static_cast<std::int64_t>(bcap_) * T_);
+                       static_cast<std::int64_t>(bcap_) * F_, wk.buf.Y, static_cast<std::int64_t>(bcap_) * T_, ystats(b0));
       fn(pos0, B, model_forward(be_, shape_, p, wk.buf, Sb, B));
     }
   }
@@ -412,7 +425,7 @@ class Loop {
       const int* rows = sets_.equal_sizes() && !resuming ? nullptr : wk.rows + step * Sb;
       const StepBatch batch{&shape_, &loss_, &sampler, member0, Sb, static_cast<std::uint32_t>(pos0), B,
                             train_.X, train_.Y, T_, &p, &g, wk.loss, wk.correct, rows, cfg_.seed, wk.epoch,
-                            members_ ? members_ + b0 : nullptr};
+                            members_ ? members_ + b0 : nullptr, ystats(b0)};
       kernel_->step(batch, StepUpdate{cfg_.optimizer.type, &s1, &s2, wk.h + step * Sb, clip, frozen_.p + b0}, w);
     }
     if (k1 == steps && val_.n > 0) {
@@ -427,7 +440,7 @@ class Loop {
         own.table_stride = vgroups_.stride;
         for (int step = 0; step < vgroups_.steps; ++step) {
           be_.gather_batch(own, member0, Sb, static_cast<std::uint32_t>(step * bcap_), bcap_, val_.X, F_, val_.Y, T_,
-                           wk.buf.X, sX, wk.buf.Y, sY);
+                           wk.buf.X, sX, wk.buf.Y, sY, ystats(b0));
           const float* Zv = model_forward(be_, shape_, p, wk.buf, Sb, bcap_);
           be_.loss_forward(loss_, Sb, bcap_, O_, Zv, sZ, wk.buf.Y, sY, wk.vloss, wk.vcorrect,
                            vrows_ + static_cast<std::size_t>(step) * S_ + b0);
@@ -490,6 +503,7 @@ class Loop {
   DeviceBuffer<float> P_, G_, S1_, S2_;  // swarm arrays in ParamLayout order
   DeviceBuffer<float> B_;                 // restore_best: each member's best epoch's parameters
   DeviceBuffer<int> frozen_;              // [S] diverged: frozen at the step its loss became non-finite
+  DeviceBuffer<float> ystats_;            // [S, 2, T] per-member target statistics (MemberSets), or empty
   std::vector<char> stopped_;             // [S] member stopped early: its steps are skipped
   const std::function<bool()>* stop_;     // polled between steps when step_stop_
   bool step_stop_ = false;                // this run_epochs call may stop between steps

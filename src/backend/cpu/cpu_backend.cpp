@@ -276,8 +276,10 @@ void CpuBackend::gru_backward(int S, int B, int H, const float* Gx, const float*
 // Data movement: the same on every target.
 void CpuBackend::gather_batch(const BatchSampler& sampler, std::uint32_t member0, int S,
                               std::uint32_t pos0, int B, const float* X, int F, const float* Y,
-                              int T, float* Xb, std::int64_t sXb, float* Yb, std::int64_t sYb) {
+                              int T, float* Xb, std::int64_t sXb, float* Yb, std::int64_t sYb,
+                              const float* Ystats) {
   for (int s = 0; s < S; ++s) {
+    const float* mean = Ystats ? Ystats + static_cast<std::int64_t>(2 * s) * T : nullptr;
     for (int b = 0; b < B; ++b) {
       const std::int64_t i = sampler.index(member0 + s, pos0 + b);
       const float* x = X + i * F;
@@ -285,7 +287,10 @@ void CpuBackend::gather_batch(const BatchSampler& sampler, std::uint32_t member0
       float* xb = Xb + s * sXb + static_cast<std::int64_t>(b) * F;
       float* yb = Yb + s * sYb + static_cast<std::int64_t>(b) * T;
       for (int f = 0; f < F; ++f) xb[f] = x[f];  // rows are short: a loop beats memmove calls
-      for (int t = 0; t < T; ++t) yb[t] = y[t];
+      if (mean)
+        for (int t = 0; t < T; ++t) yb[t] = (y[t] - mean[t]) / mean[T + t];
+      else
+        for (int t = 0; t < T; ++t) yb[t] = y[t];
     }
   }
 }

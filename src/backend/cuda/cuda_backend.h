@@ -62,7 +62,7 @@ class CudaBackend final : public Backend {
                         float* P, std::int64_t sP) override;
   void gather_batch(const BatchSampler& sampler, std::uint32_t member0, int S, std::uint32_t pos0,
                     int B, const float* X, int F, const float* Y, int Ty, float* Xb,
-                    std::int64_t sXb, float* Yb, std::int64_t sYb) override;
+                    std::int64_t sXb, float* Yb, std::int64_t sYb, const float* Ystats = nullptr) override;
   void to_time_major(int S, int B, int T, int F, const float* src, std::int64_t ss, float* dst,
                      std::int64_t sd) override;
   void lstm_forward(int S, int B, int H, float* G, std::int64_t sG, const float* c_prev, float* c, float* h,

@@ -155,6 +155,7 @@ struct Gather {  // item = (member, row): the sampler picks the same rows as on 
   std::uint32_t member0, pos0;
   int B, F, T;
   const float* X; const float* Y; float* Xb; i64 sXb; float* Yb; i64 sYb;
+  const float* Ystats;  // [S, 2, T] or null (Backend::gather_batch)
   __device__ void operator()(i64 i) const {
     const i64 s = i / B;
     const int b = static_cast<int>(i % B);
@@ -162,7 +163,12 @@ struct Gather {  // item = (member, row): the sampler picks the same rows as on 
     float* xb = Xb + s * sXb + static_cast<i64>(b) * F;
     float* yb = Yb + s * sYb + static_cast<i64>(b) * T;
     for (int f = 0; f < F; ++f) xb[f] = X[k * F + f];
-    for (int t = 0; t < T; ++t) yb[t] = Y[k * T + t];
+    if (Ystats) {
+      const float* mean = Ystats + 2 * s * T;
+      for (int t = 0; t < T; ++t) yb[t] = __fdiv_rn(Y[k * T + t] - mean[t], mean[T + t]);  // IEEE, as the CPU
+    } else {
+      for (int t = 0; t < T; ++t) yb[t] = Y[k * T + t];
+    }
   }
 };
 
@@ -290,9 +296,10 @@ void CudaBackend::output_transform(LossType loss, int S, int B, int O, const flo
 
 void CudaBackend::gather_batch(const BatchSampler& sampler, std::uint32_t member0, int S,
                                std::uint32_t pos0, int B, const float* X, int F, const float* Y,
-                               int T, float* Xb, std::int64_t sXb, float* Yb, std::int64_t sYb) {
+                               int T, float* Xb, std::int64_t sXb, float* Yb, std::int64_t sYb,
+                               const float* Ystats) {
   launch(stream_, info_.sm_count, static_cast<i64>(S) * B,
-         Gather{sampler, member0, pos0, B, F, T, X, Y, Xb, sXb, Yb, sYb});
+         Gather{sampler, member0, pos0, B, F, T, X, Y, Xb, sXb, Yb, sYb, Ystats});
 }
 
 void CudaBackend::sum_squares(int S, std::int64_t n, const float* x, std::int64_t sx, double* norm2) {

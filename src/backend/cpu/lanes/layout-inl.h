@@ -232,12 +232,16 @@ struct LossLanes {
 
 // Inputs and targets of batch rows [r0, r0 + rows) for the group's lanes. Unused lanes get
 // lane 0's sample (finite data; their results are discarded). With a shared sample order
-// every lane's row is the same: one broadcast per value.
+// every lane's row is the same: one broadcast per value. With per-member target statistics
+// (fb.Ystats) each lane's targets are scaled by its member's, as Backend::gather_batch does.
 void gather_rows(const StepBatch& fb, const LaneLayout& lay, float* ws, int g0, int nm, int r0, int rows) {
   const int F = fb.shape->inputs(), T = fb.targets;
   float* x = ws + lay.X;
   float* y = ws + lay.Y;
-  const bool shared = fb.sampler->mode == SampleMode::Shared;
+  const bool shared = fb.sampler->mode == SampleMode::Shared && !fb.Ystats;
+  const float* stats[L];  // each lane's member's means (its stds follow, T on)
+  if (fb.Ystats)
+    for (int l = 0; l < L; ++l) stats[l] = fb.Ystats + static_cast<std::int64_t>(2 * (g0 + (l < nm ? l : 0))) * T;
   for (int b = 0; b < rows; ++b) {
     const std::uint32_t pos = fb.pos0 + r0 + b;
     std::int64_t idx[L];
@@ -257,7 +261,10 @@ void gather_rows(const StepBatch& fb, const LaneLayout& lay, float* ws, int g0, 
     }
     for (int t = 0; t < T; ++t) {
       float* yo = y + (static_cast<std::int64_t>(b) * T + t) * L;
-      for (int l = 0; l < L; ++l) yo[l] = fb.Y[idx[l] * T + t];
+      if (fb.Ystats)
+        for (int l = 0; l < L; ++l) yo[l] = (fb.Y[idx[l] * T + t] - stats[l][t]) / stats[l][T + t];
+      else
+        for (int l = 0; l < L; ++l) yo[l] = fb.Y[idx[l] * T + t];
     }
   }
 }
