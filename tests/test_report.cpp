@@ -121,6 +121,7 @@ TEST_CASE("report: sequence runs draw their series, one member per series or the
   const std::string per_series = report_of(walk);
   CHECK(section_ids(per_series) == Ids{"run", "curves", "metrics", "regression", "series"});
   CHECK(per_series.find("with the largest and the 3 with the smallest MAE of the 8") != std::string::npos);
+  CHECK(per_series.find("In the target's original units") != std::string::npos);
   const std::string yaml =
       "name: walk\nseed: 3\nswarm: {size: 3}\nmodel:\n  layers:\n    - {type: lstm, units: 4}\n    - {units: 1}\n"
       "loss: mse\noptimizer: {type: adam, lr: 0.01}\n"
@@ -312,7 +313,9 @@ TEST_CASE("report: 10 000 members of 1 000 epochs make a page under 10 MB in sec
   MESSAGE("10000 members x 1000 epochs: " << html.size() / 1e6 << " MB in " << seconds << " s");
   CHECK(html.size() < 10'000'000);
   CHECK(seconds < 20);
-  CHECK(html.find("Faint curves: 60 of the 10000 members") != std::string::npos);
+  const std::size_t faint = html.find("Faint curves: 60 of the 10000 members");
+  CHECK(faint != std::string::npos);
+  CHECK(html.find("Faint curves", faint + 1) == std::string::npos);  // said once, under all the charts
   CHECK(html.find("300 of 1000 epochs drawn") != std::string::npos);
   CHECK(nesting_problem(html).empty());
 }

@@ -99,7 +99,7 @@ std::string curve_chart(const ReportView& v, const Array& h, const std::string& 
   if (stopped) c.keys.push_back({"stopped (" + std::to_string(stopped) + ")", "#555"});
   if (diverged > kMarkers || stopped > kMarkers)
     notes += "The first " + std::to_string(kMarkers) + " diverged and stopped members are marked in '" + title + "'. ";
-  if (static_cast<int>(faint.size()) < S && notes.find("faint") == std::string::npos)
+  if (static_cast<int>(faint.size()) < S && notes.find("Faint curves") == std::string::npos)
     notes += "Faint curves: " + std::to_string(faint.size()) + " of the " + std::to_string(S) +
              " members, evenly spaced; the mean, median and 5-95 % band are over all of them. ";
   if (static_cast<int>(epochs.size()) < E && notes.find("epochs drawn") == std::string::npos)

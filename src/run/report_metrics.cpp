@@ -78,6 +78,20 @@ void add_metric_section(const ReportView& v, Sections& out) {
   }
   body += report::table({"metric", per_group ? "pooled" : "ensemble", "members' mean ± std", "members' median", "best member"},
                         rows);
+  if (!e.original.empty()) {
+    // group_by sequence runs whose model units are not the target's: the same in original units.
+    const std::size_t M = e.metrics.size();
+    std::vector<std::vector<std::string>> orig;
+    for (std::size_t m = 0; m < M; ++m) {
+      std::vector<double> x;
+      for (std::size_t i = m; i < e.original.members.size(); i += M) x.push_back(e.original.members[i]);
+      const int b = best_of(x, higher_is_better(e.metrics[m]));
+      orig.push_back({e.metrics[m], report::value_text(at(e.original.pooled, m)), report::value_text(median_of(x)),
+                      b < 0 ? "n/a" : report::value_text(x[static_cast<std::size_t>(b)]) + " (member " + std::to_string(first + b) + ")"});
+    }
+    body += "<h3>In the target's original units</h3>\n" +
+            report::table({"metric", "pooled", "members' median", "best member"}, orig);
+  }
   if (e.selection.present())
     body += report::paragraph("The ensemble is a selection: " + e.selection.method + " by " + e.selection.metric + " on the " +
                               e.selection.split + " split, " + std::to_string(e.selection.member.size()) + " members.");
