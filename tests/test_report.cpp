@@ -13,6 +13,7 @@
 
 #include "eval_test_util.h"
 #include "io/run_file.h"
+#include "io/sweep_file.h"
 #include "report/markup.h"
 #include "report/ticks.h"
 #include "run/report_run.h"
@@ -339,7 +340,7 @@ TEST_CASE("report: nice ticks, log ticks, down-sampling and escaping") {
   CHECK(tn::report::fixed(-0.04) == "0");
 }
 
-TEST_CASE("report: a sweep table draws time against swarm size; another CSV exits 2 naming the column") {
+TEST_CASE("report: a sweep table (CSV or HDF5) draws time against swarm size; another CSV exits 2 naming the column") {
   const std::string header =
       "config,mode,swarm,epochs,repeats,seconds_median,seconds_min,seconds_max,seconds_per_member,member_samples_per_s,"
       "gflop,gflops,peak_fraction,peak_gflops,peak_rss_mb,device,threads,kernel,processes\n";
@@ -354,6 +355,20 @@ TEST_CASE("report: a sweep table draws time against swarm size; another CSV exit
   CHECK(html.find("configs/spirals-small.yaml (sequential)") != std::string::npos);
   CHECK(html.find("cpu, 8 members/block") != std::string::npos);
   CHECK(html.find("measured peak") != std::string::npos);
+
+  // The same table as turbanet sweep --out FILE.h5 writes it.
+  tn::SweepTable t;
+  t.version = "0.1.0";
+  t.peak_gflops = 80;
+  t.columns = {"config", "mode", "swarm", "seconds_median", "device"};
+  t.text = {{"a.yaml", "a.yaml"}, {"swarm", "swarm"}, {}, {}, {"cpu", "cpu"}};
+  t.num = {{}, {}, {1, 64}, {0.5, 0.9}, {}};
+  const fs::path h5 = scratch("report-sweep.h5");
+  tn::write_sweep_file(h5.string(), t);
+  const std::string from_h5 = report_of(h5);
+  CHECK(section_ids(from_h5) == Ids{"run", "sweep"});
+  CHECK(from_h5.find("a.yaml (swarm)") != std::string::npos);
+  CHECK(from_h5.find("80 GFLOP/s") != std::string::npos);
 
   tn::ReportOptions o;
   o.run_path = write_file("report-other.csv", "a,b\n1,2\n").string();

@@ -239,8 +239,8 @@ int run_command(int argc, char** argv) {
   std::string report_out;
   CLI::App* rp = app.add_subcommand("report", "One self-contained HTML page of a run: curves, metrics, hyperparameters, "
                                               "predictions, searches (opens offline)");
-  rp->add_option("run", report.run_path, "Run file (finished, interrupted, checkpoint or merged), or the CSV table of "
-                                         "turbanet sweep --out FILE.csv")->required();
+  rp->add_option("run", report.run_path, "Run file (finished, interrupted, checkpoint or merged), or the table of "
+                                         "turbanet sweep --out FILE.csv|FILE.h5")->required();
   rp->add_option("--out", report_out, "HTML file to write (default: RUN.html beside the run file)");
   rp->add_flag("--force", report.force, "Replace an existing --out file");
   add_verbosity(rp, &quiet, &verbose);

@@ -8,6 +8,7 @@
 #include "eval/by_hparam.h"
 #include "io/run_file.h"
 #include "io/run_file_error.h"
+#include "io/sweep_file.h"
 #include "io/text_file.h"
 #include "report/markup.h"
 #include "run/report_sections.h"
@@ -150,9 +151,17 @@ std::string default_report_path(const std::string& run_path) {
 
 ReportSummary write_report(const std::string& run_path, const std::string& out, bool replace) {
   ReportSummary r;
-  const std::string html = std::filesystem::path(run_path).extension() == ".csv"
-                               ? sweep_report_html(run_path, &r.sections)
-                               : report_html(read_run_file(run_path), run_path, &r.sections);
+  std::string html;
+  if (std::filesystem::path(run_path).extension() == ".csv") {
+    html = sweep_report_html(run_path, &r.sections);
+  } else {
+    try {
+      html = report_html(read_run_file(run_path), run_path, &r.sections);
+    } catch (const RunFileError&) {
+      if (!is_sweep_file(run_path)) throw;  // a run file's own error; a sweep file is read as one
+      html = sweep_report_html(run_path, &r.sections);
+    }
+  }
   writing_output([&] { write_text_atomically(out, html, replace); });
   r.bytes = html.size();
   return r;

@@ -15,9 +15,9 @@ namespace tn {
 // receives the ids of the sections it holds, in order ("run", "curves", ...).
 std::string report_html(const RunFile& f, const std::string& path, std::vector<std::string>* section_ids = nullptr);
 
-// The page of a `turbanet sweep --out FILE.csv` table: time, time per member and GFLOP/s
-// against swarm size, one line per config and mode. Throws UsageError (exit 2) for a file
-// that is not such a table, naming the line and column.
+// The page of a `turbanet sweep --out FILE.csv|FILE.h5` table: time, time per member and
+// GFLOP/s against swarm size, one line per config and mode. Throws UsageError or RunFileError
+// (exit 2) for a file that is not such a table, naming the line or column.
 std::string sweep_report_html(const std::string& csv_path, std::vector<std::string>* section_ids = nullptr);
 
 // RUN.html beside RUN.h5 (the run file's extension replaced; ".html" added when it has none).
@@ -29,7 +29,7 @@ struct ReportSummary {
 };
 
 // Reads `run_path` (RunFileError, exit 2, when missing, damaged or of another format
-// version; a path ending in .csv is read as a sweep table) and writes its page to `out` atomically (replace: an existing file may be
+// version; a .csv path or an HDF5 file with /sweep is read as a sweep table) and writes its page to `out` atomically (replace: an existing file may be
 // replaced). The caller has checked the output against the input (run/command_files.h).
 ReportSummary write_report(const std::string& run_path, const std::string& out, bool replace);
 
