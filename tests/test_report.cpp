@@ -149,6 +149,7 @@ TEST_CASE("report: PBT shows who copied whom and the best member's lineage") {
   CHECK(html.find("Copies per round") != std::string::npos);
   CHECK(html.find("optimizer.lr per round") != std::string::npos);
   CHECK(html.find("(the best)") != std::string::npos);
+  CHECK(html.find("they are the ones members started with") != std::string::npos);
 }
 
 TEST_CASE("report: a swarm of several architectures shows the metric per architecture") {
@@ -182,6 +183,17 @@ TEST_CASE("report: a checkpoint and an interrupted run say what they lack instea
   CHECK(section_ids(i) == Ids{"run", "curves", "metrics", "classification"});
   CHECK(i.find("Training was interrupted") != std::string::npos);
   CHECK(i.find("where training was interrupted") != std::string::npos);
+
+  // A member that diverged is marked where its curve ends.
+  f = tn::read_run_file(run.string());
+  f.diverged_epoch[1] = 2;
+  f.train_loss.data[1 * 2 + 1] = INFINITY;
+  f.val_loss.data[1 * 2 + 1] = NAN;
+  const fs::path diverged = scratch("report-diverged.h5");
+  tn::write_run_file(diverged.string(), f);
+  const std::string d = report_of(diverged);
+  CHECK(d.find("diverged (1)") != std::string::npos);
+  CHECK(d.find("member 1 diverged in epoch 2") != std::string::npos);
 }
 
 TEST_CASE("report: a shard says which members it holds, and the merged run reads as one") {

@@ -141,10 +141,12 @@ void add_hparam_sections(const ReportView& v, Sections& out) {
     for (const auto& [key, x] : md.hparams) charts.push_back(numeric_chart(v, key, x));
     if (!architectures)
       for (const auto& [key, text] : md.hparam_text) charts.push_back(category_chart(v, key, text));
-    out.push_back({"hparams", "Hyperparameters",
-                   report::paragraph("The headline metric (" + v.metric_name + ", '" + v.eval->split +
-                                     "') of every member against its own value of each per-member key.") +
-                       report::figures(charts)});
+    std::string body = report::paragraph("The headline metric (" + v.metric_name + ", '" + v.eval->split +
+                                         "') of every member against its own value of each per-member key.");
+    if (f.search.type == "pbt")
+      body += report::paragraph("Population-based training changed these values as it went: they are the ones "
+                                "members started with; the PBT section follows them round by round.");
+    out.push_back({"hparams", "Hyperparameters", body + report::figures(charts)});
   }
   if (v.eval) {
     std::vector<std::string> maps;

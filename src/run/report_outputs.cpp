@@ -313,9 +313,12 @@ void add_output_sections(const ReportView& v, Sections& out) {
   const Predictions* p = shown_predictions(v);
   if (v.classification) {
     if (v.eval && !v.eval->per_group()) add_classification(v, out);
-    else if (!v.eval)
+    else
       out.push_back({"classification", "Classification",
-                     report::missing_note("No evaluation is stored: no confusion matrix, reliability or uncertainty.")});
+                     report::missing_note(v.eval ? "One member per group (group_by): there is no ensemble, so no "
+                                                   "confusion matrix, reliability or uncertainty of one."
+                                                 : "No evaluation is stored: no confusion matrix, reliability or "
+                                                   "uncertainty.")});
   } else {
     add_regression(p, out);
   }
