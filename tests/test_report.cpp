@@ -168,6 +168,19 @@ TEST_CASE("report: a checkpoint and an interrupted run say what they lack instea
   const fs::path run = train_run("report-ck", yaml.substr(0, yaml.find("train: {")) +
                                                   "train: {epochs: 2, batch_size: 64, checkpoint: {every_epochs: 1, "
                                                   "path: '" + ck.string() + "'}}\n");
+  // The report reads everything but the tensors: no parameters, optimizer state or member predictions.
+  const tn::RunFile whole = tn::read_run_file(ck.string()), records = tn::read_run_records(ck.string());
+  CHECK(records.params.empty());
+  CHECK(records.init_params.empty());
+  CHECK(records.state.opt1.empty());
+  CHECK(records.state.data_fingerprint == whole.state.data_fingerprint);
+  CHECK(records.train_loss.data == whole.train_loss.data);
+  CHECK(records.meta.epochs == whole.meta.epochs);
+  const tn::RunFile finished = tn::read_run_records(run.string());
+  REQUIRE(finished.find_predictions("test") != nullptr);
+  CHECK(finished.find_predictions("test")->members.data.empty());
+  CHECK(finished.find_predictions("test")->ensemble_mean.data.size() > 0);
+  CHECK(finished.evals.size() == 1);
   const std::string c = report_of(ck);
   CHECK(section_ids(c) == Ids{"run", "curves", "metrics", "classification"});
   CHECK(c.find("This is a checkpoint of 2 epochs") != std::string::npos);
