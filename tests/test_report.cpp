@@ -14,6 +14,7 @@
 #include "eval_test_util.h"
 #include "io/run_file.h"
 #include "io/sweep_file.h"
+#include "report/chart.h"
 #include "report/markup.h"
 #include "report/ticks.h"
 #include "run/report_run.h"
@@ -344,6 +345,28 @@ TEST_CASE("report: 10 000 members of 1 000 epochs make a page under 10 MB in sec
   CHECK(html.find("Faint curves", faint + 1) == std::string::npos);  // said once, under all the charts
   CHECK(html.find("300 of 1000 epochs drawn") != std::string::npos);
   CHECK(nesting_problem(html).empty());
+}
+
+TEST_CASE("report: scatter plots keep their points off the frame") {
+  tn::report::Chart c;
+  c.points = {{0, 0, "#000", false, ""}, {1, 1, "#000", false, ""}};
+  c.x.log = false;
+  const auto xs = [](const std::string& svg) {
+    std::vector<double> x;
+    const std::regex cx(R"re(<circle cx="([0-9.]+)")re");
+    for (auto it = std::sregex_iterator(svg.begin(), svg.end(), cx); it != std::sregex_iterator(); ++it)
+      x.push_back(std::stod((*it)[1]));
+    return x;
+  };
+  const std::vector<double> framed = xs(tn::report::render(c));
+  REQUIRE(framed.size() == 2);
+  CHECK(framed[0] == 64);   // on the left edge of the plot
+  CHECK(framed[1] == 624);  // on the right edge
+  c.pad = true;
+  const std::vector<double> padded = xs(tn::report::render(c));
+  REQUIRE(padded.size() == 2);
+  CHECK(padded[0] > 64);
+  CHECK(padded[1] < 624);
 }
 
 TEST_CASE("report: nice ticks, log ticks, down-sampling and escaping") {
