@@ -97,7 +97,15 @@ fs::path train_shipped(const std::string& name, const std::vector<std::string>& 
 }  // namespace
 
 TEST_CASE("report: a classification run shows the run, curves, final metrics and the classification") {
-  const std::string html = report_of(train_run("report-class", spirals_yaml(4, 3)));
+  const fs::path run = train_run("report-class", spirals_yaml(4, 3));
+  tn::EvalOptions save = eval_opts(run);
+  save.split = "all";
+  save.save = "all-vote";
+  save.combine = "vote";
+  REQUIRE(tn::run_eval(save) == tn::kExitOk);
+  const std::string html = report_of(run);
+  CHECK(html.find("Also stored, not drawn: all-vote") != std::string::npos);
+  CHECK(html.find("Evaluation &#39;test&#39;") != std::string::npos);
   CHECK(section_ids(html) == Ids{"run", "curves", "metrics", "classification"});
   for (const char* part : {"Training loss", "Validation loss", "Validation accuracy", "Confusion matrix",
                            "Reliability diagram (ECE", "predictive entropy", "mutual information", "configuration"})
