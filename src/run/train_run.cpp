@@ -25,6 +25,7 @@
 #include "run/select_run.h"
 #include "run/stop_signals.h"
 #include "run/swarm_file.h"
+#include "run/tensorboard_log.h"
 #include "run/world/world.h"
 #include "util/exit_codes.h"
 
@@ -161,6 +162,21 @@ FinalEval evaluate_final(const Config& cfg, const PreparedData& data, const Trai
   return f;
 }
 
+// Why the TensorBoard logs cannot follow this run's training, or "": they need every member's
+// epochs in order from one process.
+std::string tensorboard_refusal(const Config& cfg, const Shard& shard, int chunks, const std::string& backend) {
+  if (shard.enabled())
+    return "this process trains shard " + std::to_string(shard.index) + " of " + std::to_string(shard.count) +
+           " of the swarm (--shard, mpirun); train the whole swarm in one process";
+  if (per_member_architecture(cfg))
+    return "the swarm's members have several architectures, which train side by side; give every member one "
+           "architecture";
+  if (chunks > 1)
+    return backend + " trains the swarm in " + std::to_string(chunks) + " chunks of members, one after the other; "
+           "reduce swarm.size, or train on device: cpu";
+  return "";
+}
+
 double seconds_between(std::chrono::steady_clock::time_point a, std::chrono::steady_clock::time_point b) {
   return std::chrono::duration<double>(b - a).count();
 }
@@ -208,6 +224,7 @@ TrainingRun::TrainingRun(Config cfg, int threads, bool force, std::chrono::stead
     throw ConfigError(std::string(resume.empty() ? "train.checkpoint.every_epochs" : "--resume") +
                       ": checkpoints need the whole swarm trained at once, but " + be_->name() + " trains it in " +
                       std::to_string(plan_.chunks) + " chunks; reduce swarm.size, or train on device: cpu");
+  check_tensorboard_dir(cfg_, force, !resume.empty(), tensorboard_refusal(cfg_, shard_, plan_.chunks, be_->name()));
   fingerprint_ = data_fingerprint(data_, sets_);
   if (resume.empty()) return;
   resume_ = std::make_unique<ResumePoint>(read_resume_point(resume, cfg_, data_, sets_, fingerprint_));
@@ -252,7 +269,17 @@ TrainResult TrainingRun::run(const TrainCallbacks& report) {
       }
     };
   }
-  r.out = train_swarm_in_chunks(cfg_, data_, sets_, *be_, report.progress, plan_.chunk, control);
+  std::unique_ptr<TensorBoardLog> tensorboard;
+  ProgressFn progress = report.progress;
+  if (!cfg_.train.tensorboard.empty()) {
+    tensorboard = std::make_unique<TensorBoardLog>(cfg_, resume_ ? resume_->state.epochs : -1);
+    control.member_epochs = true;
+    progress = [&](const EpochStats& st) {
+      tensorboard->epoch(st);
+      if (report.progress) report.progress(st);
+    };
+  }
+  r.out = train_swarm_in_chunks(cfg_, data_, sets_, *be_, progress, plan_.chunk, control);
   if (report.trained) report.trained(r.out);
   if (data_.seq_len == 0) {  // data.normalize_target: scored and stored in the target's original units
     targets_to_original(data_);
@@ -273,6 +300,7 @@ TrainResult TrainingRun::run(const TrainCallbacks& report) {
   file.state = std::move(interrupted);  // empty unless interrupted: the run file can be resumed too
   mark_shard(file);
   write_run_file(cfg_.output.path, file, force_);
+  if (tensorboard) tensorboard->finished(r.out.epochs, r.out.diverged_epoch, &r.final_eval.record, r.out.interrupted);
   r.setup_and_train_seconds = seconds_between(started_, eval_start);
   r.eval_seconds = seconds_between(eval_start, write_start);
   r.write_seconds = seconds_between(write_start, std::chrono::steady_clock::now());
