@@ -144,7 +144,10 @@ TEST_CASE("bad tensorboard directories exit 2 with the reason before anything is
   o.shard = "0/2";
   refused(o, "shard 0 of 2");
   o.shard.reset();
-  REQUIRE(tn::run_train(o) == tn::kExitOk);
+  fs::create_directories(logs / "other");  // another experiment's run in the same log directory
+  const fs::path other = write_file("tb-bad/other/events.out.tfevents.1.host", "theirs");
+  REQUIRE(tn::run_train(o) == tn::kExitOk);  // --force: replaces this run's logs only
+  CHECK(slurp(other) == "theirs");
   o.force = false;  // logs already there: not replaced without --force
   refused(o, "already holds TensorBoard logs");
 }
@@ -173,4 +176,26 @@ TEST_CASE("train.tensorboard and tensorboard_runs parse, round-trip, and bad val
   CHECK_HAS(bad, "train.tensorboard_runs");
   CHECK_HAS(bad, "members");
   CHECK_HAS(tn::test::error_of(tn::test::with("train: {tensorboard: ''}\n")), "must not be empty");
+}
+
+TEST_CASE("searches log every member as the run file has it: halving's stopped members end at their rung, PBT goes on") {
+  const std::string python = tensorboard_python();
+  if (python.empty()) {
+    MESSAGE(kSkip);
+    return;
+  }
+  // 64 members, a quarter kept after epoch 2: the survivors continue packed into fewer blocks.
+  const std::pair<const char*, std::string> searches[] = {
+      {"tb-halving", spirals_yaml(64, 4, "search: {type: halving, rungs: [2], keep: 0.25}\n")},
+      {"tb-pbt", with_optimizer(8, 4, "optimizer: {type: adam, lr: {values: [0.01, 0.03]}}") +
+                     "search: {type: pbt, every_epochs: 2, perturb: {optimizer.lr: [0.8, 1.25]}}\n"}};
+  for (const auto& [name, yaml] : searches) {
+    const fs::path logs = scratch(name);
+    fs::remove_all(logs);
+    tn::TrainOptions o = logged_run(name, yaml, logs);
+    REQUIRE(tn::run_train(o) == tn::kExitOk);
+    const std::string out = check_with_tensorboard(python, logs, *o.out);
+    INFO(name, ": ", out);
+    CHECK(out.rfind("ok: ", 0) == 0);
+  }
 }

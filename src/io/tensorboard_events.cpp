@@ -165,12 +165,22 @@ EventWriter::EventWriter(const std::string& dir, long keep_through) {
   append(ev.SerializeAsString());
 }
 
-void EventWriter::append(const std::string& event_bytes) {
-  const std::string r = framed_record(event_bytes);
+EventWriter::~EventWriter() {
+  try {
+    flush();
+  } catch (const RunFileError&) {  // reported by the caller's own flush(), when it cares
+  }
+}
+
+void EventWriter::append(const std::string& event_bytes) { pending_ += framed_record(event_bytes); }
+
+void EventWriter::flush() {
+  if (pending_.empty()) return;
   std::FILE* f = std::fopen(path_.c_str(), "ab");
-  bool ok = f && std::fwrite(r.data(), 1, r.size(), f) == r.size();
+  bool ok = f && std::fwrite(pending_.data(), 1, pending_.size(), f) == pending_.size();
   if (f) ok = std::fclose(f) == 0 && ok;
   if (!ok) throw RunFileError("cannot write TensorBoard event file '" + path_ + "': " + std::strerror(errno));
+  pending_.clear();
 }
 
 void EventWriter::scalars(long step, double wall_time, const std::vector<Scalar>& values) {

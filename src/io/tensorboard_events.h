@@ -52,9 +52,9 @@ struct MetricInfo {
   bool validation = false;  // DATASET_VALIDATION, else DATASET_TRAINING
 };
 
-// Appends events to one event file of a run directory: each call opens it, appends and closes
-// it, so that a TensorBoard reading the directory sees the events as training goes and a swarm
-// of thousands of runs holds no file open. Not thread-safe.
+// Appends events to one event file of a run directory. Events are kept in memory until flush(),
+// which opens the file, appends them and closes it: a swarm of thousands of runs holds no file
+// open, and its writes are as few as its flushes (the caller decides how live). Not thread-safe.
 class EventWriter {
  public:
   // The newest event file in `dir` (created when missing) continued, with only its events of
@@ -62,6 +62,11 @@ class EventWriter {
   // rewritten atomically first when it holds more. keep_through < 0 starts a new file, the
   // first record of which is file_version "brain.Event:2". Throws RunFileError.
   EventWriter(const std::string& dir, long keep_through);
+  ~EventWriter();  // flushes what is pending; a failure there goes unreported (call flush() first)
+  EventWriter(const EventWriter&) = delete;
+  EventWriter& operator=(const EventWriter&) = delete;
+  // Appends the pending events to the file. Throws RunFileError; they stay pending then.
+  void flush();
   // Whether the constructor started a new file (nothing to continue).
   bool started_new() const { return started_new_; }
 
@@ -76,6 +81,7 @@ class EventWriter {
  private:
   void append(const std::string& event_bytes);
   std::string path_;
+  std::string pending_;  // framed records not yet in the file
   bool started_new_ = false;
 };
 

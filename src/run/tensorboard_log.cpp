@@ -43,6 +43,24 @@ std::string run_name(const char* kind, int k, int last) {
   return std::string(kind) + "-" + std::string(width.size() - std::min(width.size(), n.size()), '0') + n;
 }
 
+// The event files of the runs a training run writes in `dir` (its own, swarm, ensemble,
+// member-*, group-*); other runs in it (another experiment's subdirectory) are not ours.
+std::vector<fs::path> our_event_files(const fs::path& dir) {
+  std::vector<fs::path> out;
+  std::error_code ec;
+  const auto add_files = [&](const fs::path& d) {
+    for (const fs::directory_entry& e : fs::directory_iterator(d, ec))
+      if (e.is_regular_file() && io::is_event_file(e.path().filename().string())) out.push_back(e.path());
+  };
+  add_files(dir);
+  for (const fs::directory_entry& e : fs::directory_iterator(dir, ec)) {
+    const std::string n = e.path().filename().string();
+    if (e.is_directory() && (n == "swarm" || n == "ensemble" || n.rfind("member-", 0) == 0 || n.rfind("group-", 0) == 0))
+      add_files(e.path());
+  }
+  return out;
+}
+
 io::HParamValue member_value(const MemberValues& mv, int member) {
   if (!mv.labels.empty()) return mv.text(member);
   return mv.at(member);
@@ -148,19 +166,17 @@ void check_tensorboard_dir(const Config& cfg, bool force, bool resume, const std
   if (const std::string why = io::output_problem((fs::path(dir) / "events.out.tfevents").string()); !why.empty())
     throw ConfigError("train.tensorboard: " + why);
   if (resume || force) return;
-  for (auto it = fs::recursive_directory_iterator(dir, ec); !ec && it != fs::recursive_directory_iterator(); it.increment(ec))
-    if (it->is_regular_file() && io::is_event_file(it->path().filename().string()))
-      throw UsageError("train.tensorboard: '" + dir + "' already holds TensorBoard logs ('" + it->path().string() +
-                       "'); pass --force to replace them, --resume CHECKPOINT to continue them, or name another "
-                       "directory");
+  if (const std::vector<fs::path> old = our_event_files(dir); !old.empty())
+    throw UsageError("train.tensorboard: '" + dir + "' already holds TensorBoard logs ('" + old.front().string() +
+                     "'); pass --force to replace them, --resume CHECKPOINT to continue them, or name another "
+                     "directory");
 }
 
 TensorBoardLog::TensorBoardLog(const Config& cfg, int resumed_epochs) : cfg_(cfg), runs_(resolved_runs(cfg)) {
   const fs::path dir = cfg.train.tensorboard;
   std::error_code ec;
   if (resumed_epochs < 0)  // a new run: the logs of an earlier one go (--force)
-    for (auto it = fs::recursive_directory_iterator(dir, ec); !ec && it != fs::recursive_directory_iterator(); it.increment(ec))
-      if (it->is_regular_file() && io::is_event_file(it->path().filename().string())) fs::remove(it->path(), ec);
+    for (const fs::path& f : our_event_files(dir)) fs::remove(f, ec);
   const double t = now();
   io::EventWriter top(dir.string(), resumed_epochs);
   if (top.started_new()) top.experiment(t, hparam_infos(cfg, runs_), metric_infos(cfg));
@@ -190,9 +206,22 @@ TensorBoardLog::TensorBoardLog(const Config& cfg, int resumed_epochs) : cfg_(cfg
     for (const MemberValues& mv : cfg.member_values) hp.emplace_back(mv.key, member_value(mv, m));
     r.events.session_start(t, hp);
   }
+  top.flush();
+  flush_all();  // the runs are there from the start
 }
 
-TensorBoardLog::~TensorBoardLog() = default;
+TensorBoardLog::~TensorBoardLog() = default;  // the writers flush what is pending
+
+void TensorBoardLog::flush_all() {
+  swarm_->flush();
+  ensemble_->flush();
+  for (const auto& r : runs_out_) r->events.flush();
+  flushed_ = std::chrono::steady_clock::now();
+}
+
+void TensorBoardLog::flush() {
+  write([&] { flush_all(); });
+}
 
 void TensorBoardLog::write(const std::function<void()>& fn) {
   if (failed_) return;
@@ -242,6 +271,7 @@ void TensorBoardLog::epoch(const EpochStats& st) {
       r->events.scalars(st.epoch, t, values);
     }
   });
+  if (std::chrono::steady_clock::now() - flushed_ >= std::chrono::seconds(1)) flush();
 }
 
 void TensorBoardLog::finished(int epochs, const std::vector<int>& diverged_epoch, const EvalRecord* ensemble,
@@ -260,6 +290,7 @@ void TensorBoardLog::finished(int epochs, const std::vector<int>& diverged_epoch
       for (int s : r->members) any = any || diverged_epoch[s] <= 0;
       r->events.session_end(epochs, t, any);
     }
+    flush_all();
   });
 }
 

@@ -2,6 +2,7 @@
 // which runs and tags each epoch writes, the hparams plugin's records, and continuing the logs
 // of a resumed run. The event files themselves are io/tensorboard_events.h's.
 #pragma once
+#include <chrono>
 #include <functional>
 #include <memory>
 #include <string>
@@ -32,9 +33,13 @@ class TensorBoardLog {
   // --force). Throws RunFileError when they cannot be written.
   TensorBoardLog(const Config& cfg, int resumed_epochs);
   ~TensorBoardLog();
-  // The epoch's scalars (st.members: every member's values, TrainControl::member_epochs).
-  // A failed write is reported once and ends the logs; training goes on.
+  // The epoch's scalars (st.members: every member's values, TrainControl::member_epochs),
+  // written to the files at most once a second. A failed write is reported once and ends the
+  // logs; training goes on.
   void epoch(const EpochStats& st);
+  // Writes what is pending now: before a checkpoint, so that a run resumed from it finds the
+  // logs of every epoch up to it.
+  void flush();
   // Training ended after `epochs`: the ensemble's final evaluation, and each session's end
   // (success; failure for a diverged member or a group all of whose members diverged), unless
   // interrupted (a resumed run ends them).
@@ -43,12 +48,14 @@ class TensorBoardLog {
  private:
   struct Run;
   void write(const std::function<void()>& fn);
+  void flush_all();
   const Config& cfg_;
   TensorBoardRuns runs_;
   std::vector<int> group_of_;  // [S] the run of each local member (members: itself; groups: its group)
   std::vector<std::unique_ptr<Run>> runs_out_;  // member or group runs
   std::unique_ptr<io::EventWriter> swarm_, ensemble_;
   bool failed_ = false;
+  std::chrono::steady_clock::time_point flushed_ = std::chrono::steady_clock::now();
 };
 
 // The layout train.tensorboard_runs resolves to for `cfg` (auto: members up to

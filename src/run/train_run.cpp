@@ -245,11 +245,13 @@ TrainResult TrainingRun::run(const TrainCallbacks& report) {
     control.init = [this](int first_member, const ParamLayout& layout, std::vector<float>& params) {
       apply_warm_start(*warm_, cfg_.model.init_from, first_member, layout, params);
     };
+  std::unique_ptr<TensorBoardLog> tensorboard;  // train.tensorboard
   TrainState interrupted;  // the state at an interruption, kept in the run file too
   if (plan_.chunks <= 1) {
     control.stop = report.stop;
     control.checkpoint_every = cfg_.train.checkpoint.every_epochs;
     control.checkpoint = [&](const TrainOutput& t) {
+      if (tensorboard) tensorboard->flush();  // the logs reach every epoch the checkpoint holds
       const std::string& path = cfg_.train.checkpoint.path;
       RunFile ck = make_checkpoint(cfg_, data_, sets_, t, *be_, seconds_between(started_, std::chrono::steady_clock::now()),
                                    fingerprint_);
@@ -269,7 +271,6 @@ TrainResult TrainingRun::run(const TrainCallbacks& report) {
       }
     };
   }
-  std::unique_ptr<TensorBoardLog> tensorboard;
   ProgressFn progress = report.progress;
   if (!cfg_.train.tensorboard.empty()) {
     tensorboard = std::make_unique<TensorBoardLog>(cfg_, resume_ ? resume_->state.epochs : -1);
