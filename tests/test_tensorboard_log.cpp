@@ -199,3 +199,14 @@ TEST_CASE("searches log every member as the run file has it: halving's stopped m
     CHECK(out.rfind("ok: ", 0) == 0);
   }
 }
+
+TEST_CASE("train --tensorboard DIR on the command line writes the logs there") {
+  const fs::path dir = scratch("tb-cli"), logs = dir / "logs";
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  write_file("tb-cli/run.yaml", spirals_yaml(2, 2));
+  const auto [rc, out] = tn::test::run_binary_in(dir, {"train", "run.yaml", "--out", "run.h5", "--tensorboard", "logs", "-q"});
+  INFO(out);
+  REQUIRE(rc == 0);
+  CHECK(run_dirs(logs) == std::set<std::string>{"ensemble", "member-0", "member-1", "swarm"});
+}
