@@ -104,6 +104,13 @@ def main():
             mean = np.float32(col.astype(np.float64).mean())
             if abs(dict(logs["swarm"][tag + "/mean"])[step] - mean) > 1e-6 * max(1.0, abs(mean)):
                 fail(f"swarm/{tag}/mean at step {step} is not the histories' mean {mean}")
+    with h5py.File(run_file, "r") as f:  # the ensemble's final scores: /eval/<split>/ensemble's metrics
+        for tag, got in logs["ensemble"].items():
+            split, metric = tag.split("/", 1)
+            if f"/eval/{split}/ensemble" in f and got[-1][1] != np.float32(f[f"/eval/{split}/ensemble"].attrs[metric]):
+                fail(f"ensemble/{tag}: {got[-1][1]} is not the run file's /eval/{split}/ensemble {metric}")
+        if "/history/val_loss" in f and not any(t.startswith("val/") for t in logs["ensemble"]):
+            fail(f"ensemble run lacks the validation split's scores: {sorted(logs['ensemble'])}")
     hparams, metrics = check_hparams(logdir, runs)
     if reference:
         ref_runs = runs_of(reference)

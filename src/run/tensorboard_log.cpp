@@ -11,7 +11,6 @@
 #include <map>
 
 #include "io/atomic_file.h"
-#include "io/run_records.h"
 #include "io/tensorboard_events.h"
 #include "run/command_files.h"
 #include "run/errors.h"
@@ -274,17 +273,14 @@ void TensorBoardLog::epoch(const EpochStats& st) {
   if (std::chrono::steady_clock::now() - flushed_ >= std::chrono::seconds(1)) flush();
 }
 
-void TensorBoardLog::finished(int epochs, const std::vector<int>& diverged_epoch, const EvalRecord* ensemble,
-                              bool interrupted) {
+void TensorBoardLog::finished(int epochs, const std::vector<int>& diverged_epoch,
+                              const std::vector<std::pair<std::string, double>>& ensemble_scores, bool interrupted) {
   if (interrupted) return;
   write([&] {
     const double t = now();
-    if (ensemble && !ensemble->ensemble.empty()) {
-      std::vector<io::Scalar> values;
-      for (std::size_t k = 0; k < ensemble->metrics.size() && k < ensemble->ensemble.size(); ++k)
-        values.push_back({ensemble->split + "/" + ensemble->metrics[k], static_cast<float>(ensemble->ensemble[k])});
-      ensemble_->scalars(epochs, t, values);
-    }
+    std::vector<io::Scalar> values;
+    for (const auto& [tag, value] : ensemble_scores) values.push_back({tag, static_cast<float>(value)});
+    ensemble_->scalars(epochs, t, values);
     for (const auto& r : runs_out_) {
       bool any = false;
       for (int s : r->members) any = any || diverged_epoch[s] <= 0;

@@ -6,6 +6,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "config/config.h"
@@ -13,7 +14,6 @@
 
 namespace tn {
 
-struct EvalRecord;
 namespace io {
 class EventWriter;
 }
@@ -24,7 +24,7 @@ class EventWriter;
 //                          max, and members_training, members_diverged
 //   DIR/member-<k>/        (runs: members) member k's loss, val_loss, accuracy, val_accuracy, lr
 //   DIR/group-<g>/         (runs: groups) the same, means over the members sharing group g's values
-//   DIR/ensemble/          the final evaluation of the ensemble: <split>/<metric>
+//   DIR/ensemble/          the ensemble's final scores: <split>/<metric>
 // Steps are 1-based epochs. Each member or group run holds its hparams session.
 class TensorBoardLog {
  public:
@@ -40,10 +40,11 @@ class TensorBoardLog {
   // Writes what is pending now: before a checkpoint, so that a run resumed from it finds the
   // logs of every epoch up to it.
   void flush();
-  // Training ended after `epochs`: the ensemble's final evaluation, and each session's end
-  // (success; failure for a diverged member or a group all of whose members diverged), unless
-  // interrupted (a resumed run ends them).
-  void finished(int epochs, const std::vector<int>& diverged_epoch, const EvalRecord* ensemble, bool interrupted);
+  // Training ended after `epochs`: the ensemble's final scores ("<split>/<metric>", value),
+  // and each session's end (success; failure for a diverged member or a group all of whose
+  // members diverged), unless interrupted (a resumed run ends them).
+  void finished(int epochs, const std::vector<int>& diverged_epoch,
+                const std::vector<std::pair<std::string, double>>& ensemble_scores, bool interrupted);
 
  private:
   struct Run;

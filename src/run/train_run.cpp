@@ -177,6 +177,20 @@ std::string tensorboard_refusal(const Config& cfg, const Shard& shard, int chunk
   return "";
 }
 
+// The ensemble's final scores for the TensorBoard logs, "<split>/<metric>": on the split it is
+// scored on (its record) and, when another, on the split the members were ranked on (the
+// validation split, every member alike). None for group_by runs, which have no ensemble.
+std::vector<std::pair<std::string, double>> ensemble_scores(const FinalEval& f) {
+  std::vector<std::pair<std::string, double>> out;
+  const EvalRecord& r = f.record;
+  for (std::size_t k = 0; k < r.metrics.size() && k < r.ensemble.size(); ++k)
+    out.emplace_back(r.split + "/" + r.metrics[k], r.ensemble[k]);
+  if (f.select_split && f.select_split->name != r.split && !r.ensemble.empty())
+    for (std::size_t k = 0; k < f.select_eval.names.size() && k < f.select_eval.ensemble.values.size(); ++k)
+      out.emplace_back(f.select_split->name + "/" + f.select_eval.names[k], f.select_eval.ensemble.values[k]);
+  return out;
+}
+
 double seconds_between(std::chrono::steady_clock::time_point a, std::chrono::steady_clock::time_point b) {
   return std::chrono::duration<double>(b - a).count();
 }
@@ -301,7 +315,8 @@ TrainResult TrainingRun::run(const TrainCallbacks& report) {
   file.state = std::move(interrupted);  // empty unless interrupted: the run file can be resumed too
   mark_shard(file);
   write_run_file(cfg_.output.path, file, force_);
-  if (tensorboard) tensorboard->finished(r.out.epochs, r.out.diverged_epoch, &r.final_eval.record, r.out.interrupted);
+  if (tensorboard)
+    tensorboard->finished(r.out.epochs, r.out.diverged_epoch, ensemble_scores(r.final_eval), r.out.interrupted);
   r.setup_and_train_seconds = seconds_between(started_, eval_start);
   r.eval_seconds = seconds_between(eval_start, write_start);
   r.write_seconds = seconds_between(write_start, std::chrono::steady_clock::now());
