@@ -16,6 +16,8 @@ PACKAGES=(
   libhwy-dev                         # SIMD kernels compiled per CPU target, chosen at run time
   libonnx-dev libprotobuf-dev        # export --format onnx: the ONNX project's protobuf classes
   libzip-dev                         # export --format npz: NumPy archives are zip files
+  protobuf-compiler                  # train.tensorboard: protoc compiles proto/tensorboard/*.proto at build time
+  libboost-dev                       # train.tensorboard: CRC-32C of the event files' records (Boost.CRC, header-only)
   libopenmpi-dev openmpi-bin         # mpirun -np P turbanet train: ranks train shards of the swarm
   python3-venv                       # the export tests' onnxruntime environment (scripts/install-test-venv.sh)
   python3-torch                      # the export tests load a member with scripts/to_torch.py

@@ -27,15 +27,18 @@ inline std::string python_with_sklearn() {
   return py;
 }
 
-// The export tests' Python (numpy, h5py, onnx, onnxruntime: the test venv, $TURBANET_TEST_VENV
-// or .venv-test), or "".
-inline std::string export_python() {
+// The test venv's Python ($TURBANET_TEST_VENV or .venv-test) when it imports `modules` (as an
+// import statement lists them), or "".
+inline std::string test_venv_python(const std::string& modules) {
   const char* env = std::getenv("TURBANET_TEST_VENV");
   const std::filesystem::path venv = env ? std::filesystem::path(env) : std::filesystem::path(TURBANET_SOURCE_DIR) / ".venv-test";
   const std::string py = (venv / "bin" / "python").string();
   if (!std::filesystem::exists(py)) return "";
-  return std::system((py + " -c 'import onnxruntime, onnx, h5py' >/dev/null 2>&1").c_str()) == 0 ? py : "";
+  return std::system((py + " -c 'import " + modules + "' >/dev/null 2>&1").c_str()) == 0 ? py : "";
 }
+
+// The export tests' Python (numpy, h5py, onnx, onnxruntime), or "".
+inline std::string export_python() { return test_venv_python("onnxruntime, onnx, h5py"); }
 
 // What `command` prints on stdout (add 2>&1 for stderr too).
 inline std::string run_command(const std::string& command) {

@@ -62,7 +62,7 @@ TEST_CASE("config errors: one error keeps its message, without a count line") {
   CHECK(error_of(with("optimizer: {lr: abc}\n")) == "cfg.yaml:6:17: optimizer.lr: expected a number, got 'abc'");
   CHECK(error_of(with("train: {epochs: 3, zzzzzz: 1}\n")) ==
         "cfg.yaml:6:20: train.zzzzzz: unknown key; allowed: epochs, batch_size, shuffle, log_every, early_stopping, "
-        "checkpoint");
+        "checkpoint, tensorboard, tensorboard_runs");
 }
 
 TEST_CASE("config errors: a YAML syntax error is reported once, whatever else is wrong") {

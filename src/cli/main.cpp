@@ -128,6 +128,10 @@ int run_command(int argc, char** argv) {
   t->add_option("--set", train.set, "Override a config key, e.g. --set optimizer.lr=3e-4 (repeatable)")
       ->allow_extra_args(false);
   t->add_option("--out", out, "Run file to write (overrides output.path)");
+  std::string tensorboard;
+  t->add_option("--tensorboard", tensorboard,
+                "DIR: write live TensorBoard logs there while training (overrides train.tensorboard; "
+                "tensorboard --logdir DIR)");
   t->add_option("--swarm", swarm, "Swarm size (overrides swarm.size)")->check(whole_number(1));
   t->add_option("--seed", seed, "Seed for initialization and batch order (overrides seed)")
       ->check(CLI::Validator(
@@ -295,6 +299,7 @@ int run_command(int argc, char** argv) {
   try {
     if (t->parsed()) {
       if (t->count("--out")) train.out = out;
+      if (t->count("--tensorboard")) train.tensorboard = tensorboard;
       if (t->count("--swarm")) train.swarm = swarm;
       if (t->count("--seed")) train.seed = tn::parse_seed(seed);
       if (t->count("--shard")) train.shard = shard;

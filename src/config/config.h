@@ -260,6 +260,12 @@ struct CheckpointConfig {
   std::string path;
 };
 
+// What the TensorBoard logs (train.tensorboard) make a run of: every member, every group of
+// members sharing their per-member values, only the swarm's summary curves, or (auto) members
+// up to kTensorBoardAutoRuns of them, else groups up to that many, else the swarm.
+enum class TensorBoardRuns { Auto, Members, Groups, Swarm };
+inline constexpr int kTensorBoardAutoRuns = 100;
+
 struct TrainConfig {
   int epochs = 1;
   int batch_size = 32;  // full batch when >= the training split size
@@ -267,6 +273,9 @@ struct TrainConfig {
   int log_every = 0;    // epochs between progress lines; 0 = about 10 lines per run
   EarlyStoppingConfig early_stopping;
   CheckpointConfig checkpoint;
+  // Live TensorBoard logs (run/tensorboard_log.h): their directory, "" for none, and its runs.
+  std::string tensorboard;
+  TensorBoardRuns tensorboard_runs = TensorBoardRuns::Auto;
 };
 
 // Search inside the swarm (`search`): successive halving stops the worse members at each
@@ -457,5 +466,6 @@ const char* to_string(Missing m);
 const char* to_string(SeriesTransform t);
 const char* to_string(SeriesScale s);
 const char* to_string(SearchConfig::Type t);
+const char* to_string(TensorBoardRuns r);
 
 }  // namespace tn

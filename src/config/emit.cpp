@@ -59,6 +59,16 @@ const char* to_string(SearchConfig::Type t) {
   return "?";
 }
 
+const char* to_string(TensorBoardRuns r) {
+  switch (r) {
+    case TensorBoardRuns::Auto: return "auto";
+    case TensorBoardRuns::Members: return "members";
+    case TensorBoardRuns::Groups: return "groups";
+    case TensorBoardRuns::Swarm: return "swarm";
+  }
+  return "?";
+}
+
 const char* to_string(Missing m) {
   switch (m) {
     case Missing::Error: return "error";
@@ -417,6 +427,10 @@ void emit_train(YAML::Emitter& e, const TrainConfig& t) {
   kv(e, "every_epochs", t.checkpoint.every_epochs);
   kv(e, "path", t.checkpoint.path);
   e << YAML::EndMap;
+  if (!t.tensorboard.empty()) {  // only when set: the configs of runs without logs stay as they were
+    kv(e, "tensorboard", t.tensorboard);
+    kv(e, "tensorboard_runs", to_string(t.tensorboard_runs));
+  }
   e << YAML::EndMap;
 }
 

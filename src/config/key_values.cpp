@@ -43,6 +43,8 @@ std::vector<std::pair<std::string, std::vector<std::string>>> key_values() {
       {"schedule.type", names({ScheduleType::Constant, ScheduleType::Step, ScheduleType::Cosine, ScheduleType::Linear})},
       {"search.type", names({SearchConfig::Type::Halving, SearchConfig::Type::Pbt})},
       {"train.early_stopping.metric", ranking_metrics()},
+      {"train.tensorboard_runs",
+       names({TensorBoardRuns::Auto, TensorBoardRuns::Members, TensorBoardRuns::Groups, TensorBoardRuns::Swarm})},
   };
 }
 

@@ -337,6 +337,12 @@ void read_train(const Field& f, TrainConfig& t) {
   f.get("log_every", t.log_every, 0);
   read_early_stopping(f["early_stopping"], t.early_stopping);
   read_checkpoint(f["checkpoint"], t.checkpoint);
+  if (Field p = f["tensorboard"]; p.present()) {
+    t.tensorboard = p.string();
+    if (t.tensorboard.empty()) p.fail("must not be empty (leave the key out for no TensorBoard logs)");
+  }
+  using R = TensorBoardRuns;
+  f.get("tensorboard_runs", t.tensorboard_runs, {R::Auto, R::Members, R::Groups, R::Swarm});
 }
 
 void read_output(const Field& f, Config& c) {

@@ -143,7 +143,7 @@ RunFilesHeld hold_run_files(const Config& cfg) {
 const std::vector<std::string>& resumable_keys() {
   static const std::vector<std::string> keys = {
       "name", "train.epochs", "train.log_every", "output.path", "output.predictions", "model.init_from.path",
-      "train.checkpoint.every_epochs",
+      "train.checkpoint.every_epochs", "train.tensorboard", "train.tensorboard_runs",
       "train.checkpoint.path", "data.source.path", "data.source.images", "data.source.labels",
       "data.source.test_images", "data.source.test_labels", "data.source.x_path", "data.source.y_path",
       "data.source.test_x_path", "data.source.test_y_path"};

@@ -25,6 +25,7 @@
 #include "run/select_run.h"
 #include "run/stop_signals.h"
 #include "run/swarm_file.h"
+#include "run/tensorboard_log.h"
 #include "run/world/world.h"
 #include "util/exit_codes.h"
 
@@ -168,6 +169,35 @@ FinalEval evaluate_final(const Config& cfg, const PreparedData& data, const Memb
   return f;
 }
 
+// Why the TensorBoard logs cannot follow this run's training, or "": they need every member's
+// epochs in order from one process.
+std::string tensorboard_refusal(const Config& cfg, const Shard& shard, int chunks, const std::string& backend) {
+  if (shard.enabled())
+    return "this process trains shard " + std::to_string(shard.index) + " of " + std::to_string(shard.count) +
+           " of the swarm (--shard, mpirun); train the whole swarm in one process";
+  if (per_member_architecture(cfg))
+    return "the swarm's members have several architectures, which train side by side; give every member one "
+           "architecture";
+  if (chunks > 1)
+    return backend + " trains the swarm in " + std::to_string(chunks) + " chunks of members, one after the other; "
+           "reduce swarm.size, or train on device: cpu";
+  return "";
+}
+
+// The ensemble's final scores for the TensorBoard logs, "<split>/<metric>": on the split it is
+// scored on (its record) and, when another, on the split the members were ranked on (the
+// validation split, every member alike). None for group_by runs, which have no ensemble.
+std::vector<std::pair<std::string, double>> ensemble_scores(const FinalEval& f) {
+  std::vector<std::pair<std::string, double>> out;
+  const EvalRecord& r = f.record;
+  for (std::size_t k = 0; k < r.metrics.size() && k < r.ensemble.size(); ++k)
+    out.emplace_back(r.split + "/" + r.metrics[k], r.ensemble[k]);
+  if (f.select_split && f.select_split->name != r.split && !r.ensemble.empty())
+    for (std::size_t k = 0; k < f.select_eval.names.size() && k < f.select_eval.ensemble.values.size(); ++k)
+      out.emplace_back(f.select_split->name + "/" + f.select_eval.names[k], f.select_eval.ensemble.values[k]);
+  return out;
+}
+
 double seconds_between(std::chrono::steady_clock::time_point a, std::chrono::steady_clock::time_point b) {
   return std::chrono::duration<double>(b - a).count();
 }
@@ -216,6 +246,7 @@ TrainingRun::TrainingRun(Config cfg, int threads, bool force, std::chrono::stead
     throw ConfigError(std::string(resume.empty() ? "train.checkpoint.every_epochs" : "--resume") +
                       ": checkpoints need the whole swarm trained at once, but " + be_->name() + " trains it in " +
                       std::to_string(plan_.chunks) + " chunks; reduce swarm.size, or train on device: cpu");
+  check_tensorboard_dir(cfg_, force, !resume.empty(), tensorboard_refusal(cfg_, shard_, plan_.chunks, be_->name()));
   fingerprint_ = data_fingerprint(data_, sets_);
   if (resume.empty()) return;
   resume_ = std::make_unique<ResumePoint>(read_resume_point(resume, cfg_, data_, sets_, fingerprint_));
@@ -236,11 +267,13 @@ TrainResult TrainingRun::run(const TrainCallbacks& report) {
     control.init = [this](int first_member, const ParamLayout& layout, std::vector<float>& params) {
       apply_warm_start(*warm_, cfg_.model.init_from, first_member, layout, params);
     };
+  std::unique_ptr<TensorBoardLog> tensorboard;  // train.tensorboard
   TrainState interrupted;  // the state at an interruption, kept in the run file too
   if (plan_.chunks <= 1) {
     control.stop = report.stop;
     control.checkpoint_every = cfg_.train.checkpoint.every_epochs;
     control.checkpoint = [&](const TrainOutput& t) {
+      if (tensorboard) tensorboard->flush();  // the logs reach every epoch the checkpoint holds
       const std::string& path = cfg_.train.checkpoint.path;
       RunFile ck = make_checkpoint(cfg_, data_, sets_, t, *be_, seconds_between(started_, std::chrono::steady_clock::now()),
                                    fingerprint_);
@@ -260,7 +293,16 @@ TrainResult TrainingRun::run(const TrainCallbacks& report) {
       }
     };
   }
-  r.out = train_swarm_in_chunks(cfg_, data_, sets_, *be_, report.progress, plan_.chunk, control);
+  ProgressFn progress = report.progress;
+  if (!cfg_.train.tensorboard.empty()) {
+    tensorboard = std::make_unique<TensorBoardLog>(cfg_, resume_ ? resume_->state.epochs : -1);
+    control.member_epochs = true;
+    progress = [&](const EpochStats& st) {
+      tensorboard->epoch(st);
+      if (report.progress) report.progress(st);
+    };
+  }
+  r.out = train_swarm_in_chunks(cfg_, data_, sets_, *be_, progress, plan_.chunk, control);
   if (report.trained) report.trained(r.out);
   if (data_.seq_len == 0) {  // data.normalize_target: scored and stored in the target's original units
     targets_to_original(data_);
@@ -280,6 +322,8 @@ TrainResult TrainingRun::run(const TrainCallbacks& report) {
   file.state = std::move(interrupted);  // empty unless interrupted: the run file can be resumed too
   mark_shard(file);
   write_run_file(cfg_.output.path, file, force_);
+  if (tensorboard)
+    tensorboard->finished(r.out.epochs, r.out.diverged_epoch, ensemble_scores(r.final_eval), r.out.interrupted);
   r.setup_and_train_seconds = seconds_between(started_, eval_start);
   r.eval_seconds = seconds_between(eval_start, write_start);
   r.write_seconds = seconds_between(write_start, std::chrono::steady_clock::now());

@@ -78,6 +78,18 @@ std::vector<EpochStats> summarize(TrainOutput& out, int S, int e0, int e1, int f
   return st;
 }
 
+std::vector<MemberEpoch> member_epochs(const TrainOutput& out, int S, int e, int first_member,
+                                       const std::function<double(int)>& lr) {
+  constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
+  std::vector<MemberEpoch> m(static_cast<std::size_t>(S));
+  for (int s = 0; s < S; ++s) {
+    const std::size_t at = static_cast<std::size_t>(s) * out.epochs + e;
+    const auto value = [&](const std::vector<float>& h) { return h.empty() ? kNaN : h[at]; };
+    m[s] = {first_member + s, value(out.train_loss), value(out.val_loss), value(out.train_acc), value(out.val_acc), lr(s)};
+  }
+  return m;
+}
+
 // Diverged members are left out of every ensemble as members with non-finite parameters are:
 // their predictions are NaN. Their parameters stay as frozen, those of the step before their
 // loss became non-finite (math/optimizers.h frozen_member), for inspection.

@@ -1,6 +1,7 @@
 // A pass's histories and per-member results between epochs: epoch summaries, divergence,
 // history columns and the state a pass starts from. Internal to train/.
 #pragma once
+#include <functional>
 #include <vector>
 
 #include "train/train_output.h"
@@ -11,6 +12,10 @@ namespace tn::train_detail {
 // updated (1-based epoch, -1 = never) and a diverged member's later history set to NaN.
 std::vector<EpochStats> summarize(TrainOutput& out, int S, int e0, int e1, int first_member,
                                   std::vector<int>& diverged);
+// Every member's values of epoch e (0-based) of `out`, after summarize; lr(s): local member s's
+// learning rate in it.
+std::vector<MemberEpoch> member_epochs(const TrainOutput& out, int S, int e, int first_member,
+                                       const std::function<double(int)>& lr);
 // NaN predictions for every diverged member (first_member: the swarm's first global index).
 void leave_out_diverged(TrainOutput& out, int first_member);
 // A [S, from] history as [S, to]: columns cut off, or added as NaN.

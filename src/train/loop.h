@@ -279,6 +279,10 @@ class Loop {
     *optimizer_field(opt_[s], key) = v;
     sched_[s] = make_schedule(cfg_.schedule, opt_[s].lr, member_spe_[s], cfg_.train.epochs);
   }
+  // The learning rate of local member s's last step of epoch e (0-based), by its schedule.
+  double epoch_lr(int s, int e) const {
+    return opt_[s].lr * sched_[s].factor(static_cast<double>((e + 1L) * member_spe_[s] - 1));
+  }
   int n_train() const { return n_; }  // epoch positions (the largest member set)
   int training() const {  // members not stopped early
     int n = 0;

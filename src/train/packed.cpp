@@ -37,6 +37,7 @@ TrainOutput continue_packed(const Config& cfg, const PreparedData& data, const M
   c.resume = &from;
   c.checkpoint_every = control.checkpoint_every;
   c.stop = control.stop;
+  c.member_epochs = control.member_epochs;
   if (control.checkpoint) c.checkpoint = [&](const TrainOutput& t) { control.checkpoint(merge_survivors(out, t, members)); };
   // Progress of the whole swarm: the members that diverged before count on, and its clock runs on.
   int diverged_before = 0;
@@ -46,6 +47,7 @@ TrainOutput continue_packed(const Config& cfg, const PreparedData& data, const M
     report = [&](const EpochStats& st) {
       EpochStats whole = st;
       for (int& k : whole.newly_diverged) k = cfg.swarm.first_member + members[static_cast<std::size_t>(k)];
+      for (MemberEpoch& m : whole.members) m.member = cfg.swarm.first_member + members[static_cast<std::size_t>(m.member)];
       whole.diverged += diverged_before;
       whole.seconds += seconds;
       whole.early_stopping = true;

@@ -12,6 +12,14 @@
 
 namespace tn {
 
+// One member's values of an epoch (EpochStats::members), from its histories: NaN where the run
+// has none (no validation split; accuracy: classification only) and once it stopped or diverged.
+struct MemberEpoch {
+  int member = 0;  // global index
+  float loss = 0, val_loss = 0, acc = 0, val_acc = 0;
+  double lr = 0;  // the learning rate of its last step of the epoch (schedule and search included)
+};
+
 // Swarm summary after one epoch, for progress reporting.
 struct EpochStats {
   int epoch = 0;  // 1-based
@@ -27,6 +35,7 @@ struct EpochStats {
   int chunk = 1, chunks = 1;                         // members trained in chunks: which one
   double seconds = 0;                                // since training started (of this chunk)
   double member_samples_per_s = 0;
+  std::vector<MemberEpoch> members;  // every member's values, when TrainControl::member_epochs asks for them
 };
 using ProgressFn = std::function<void(const EpochStats&)>;
 struct TrainOutput;
@@ -48,6 +57,8 @@ struct TrainControl {
   // The same for a swarm of members of several architectures (train/architectures.h): the
   // initial parameters of `members` (global indices, one per layout member, one architecture).
   std::function<void(const std::vector<int>& members, const ParamLayout& layout, std::vector<float>& params)> init_members;
+  // Fill EpochStats::members (live per-member logs). Whole-swarm passes of one architecture.
+  bool member_epochs = false;
 };
 
 // An epoch interrupted between steps (TrainOutput::partial): with the parameters and

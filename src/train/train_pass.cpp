@@ -88,6 +88,9 @@ TrainOutput train_pass(const Config& cfg, const PreparedData& data, const Member
     }
     const double t1 = elapsed(), dt = t1 - t0;
     std::vector<EpochStats> stats = summarize(out, S, e0, e1, cfg.swarm.first_member, out.diverged_epoch);
+    if (control.member_epochs)  // before a search step changes a member's learning rate
+      for (int e = e0; e < e1; ++e)
+        stats[e - e0].members = member_epochs(out, S, e, cfg.swarm.first_member, [&](int s) { return loop.epoch_lr(s, e); });
     if (es.enabled()) {
       stats.back().early_stopping = true;
       stats.back().newly_stopped = early_stop_epoch(cfg, out, loop, e1 - 1);

@@ -19,6 +19,7 @@ struct TrainOptions {
   std::string config_path;
   std::vector<std::string> set;  // "key.path=value" overrides, in order
   std::optional<std::string> out;
+  std::optional<std::string> tensorboard;  // DIR: live TensorBoard logs (overrides train.tensorboard)
   std::optional<int> swarm;
   std::optional<std::uint64_t> seed;
   int threads = 0;  // 0 = all cores

@@ -40,7 +40,7 @@ std::string file_kind(const std::string& name) {
   if (name == "--input") return "csv,yaml,yml";
   if (name == "--data") return "yaml,yml,csv";
   if (name == "--trials") return "csv,json";
-  if (name == "--out" || name == "--trials-out") return "*";
+  if (name == "--out" || name == "--trials-out" || name == "--tensorboard") return "*";
   return "-";
 }
 

@@ -42,6 +42,7 @@ Config resolve_config(const TrainOptions& opt) {
   if (opt.swarm) ov.push_back({"swarm.size", std::to_string(*opt.swarm)});
   if (opt.seed) ov.push_back({"seed", std::to_string(*opt.seed)});
   if (opt.out) ov.push_back({"output.path", "'" + *opt.out + "'"});
+  if (opt.tensorboard) ov.push_back({"train.tensorboard", "'" + *opt.tensorboard + "'"});
   if (!opt.trials) return load_config(opt.config_path, ov);
   // Trials come last: each row is one member, whatever the config's per-member values say.
   const Trials trials = read_trials(*opt.trials);
@@ -206,6 +207,7 @@ std::string resume_command(const TrainOptions& opt, const std::string& checkpoin
   if (opt.swarm) cmd += " --swarm " + std::to_string(*opt.swarm);
   if (opt.seed) cmd += " --seed " + std::to_string(*opt.seed);
   if (opt.out) cmd += " --out " + quote(*opt.out);
+  if (opt.tensorboard) cmd += " --tensorboard " + quote(*opt.tensorboard);
   if (opt.shard) cmd += " --shard " + *opt.shard;
   if (opt.trials) cmd += " --trials " + quote(*opt.trials);
   if (opt.trials_out) cmd += " --trials-out " + quote(*opt.trials_out);
