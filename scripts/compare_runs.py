@@ -18,7 +18,8 @@ import h5py
 import numpy as np
 
 # /meta attributes that change from one process to the next without changing a result.
-PROCESS_ATTRS = {"wall_seconds", "train_seconds", "created", "kernel", "threads", "version"}
+# The command line too: a resumed run was made by another command than the uninterrupted one.
+PROCESS_ATTRS = {"wall_seconds", "train_seconds", "created", "kernel", "threads", "version", "command"}
 
 
 def items(f):
@@ -64,7 +65,10 @@ def main():
                     diffs.append(f"{name}: values differ ({oa.shape} {oa.dtype} vs {ob.shape} {ob.dtype})")
             for key in sorted(set(oa.attrs) | set(ob.attrs)):
                 if key not in oa.attrs or key not in ob.attrs:
-                    diffs.append(f"{name}@{key}: only in one file")
+                    if key in PROCESS_ATTRS and not args.strict:  # e.g. a command line recorded by one only
+                        notes.append(f"{name}@{key}: only in one file (process attribute, not compared)")
+                    else:
+                        diffs.append(f"{name}@{key}: only in one file")
                     continue
                 va, vb = oa.attrs[key], ob.attrs[key]
                 if key in PROCESS_ATTRS and not args.strict:

@@ -11,6 +11,7 @@
 #include <regex>
 #include <set>
 
+#include "cli_test_util.h"
 #include "eval_test_util.h"
 #include "io/run_file.h"
 #include "io/sweep_file.h"
@@ -110,7 +111,21 @@ TEST_CASE("report: a classification run shows the run, curves, final metrics and
   for (const char* part : {"Training loss", "Validation loss", "Validation accuracy", "Confusion matrix",
                            "Reliability diagram (ECE", "predictive entropy", "mutual information", "configuration"})
     CHECK_MESSAGE(html.find(part) != std::string::npos, part);
-  CHECK(html.find("tn-missing") != std::string::npos);  // the command line is not stored
+  CHECK(html.find("does not record the command") != std::string::npos);  // trained by a call, not a command line
+}
+
+TEST_CASE("report: a run trained by the turbanet command records its command line and the page shows it") {
+  const fs::path dir = tn::test::scratch_path("report-command", "");
+  fs::create_directories(dir);
+  std::ofstream(dir / "it's c.yaml") << spirals_yaml(2, 2);
+  const auto [rc, out] = tn::test::run_binary_in(dir, {"train", "it's c.yaml", "--set", "train.epochs=1", "--out", "r.h5"});
+  REQUIRE_MESSAGE(rc == 0, out);
+  const tn::RunFile f = tn::read_run_file((dir / "r.h5").string());
+  CHECK(f.meta.command == std::string(TURBANET_BINARY) + " train 'it'\\''s c.yaml' --set train.epochs=1 --out r.h5");
+  const std::string html = tn::report_html(f, (dir / "r.h5").string(), nullptr);
+  CHECK(html.find("<h3>Command</h3>") != std::string::npos);
+  CHECK(html.find(" train &#39;it&#39;\\&#39;&#39;s c.yaml&#39; --set train.epochs=1 --out r.h5</pre>") != std::string::npos);
+  CHECK(html.find("does not record the command") == std::string::npos);
 }
 
 TEST_CASE("report: a regression run with a swept learning rate shows it against the metric on a log axis") {
@@ -244,7 +259,7 @@ TEST_CASE("report: a shard says which members it holds, and the merged run reads
   CHECK(merged.find("This file is shard") == std::string::npos);
 }
 
-TEST_CASE("report: bad input exits 2 and writes nothing; an existing page needs --force") {
+TEST_CASE("report: bad input exits 2 and writes nothing, an existing page needs --force") {
   const fs::path run = train_run("report-bad", spirals_yaml(2, 1));
   const fs::path page = scratch("report-bad.html");
   fs::remove(page);
@@ -292,7 +307,7 @@ TEST_CASE("report: bad input exits 2 and writes nothing; an existing page needs 
   CHECK(slurp(run) == before);
 }
 
-TEST_CASE("report: the default page is RUN.html beside the run; it is replaced only with --force") {
+TEST_CASE("report: the default page is RUN.html beside the run, it is replaced only with --force") {
   const fs::path run = train_run("report-force", spirals_yaml(2, 1));
   const fs::path page = fs::path(run).replace_extension(".html");
   write_file("report-force.html", "keep me");
@@ -396,7 +411,7 @@ TEST_CASE("report: nice ticks, log ticks, down-sampling and escaping") {
   CHECK(tn::report::fixed(-0.04) == "0");
 }
 
-TEST_CASE("report: a sweep table (CSV or HDF5) draws time against swarm size; another CSV exits 2 naming the column") {
+TEST_CASE("report: a sweep table (CSV or HDF5) draws time against swarm size, another CSV exits 2 naming the column") {
   const std::string header =
       "config,mode,swarm,epochs,repeats,seconds_median,seconds_min,seconds_max,seconds_per_member,member_samples_per_s,"
       "gflop,gflops,peak_fraction,peak_gflops,peak_rss_mb,device,threads,kernel,processes\n";

@@ -14,6 +14,7 @@
 #include "cli/commands/cli_util.h"
 #include "cli/commands/commands.h"
 #include "run/world/world.h"
+#include "util/command_line.h"
 #include "util/error_report.h"
 #include "util/suggest.h"
 
@@ -92,6 +93,7 @@ int run_command(int argc, char** argv);
 
 int main(int argc, char** argv) {
   tn::join_world(&argc, &argv);  // an MPI rank when mpirun or srun started this process
+  tn::record_command_line(argc, argv);  // stored in the run files this command writes
   const int code = run_command(argc, argv);
   tn::leave_world();
   return code;

@@ -41,6 +41,7 @@ void write_meta(hid_t file, const RunMeta& m) {
   h5::set_double_attr(id, g, "wall_seconds", m.wall_seconds);
   h5::set_double_attr(id, g, "train_seconds", m.train_seconds);
   h5::set_int_attr(id, g, "interrupted", m.interrupted ? 1 : 0, H5T_STD_I32LE);
+  if (!m.command.empty()) h5::set_string_attr(id, g, "command", m.command);
   if (m.shard_count > 0) {
     h5::set_int_attr(id, g, "shard_index", m.shard_index, H5T_STD_I32LE);
     h5::set_int_attr(id, g, "shard_count", m.shard_count, H5T_STD_I32LE);

@@ -169,6 +169,7 @@ class Reader {
     m.wall_seconds = meta_attr(g, "wall_seconds", h5::get_double_attr);
     m.train_seconds = meta_attr(g, "train_seconds", h5::get_double_attr);
     if (h5::has_attr(g, "/meta", "interrupted")) m.interrupted = h5::get_int_attr(g, "/meta", "interrupted") != 0;
+    if (h5::has_attr(g, "/meta", "command")) m.command = text_attr(g, "command");
     if (h5::has_attr(g, "/meta", "shard_count")) {
       m.shard_index = int_attr(g, "shard_index");
       m.shard_count = int_attr(g, "shard_count", 1);

@@ -46,6 +46,9 @@ struct RunMeta {
   // Absent (shard_count 0) in a file that holds a whole swarm.
   int shard_index = 0, shard_count = 0;
   int shard_swarm_first = 0, shard_swarm_size = 0;
+  // @command: the command line that made the run (util/command_line.h); "" when not recorded
+  // (files from before it, and runs trained by a program calling the service directly).
+  std::string command;
 };
 
 // Predictions of every member on one set of samples: /predictions/<split>/.

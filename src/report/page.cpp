@@ -27,6 +27,8 @@ std::string facts(const std::vector<std::pair<std::string, std::string>>& rows) 
   return t + "</tbody></table>\n";
 }
 
+std::string code_block(const std::string& text) { return "<pre>" + escape(text) + "</pre>\n"; }
+
 std::string folded(const std::string& summary, const std::string& text) {
   return "<details><summary>" + escape(summary) + "</summary><pre>" + escape(text) + "</pre></details>\n";
 }

@@ -27,6 +27,8 @@ std::string table(const std::vector<std::string>& header, const std::vector<std:
 // Two-column table of (name, value) pairs.
 std::string facts(const std::vector<std::pair<std::string, std::string>>& rows);
 
+// `text` as a preformatted block, e.g. a command line.
+std::string code_block(const std::string& text);
 // Text shown folded (<details>) as preformatted, e.g. the config.
 std::string folded(const std::string& summary, const std::string& text);
 

@@ -120,8 +120,12 @@ void add_run_section(const ReportView& v, Sections& out) {
   data.push_back({"normalization", f.normalization.method.empty() ? "none" : f.normalization.method});
   if (!f.members.init_from_path.empty()) data.push_back({"warm start from", f.members.init_from_path});
   body += "<h3>Data</h3>\n" + report::facts(data);
-  body += report::missing_note("The command line is not stored in run files: turbanet train with the configuration "
-                               "below (saved as a YAML file) trains this run again.");
+  if (!f.meta.command.empty())
+    body += "<h3>Command</h3>\n" + report::code_block(f.meta.command);
+  else
+    body += report::missing_note("This run file does not record the command that made it (files from before turbanet "
+                                 "recorded it): turbanet train with the configuration below (saved as a YAML file) "
+                                 "trains this run again.");
   body += report::folded("Configuration (resolved YAML)", f.config_yaml);
   out.push_back({"run", "Run", body});
 }

@@ -12,6 +12,7 @@
 #include "eval/combine.h"
 #include "run/eval_record.h"
 #include "turbanet_version.h"
+#include "util/command_line.h"
 
 namespace tn {
 
@@ -255,7 +256,7 @@ RunFile make_trained_file(const Config& cfg, const PreparedData& data, const Mem
   r.config_yaml = to_yaml(cfg);
   r.meta = {TURBANET_VERSION, cfg.name, be.name(), t.kernel, be.workers(), cfg.swarm.size,
             cfg.swarm.first_member, t.epochs, t.steps_per_epoch * t.epochs, wall, t.train_seconds,
-            utc_now(), t.interrupted};
+            utc_now(), t.interrupted, 0, 0, 0, 0, command_line()};
   if (t.architectures.empty()) {
     r.params = params_to_layers(t.shape, t.layout, t.params);
     r.init_params = params_to_layers(t.shape, t.layout, t.init_params);

@@ -30,6 +30,7 @@
 #include "run/train_run.h"
 #include "run/trial_results.h"
 #include "turbanet_version.h"
+#include "util/command_line.h"
 
 namespace tn {
 namespace {
@@ -196,12 +197,7 @@ std::string running_binary() {
 // The command that continues an interrupted run: this binary, the same config and options,
 // --resume CKPT.
 std::string resume_command(const TrainOptions& opt, const std::string& checkpoint) {
-  const auto quote = [](const std::string& s) {
-    if (s.find_first_of(" '\"$\\`!*?;&|<>()[]{}#~") == std::string::npos && !s.empty()) return s;
-    std::string q = "'";
-    for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
-    return q + "'";
-  };
+  const auto quote = shell_quoted;
   std::string cmd = quote(running_binary()) + " train " + quote(opt.config_path);
   for (const std::string& s : opt.set) cmd += " --set " + quote(s);
   if (opt.swarm) cmd += " --swarm " + std::to_string(*opt.swarm);
