@@ -110,6 +110,7 @@ int run_command(int argc, char** argv) {
       "  turbanet eval runs/spirals.h5 --split test --json\n"
       "  turbanet predict runs/iris.h5 --input new.csv --out predictions.csv\n"
       "  turbanet export runs/iris.h5 --format onnx --out iris.onnx\n"
+      "  turbanet report runs/spirals.h5   # runs/spirals.html, opens offline\n"
       "  turbanet train configs/spirals.yaml --shard 0/4   # then: turbanet merge runs/spirals.h5 runs/spirals.shard-*-of-4.h5\n"
       "  mpirun -np 4 turbanet train configs/spirals.yaml   # a build with MPI: 4 ranks, one run file\n"
       "  turbanet sweep configs/spirals-small.yaml --swarm 1..128 --mode both --out sweep.csv\n"
@@ -234,6 +235,17 @@ int run_command(int argc, char** argv) {
   x->footer("Examples: turbanet export runs/iris.h5 --format onnx --out iris.onnx\n"
             "          turbanet export runs/stocks-lstm.h5 --member 3 --out stock3.onnx");
 
+  tn::ReportOptions report;
+  std::string report_out;
+  CLI::App* rp = app.add_subcommand("report", "One self-contained HTML page of a run: curves, metrics, hyperparameters, "
+                                              "predictions, searches (opens offline)");
+  rp->add_option("run", report.run_path, "Run file (finished, interrupted, checkpoint or merged), or the table of "
+                                         "turbanet sweep --out FILE.csv|FILE.h5")->required();
+  rp->add_option("--out", report_out, "HTML file to write (default: RUN.html beside the run file)");
+  rp->add_flag("--force", report.force, "Replace an existing --out file");
+  add_verbosity(rp, &quiet, &verbose);
+  rp->footer("Example: turbanet report runs/spirals-halving.h5 --out halving.html");
+
   tn::MergeOptions merge;
   CLI::App* m = app.add_subcommand("merge", "Join the run files of a sharded swarm (train --shard k/K) into the run "
                                             "file one run of the whole swarm writes");
@@ -323,6 +335,11 @@ int run_command(int argc, char** argv) {
       take_select(x, export_select, exp.select, exp.select_by);
       exp.verbosity = verbosity(quiet, verbose);
       return tn::run_export(exp);
+    }
+    if (rp->parsed()) {
+      if (rp->count("--out")) report.out = report_out;
+      report.verbosity = verbosity(quiet, verbose);
+      return tn::run_report(report);
     }
     if (p->parsed()) {
       if (p->count("--out")) predict.out = predict_out;

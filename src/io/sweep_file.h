@@ -1,5 +1,5 @@
 // The file `turbanet sweep --out FILE.h5` writes: one dataset per column under /sweep
-// (docs/sweep.md). Only src/io/ knows HDF5.
+// (docs/sweep.md), and reads back for `turbanet report`. Only src/io/ knows HDF5.
 #pragma once
 #include <string>
 #include <vector>
@@ -18,5 +18,12 @@ struct SweepTable {
 
 // Writes atomically, like write_run_file (replace: as there). Throws RunFileError.
 void write_sweep_file(const std::string& path, const SweepTable& t, bool replace = true);
+
+// Reads a file write_sweep_file wrote (columns in name order), checked like a run file
+// (io/h5_file.h read_h5_checked). Throws RunFileError when it is missing, damaged or has no /sweep.
+SweepTable read_sweep_file(const std::string& path);
+
+// Whether `path` is an HDF5 file with a /sweep group; false for anything that cannot be read.
+bool is_sweep_file(const std::string& path);
 
 }  // namespace tn

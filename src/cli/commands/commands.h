@@ -118,6 +118,15 @@ int run_sweep(const SweepOptions& opt);
 // included. Throws UsageError.
 std::vector<int> parse_swarm_sizes(const std::string& spec);
 
+struct ReportOptions {
+  std::string run_path;            // the run file to draw
+  std::optional<std::string> out;  // the HTML page; default: RUN.html beside the run file
+  bool force = false;              // replace an existing --out file
+  Verbosity verbosity = Verbosity::Normal;
+};
+// `turbanet report`: one self-contained HTML page of the run (run/report_run.h, docs/commands.md, "Reports").
+int run_report(const ReportOptions& opt);
+
 struct DataGenerateOptions {
   std::string config_path;
   std::string out;               // FILE.csv, written atomically
