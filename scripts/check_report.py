@@ -26,6 +26,7 @@ browser cannot be started here (the message says what to install).
 Needs chromium, chromium-driver, python3-selenium and python3-pil (scripts/install-deps.sh).
 """
 import argparse
+import base64
 import html.parser
 import io
 import json
@@ -165,17 +166,16 @@ def requests_made(driver, page_url):
     return urls
 
 
-# The sections and, for each, its heading and drawn elements as boxes in CSS pixels relative to
-# the section (l, t, r, b); the section's own size.
+# The sections: each one's place in the page and size, and its heading and drawn elements as
+# boxes in CSS pixels relative to the section (l, t, r, b).
 SECTIONS_JS = """
 const box = (e, s) => { const r = e.getBoundingClientRect();
   return [r.left - s.left, r.top - s.top, r.right - s.left, r.bottom - s.top]; };
 return Array.from(document.querySelectorAll('section.tn-section')).map(sec => {
-  sec.scrollIntoView();
   const s = sec.getBoundingClientRect();
   const h2 = sec.querySelector('h2');
   const style = h2 ? getComputedStyle(h2) : null;
-  return {id: sec.id, width: s.width, height: s.height,
+  return {id: sec.id, x: s.left + window.scrollX, y: s.top + window.scrollY, width: s.width, height: s.height,
     heading: h2 ? h2.textContent.trim() : null,
     heading_visible: !!h2 && h2.getClientRects().length > 0 && style.visibility !== 'hidden'
                      && style.display !== 'none' && parseFloat(style.opacity) > 0,
@@ -187,15 +187,21 @@ return Array.from(document.querySelectorAll('section.tn-section')).map(sec => {
 """
 
 
+def screenshot(driver, info):
+    """PNG bytes of a section's box, taken from the whole page (a section taller than the window,
+    or below it, is captured whole: an element screenshot is cut at the window's edge)."""
+    clip = {"x": info["x"], "y": info["y"], "width": info["width"], "height": info["height"], "scale": 1}
+    shot = driver.execute_cdp_cmd("Page.captureScreenshot", {"format": "png", "clip": clip, "captureBeyondViewport": True})
+    return base64.b64decode(shot["data"])
+
+
 def check_sections(driver, name, shots):
     """Lines for each section of the loaded page; whether all passed."""
-    from selenium.webdriver.common.by import By
     lines, ok = [], True
     sections = driver.execute_script(SECTIONS_JS)
-    elements = driver.find_elements(By.CSS_SELECTOR, "section.tn-section")
     if not sections:
         return [f'{name}: FAIL: no <section class="tn-section"> in the page'], False
-    for info, element in zip(sections, elements):
+    for info in sections:
         sid = info["id"] or "(no id)"
         problems = []
         if not re.fullmatch(r"sec-[a-z0-9-]+", info["id"] or ""):
@@ -207,7 +213,7 @@ def check_sections(driver, name, shots):
         if info["width"] < 1 or info["height"] < 1:
             problems.append(f"zero-sized ({info['width']:.0f}x{info['height']:.0f} px)")
         else:
-            png = element.screenshot_as_png
+            png = screenshot(driver, info)
             if shots:
                 with open(os.path.join(shots, f"{os.path.splitext(name)[0]}-{sid}.png"), "wb") as f:
                     f.write(png)

@@ -58,6 +58,14 @@ TEST_CASE("the browser check passes a self-contained report page, one ok line pe
   CHECK(out == "good.html: sec-learning-curve: ok\ngood.html: sec-members: ok\n");
 }
 
+TEST_CASE("the browser check captures whole each section of a page longer than its window") {
+  const auto [rc, out] = check_report({fixture("long-page.html")});
+  if (rc == kBrowserUnavailable) return;
+  CHECK_MESSAGE(rc == 0, out);
+  CHECK(out == "long-page.html: sec-one: ok\nlong-page.html: sec-two: ok\nlong-page.html: sec-three: ok\n"
+               "long-page.html: sec-four: ok\n");
+}
+
 TEST_CASE("the browser check fails a page whose script throws, quoting the console error") {
   check_fails("console-error.html", {"console-error.html: FAIL: console error: console-error.html 11:0 Uncaught "
                                      "ReferenceError: drawLegend is not defined\n"});
@@ -97,4 +105,40 @@ TEST_CASE("the browser check fails a page that never finishes loading and goes o
   CHECK(rc == 1);
   CHECK_MESSAGE(has(out, "never-loads.html: FAIL: the page did not load in 2 s (TimeoutException)\n"), out);
   CHECK_MESSAGE(has(out, "good.html: sec-members: ok\n"), out);
+}
+
+TEST_CASE("the report of every shipped config's run opens in a browser with no console error and every section drawn") {
+  // No browser here: say so before training anything.
+  if (check_report({fixture("good.html")}).first == kBrowserUnavailable) return;
+  // Fewer epochs and members: seconds each, and still a curve of several epochs to draw.
+  const std::map<std::string, std::vector<std::string>> reduced = {
+      {"fashion-mnist-ensemble", {"swarm.size=2", "train.epochs=2", "train.batch_size=256"}},
+      {"fashion-mnist-quick", {"swarm.size=2", "train.epochs=2", "train.batch_size=256"}},
+      {"iris", {"train.epochs=5"}},
+      {"random-walk", {"swarm.size=4", "data.source.series=4", "train.epochs=3"}},
+      {"spirals", {"train.epochs=5"}},
+      {"spirals-large", {"swarm.size=4", "train.epochs=2"}},
+      {"spirals-small", {"swarm.size=8", "train.epochs=5"}},
+      {"spirals-halving", {"swarm.size=8", "optimizer.lr.num=2", "train.epochs=5", "search.rungs=[2, 3]"}},
+      {"spirals-pbt", {"swarm.size=8", "train.epochs=5", "search.every_epochs=2"}},
+      {"spirals-widths", {"swarm.size=21", "train.epochs=3"}},
+      {"stocks-lstm", {"swarm.size=4", "data.source.series=4", "train.epochs=3"}}};
+  std::vector<fs::path> pages;
+  for (const auto& [name, path] : tn::test::shipped_configs(reduced)) {
+    tn::TrainOptions o;
+    o.config_path = path.string();
+    o.set = reduced.at(name);
+    o.out = evaltest::scratch("report-" + name + ".h5").string();
+    o.force = true;
+    o.verbosity = tn::Verbosity::Quiet;
+    REQUIRE_MESSAGE(tn::run_train(o) == tn::kExitOk, name);
+    pages.push_back(evaltest::scratch(name + ".html"));
+    const auto [rc, out] = tn::test::run_binary_in(fs::current_path(), {"report", *o.out, "--out", pages.back().string(), "--force"});
+    REQUIRE_MESSAGE(rc == 0, name << ": " << out);
+  }
+  const auto [rc, out] = check_report(pages);
+  MESSAGE(out);
+  CHECK_MESSAGE(rc == 0, out);
+  for (const fs::path& page : pages)
+    CHECK_MESSAGE(has(out, page.filename().string() + ": sec-"), page.filename() << " has no section:\n" << out);
 }
