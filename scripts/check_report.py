@@ -22,6 +22,7 @@ browser cannot be started here (the message says what to install).
 
     /usr/bin/python3 scripts/check_report.py run.html
     /usr/bin/python3 scripts/check_report.py run.html --screenshots shots/   # shots/run-sec-NAME.png
+    /usr/bin/python3 scripts/check_report.py run.html --width 400   # as a phone lays it out
 
 Needs chromium, chromium-driver, python3-selenium and python3-pil (scripts/install-deps.sh).
 """
@@ -114,9 +115,9 @@ def colours(png, box=None):
     return len(image.getcolors(maxcolors=1) or [None, None])
 
 
-def start_browser(log_dir, load_seconds):
-    """A headless Chromium driver whose page loads time out after load_seconds, or exits with
-    UNAVAILABLE saying what is missing."""
+def start_browser(log_dir, args):
+    """A headless Chromium driver with a window args.width CSS pixels wide whose page loads time
+    out after args.load_seconds, or exits with UNAVAILABLE saying what is missing."""
     try:
         from selenium import webdriver
         from selenium.webdriver.chrome.service import Service
@@ -131,7 +132,7 @@ def start_browser(log_dir, load_seconds):
     options = webdriver.ChromeOptions()
     options.binary_location = shutil.which("chromium")
     for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-                 "--force-device-scale-factor=1", "--window-size=1280,1600", "--hide-scrollbars",
+                 "--force-device-scale-factor=1", f"--window-size={args.width},1600", "--hide-scrollbars",
                  "--no-first-run", "--disable-extensions", "--disable-background-networking",
                  "--disable-component-update", "--disable-sync", "--disable-default-apps",
                  "--proxy-server=127.0.0.1:9", "--proxy-bypass-list=<-loopback>",
@@ -145,7 +146,7 @@ def start_browser(log_dir, load_seconds):
     except Exception as e:  # the driver's own error types vary between versions
         print(f"check_report: cannot start chromium: {str(e).strip().splitlines()[0]}")
         sys.exit(UNAVAILABLE)
-    driver.set_page_load_timeout(load_seconds)
+    driver.set_page_load_timeout(args.load_seconds)
     return driver
 
 
@@ -274,6 +275,8 @@ def main():
     ap.add_argument("html", nargs="+", help="report pages (turbanet report RUN.h5 --out PAGE.html)")
     ap.add_argument("--screenshots", metavar="DIR",
                     help="write each section's screenshot to DIR/PAGE-sec-NAME.png (DIR is created)")
+    ap.add_argument("--width", type=int, default=1280, metavar="PX",
+                    help="the browser window's width in CSS pixels (default 1280; the layout may wrap differently)")
     ap.add_argument("--load-seconds", type=float, default=60, metavar="S",
                     help="a page that has not loaded after S seconds (a script that never ends) fails (default 60)")
     args = ap.parse_args()
@@ -281,7 +284,7 @@ def main():
         os.makedirs(args.screenshots, exist_ok=True)
     passed = True
     with tempfile.TemporaryDirectory(prefix="turbanet-chromium-") as log_dir:
-        driver = start_browser(log_dir, args.load_seconds)
+        driver = start_browser(log_dir, args)
         try:
             for path in args.html:
                 try:
@@ -289,7 +292,7 @@ def main():
                 except PageHung as hung:
                     lines, ok = [str(hung)], False
                     driver.quit()
-                    driver = start_browser(log_dir, args.load_seconds)
+                    driver = start_browser(log_dir, args)
                 print("\n".join(lines), flush=True)
                 passed = passed and ok
         finally:

@@ -58,6 +58,21 @@ TEST_CASE("the browser check passes a self-contained report page, one ok line pe
   CHECK(out == "good.html: sec-learning-curve: ok\ngood.html: sec-members: ok\n");
 }
 
+TEST_CASE("the browser check writes each section's screenshot, PAGE-sec-NAME.png, as wide as the window lays it out") {
+  const fs::path shots = evaltest::scratch("browser-shots");
+  fs::remove_all(shots);
+  const auto [rc, out] = check_report({fixture("good.html")}, " --width 600 --screenshots " + shots.string());
+  if (rc == kBrowserUnavailable) return;
+  CHECK_MESSAGE(rc == 0, out);
+  // The PNG's width, from its IHDR chunk (big-endian at byte 16): 600 px less the body's margins.
+  for (const char* name : {"good-sec-learning-curve.png", "good-sec-members.png"}) {
+    const std::string png = evaltest::slurp(shots / name);
+    REQUIRE_MESSAGE(png.size() > 24, name);
+    const auto byte = [&](int i) { return static_cast<unsigned>(static_cast<unsigned char>(png[i])); };
+    CHECK_MESSAGE((byte(16) << 24 | byte(17) << 16 | byte(18) << 8 | byte(19)) == 568, name);
+  }
+}
+
 TEST_CASE("the browser check captures whole each section of a page longer than its window") {
   const auto [rc, out] = check_report({fixture("long-page.html")});
   if (rc == kBrowserUnavailable) return;
