@@ -93,8 +93,16 @@ TEST_CASE("the browser check fails a section whose chart drew nothing and names 
                "an <svg> of 400x200 px is blank (one single colour)\n"});
 }
 
-TEST_CASE("the browser check fails a section whose heading is not shown") {
-  check_fails("hidden-heading.html", {"hidden-heading.html: sec-summary: FAIL: no visible <h2>\n"});
+TEST_CASE("the browser check fails each section without a shown heading, shown box or sec-NAME id, and a page without sections") {
+  const auto [rc, out] = check_report({fixture("bad-sections.html"), fixture("no-sections.html")});
+  if (rc == kBrowserUnavailable) return;
+  CHECK(rc == 1);
+  CHECK(out == "bad-sections.html: sec-summary: FAIL: no visible <h2>\n"
+               "bad-sections.html: sec-hidden: FAIL: no visible <h2>; zero-sized (0x0 px)\n"
+               "bad-sections.html: Metrics: FAIL: id \"Metrics\" is not sec-NAME\n"
+               "bad-sections.html: sec-empty-heading: FAIL: its <h2> is empty\n"
+               "bad-sections.html: sec-fine: ok\n"
+               "no-sections.html: FAIL: no <section class=\"tn-section\"> in the page\n");
 }
 
 TEST_CASE("the browser check fails references outside the page, each with its source line, and blocks their loads") {
