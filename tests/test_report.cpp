@@ -14,6 +14,7 @@
 #include "eval_test_util.h"
 #include "io/run_file.h"
 #include "io/sweep_file.h"
+#include "report/chart.h"
 #include "report/markup.h"
 #include "report/ticks.h"
 #include "run/report_run.h"
@@ -96,7 +97,15 @@ fs::path train_shipped(const std::string& name, const std::vector<std::string>& 
 }  // namespace
 
 TEST_CASE("report: a classification run shows the run, curves, final metrics and the classification") {
-  const std::string html = report_of(train_run("report-class", spirals_yaml(4, 3)));
+  const fs::path run = train_run("report-class", spirals_yaml(4, 3));
+  tn::EvalOptions save = eval_opts(run);
+  save.split = "all";
+  save.save = "all-vote";
+  save.combine = "vote";
+  REQUIRE(tn::run_eval(save) == tn::kExitOk);
+  const std::string html = report_of(run);
+  CHECK(html.find("Also stored, not drawn: all-vote") != std::string::npos);
+  CHECK(html.find("Evaluation &#39;test&#39;") != std::string::npos);
   CHECK(section_ids(html) == Ids{"run", "curves", "metrics", "classification"});
   for (const char* part : {"Training loss", "Validation loss", "Validation accuracy", "Confusion matrix",
                            "Reliability diagram (ECE", "predictive entropy", "mutual information", "configuration"})
@@ -168,6 +177,19 @@ TEST_CASE("report: a checkpoint and an interrupted run say what they lack instea
   const fs::path run = train_run("report-ck", yaml.substr(0, yaml.find("train: {")) +
                                                   "train: {epochs: 2, batch_size: 64, checkpoint: {every_epochs: 1, "
                                                   "path: '" + ck.string() + "'}}\n");
+  // The report reads everything but the tensors: no parameters, optimizer state or member predictions.
+  const tn::RunFile whole = tn::read_run_file(ck.string()), records = tn::read_run_records(ck.string());
+  CHECK(records.params.empty());
+  CHECK(records.init_params.empty());
+  CHECK(records.state.opt1.empty());
+  CHECK(records.state.data_fingerprint == whole.state.data_fingerprint);
+  CHECK(records.train_loss.data == whole.train_loss.data);
+  CHECK(records.meta.epochs == whole.meta.epochs);
+  const tn::RunFile finished = tn::read_run_records(run.string());
+  REQUIRE(finished.find_predictions("test") != nullptr);
+  CHECK(finished.find_predictions("test")->members.data.empty());
+  CHECK(finished.find_predictions("test")->ensemble_mean.data.size() > 0);
+  CHECK(finished.evals.size() == 1);
   const std::string c = report_of(ck);
   CHECK(section_ids(c) == Ids{"run", "curves", "metrics", "classification"});
   CHECK(c.find("This is a checkpoint of 2 epochs") != std::string::npos);
@@ -331,6 +353,28 @@ TEST_CASE("report: 10 000 members of 1 000 epochs make a page under 10 MB in sec
   CHECK(html.find("Faint curves", faint + 1) == std::string::npos);  // said once, under all the charts
   CHECK(html.find("300 of 1000 epochs drawn") != std::string::npos);
   CHECK(nesting_problem(html).empty());
+}
+
+TEST_CASE("report: scatter plots keep their points off the frame") {
+  tn::report::Chart c;
+  c.points = {{0, 0, "#000", false, ""}, {1, 1, "#000", false, ""}};
+  c.x.log = false;
+  const auto xs = [](const std::string& svg) {
+    std::vector<double> x;
+    const std::regex cx(R"re(<circle cx="([0-9.]+)")re");
+    for (auto it = std::sregex_iterator(svg.begin(), svg.end(), cx); it != std::sregex_iterator(); ++it)
+      x.push_back(std::stod((*it)[1]));
+    return x;
+  };
+  const std::vector<double> framed = xs(tn::report::render(c));
+  REQUIRE(framed.size() == 2);
+  CHECK(framed[0] == 64);   // on the left edge of the plot
+  CHECK(framed[1] == 624);  // on the right edge
+  c.pad = true;
+  const std::vector<double> padded = xs(tn::report::render(c));
+  REQUIRE(padded.size() == 2);
+  CHECK(padded[0] > 64);
+  CHECK(padded[1] < 624);
 }
 
 TEST_CASE("report: nice ticks, log ticks, down-sampling and escaping") {

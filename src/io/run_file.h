@@ -19,6 +19,12 @@ void write_run_file(const std::string& path, const RunFile& run, bool replace = 
 
 // Reads a file written by write_run_file. Throws RunFileError naming what is missing.
 RunFile read_run_file(const std::string& path);
+// All but the bulk of the file, for readers that draw or summarize it (turbanet report): the
+// parameter tensors (/params, /init_params, /architectures/*/params) and the training state's
+// tensors (/train_state/opt1, ...) and the members' own predictions (/predictions/*/members) are
+// checked for as read_run_file does but left empty; TrainState::data_fingerprint still says
+// whether the file holds a training state. Throws as read_run_file.
+RunFile read_run_records(const std::string& path);
 // Its /meta and /config alone (whether it was interrupted, which shard it holds, what it
 // trained), without the arrays.
 struct RunHead {

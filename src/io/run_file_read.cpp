@@ -20,7 +20,9 @@ using io::shape_text;
 
 class Reader {
  public:
-  Reader(hid_t file, const std::string& path) : file_(file), path_(path) {}
+  // tensors false: the parameter and optimizer-state tensors and the members' own predictions
+  // are checked for but not read (read_run_records).
+  Reader(hid_t file, const std::string& path, bool tensors = true) : file_(file), path_(path), tensors_(tensors) {}
 
   RunHead read_head() const {
     check_format_version();
@@ -40,8 +42,8 @@ class Reader {
     } else {
       // A dense first layer has W, a recurrent one Wx (read_layers checks the rest).
       if (!h5::exists(file_, "/params/layer_0/Wx")) require("/params/layer_0/W");
-      run.params = read_layers("/params");
-      if (h5::exists(file_, "/init_params")) run.init_params = read_layers("/init_params");
+      if (tensors_) run.params = read_layers("/params");
+      if (tensors_ && h5::exists(file_, "/init_params")) run.init_params = read_layers("/init_params");
     }
     read_optional("/history/train_loss", run.train_loss);
     read_optional("/history/val_loss", run.val_loss);
@@ -76,6 +78,7 @@ class Reader {
  private:
   hid_t file_;
   const std::string& path_;
+  bool tensors_ = true;
 
   void read_search(SearchRecord& r) const {
     h5::Handle g = h5::open_group(file_, "/search");
@@ -197,8 +200,8 @@ class Reader {
       arch.name = h5::get_string_attr(group.get(), g, "architecture");
       arch.members = h5::read_ints(file_, require(g + "/members"));
       if (!h5::exists(file_, g + "/params/layer_0/Wx")) require(g + "/params/layer_0/W");
-      arch.params = read_layers(g + "/params");
-      if (h5::exists(file_, g + "/init_params")) arch.init_params = read_layers(g + "/init_params");
+      if (tensors_) arch.params = read_layers(g + "/params");
+      if (tensors_ && h5::exists(file_, g + "/init_params")) arch.init_params = read_layers(g + "/init_params");
       r.push_back(std::move(arch));
     }
     return r;
@@ -248,10 +251,12 @@ class Reader {
       return;
     }
     require(g + "/opt1/layer_0");
-    t.params = read_layers(g + "/params");
-    t.opt1 = read_layers(g + "/opt1");
-    t.opt2 = read_layers(require(g + "/opt2"));
-    t.best_params = read_layers(g + "/best_params");
+    if (tensors_) {
+      t.params = read_layers(g + "/params");
+      t.opt1 = read_layers(g + "/opt1");
+      t.opt2 = read_layers(require(g + "/opt2"));
+      t.best_params = read_layers(g + "/best_params");
+    }
     if (h5::exists(file_, g + "/best_value")) t.best_value = h5::read_doubles(file_, g + "/best_value");
     const std::string pe = g + "/partial_epoch";
     if (h5::exists(file_, pe)) {
@@ -354,7 +359,7 @@ class Reader {
       const std::string g = "/predictions/" + split;
       Predictions p;
       p.split = split;
-      read_optional(g + "/members", p.members);
+      if (tensors_) read_optional(g + "/members", p.members);
       read_optional(g + "/ensemble_mean", p.ensemble_mean);
       read_optional(g + "/ensemble_std", p.ensemble_std);
       read_optional(g + "/targets", p.targets);
@@ -379,6 +384,10 @@ class Reader {
 
 RunFile read_run_file(const std::string& path) {
   return io::read_h5_checked<RunFile>(path, "run file", [&](hid_t file) { return Reader(file, path).read(); });
+}
+
+RunFile read_run_records(const std::string& path) {
+  return io::read_h5_checked<RunFile>(path, "run file", [&](hid_t file) { return Reader(file, path, false).read(); });
 }
 
 RunHead read_run_head(const std::string& path) {

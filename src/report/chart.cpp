@@ -34,6 +34,17 @@ struct Range {
     hi = std::max(hi, v);
   }
   bool empty() const { return lo > hi; }
+  // Widens the range by 4 % of its span on each side (on a log axis, of its decades).
+  void widen() {
+    if (empty()) return;
+    if (log) {
+      const double f = std::pow(10.0, 0.04 * std::max(std::log10(hi / lo), 0.5));
+      lo /= f, hi *= f;
+    } else {
+      const double d = 0.04 * (hi > lo ? hi - lo : std::max(std::fabs(hi), 1.0));
+      lo -= d, hi += d;
+    }
+  }
 };
 
 // Ticks and the scale spanning them for one axis.
@@ -49,6 +60,13 @@ std::vector<double> axis_ticks(const Axis& a, Range r, Scale& s) {
   t = a.log ? log_ticks(r.lo, r.hi) : nice_ticks(r.lo, r.hi);
   s.lo = t.front();
   s.hi = t.back();
+  if (a.log && r.hi > r.lo) {
+    // The data's own range, with the ticks inside it, rather than whole decades around it.
+    std::vector<double> inside;
+    for (const double v : t)
+      if (v >= r.lo * (1 - 1e-9) && v <= r.hi * (1 + 1e-9)) inside.push_back(v);
+    if (inside.size() >= 2) s.lo = r.lo, s.hi = r.hi, t = inside;
+  }
   return t;
 }
 
@@ -143,6 +161,7 @@ std::string render(const Chart& c) {
     const double lo = std::min(rx.lo, ry.lo), hi = std::max(rx.hi, ry.hi);
     rx.add(lo), rx.add(hi), ry.add(lo), ry.add(hi);
   }
+  if (c.pad) rx.widen(), ry.widen();
   const std::string head = "<svg class=\"tn-chart\" viewBox=\"0 0 " +
                            std::to_string(c.width) + " " + std::to_string(c.height) + "\" width=\"" +
                            std::to_string(c.width) + "\" height=\"" + std::to_string(c.height) + "\" role=\"img\">" +

@@ -71,6 +71,7 @@ struct Chart {
   std::vector<Rule> rules;
   std::vector<Key> keys;
   bool diagonal = false;  // the line y = x (predicted against actual)
+  bool pad = false;       // leave a margin around the data (scatter plots: no point on the frame)
   double point_opacity = 0.7;
   int width = 640, height = 340;
 };

@@ -40,6 +40,7 @@ std::map<double, std::pair<double, int>> means_by_value(const ReportView& v, con
 std::string numeric_chart(const ReportView& v, const std::string& key, const std::vector<double>& x) {
   report::Chart c;
   c.title = v.metric_name + " against " + key;
+  c.pad = true;
   c.x.label = key;
   c.x.log = report::wants_log_axis(x);
   c.y.label = v.metric_name;
@@ -69,6 +70,7 @@ std::string category_chart(const ReportView& v, const std::string& key, const st
   }
   report::Chart c;
   c.title = v.metric_name + " by " + key;
+  c.pad = true;
   c.x.label = key;
   c.x.categories = names;
   c.y.label = v.metric_name;

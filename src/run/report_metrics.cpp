@@ -60,6 +60,10 @@ void add_metric_section(const ReportView& v, Sections& out) {
   const int first = v.file->meta.first_member;
   std::string body = report::paragraph("Evaluation '" + e.split + "': " + e.source + ", " + std::to_string(e.n_samples) +
                                        " samples, ensemble rule " + e.combine + ".");
+  std::string others;
+  for (const EvalRecord& r : v.file->evals)
+    if (&r != &e) others += (others.empty() ? "" : ", ") + r.split + " (" + r.source + ")";
+  if (!others.empty()) body += report::paragraph("Also stored, not drawn: " + others + ".");
   const bool per_group = e.per_group();
   if (per_group)
     body += report::missing_note("One member per group (group_by): there is no ensemble across groups; 'pooled' "

@@ -208,14 +208,17 @@ void add_regression(const Predictions* p, Sections& out) {
   a.x.label = "actual";
   a.y.label = "predicted";
   a.diagonal = true;
+  a.pad = true;
   r.title = "Residuals (predicted − actual)";
   r.x.label = "predicted";
   r.y.label = "residual";
   r.rules.push_back({false, 0, kMeanColour, "", true});
+  r.pad = true;
   s.title = "Ensemble spread against its error";
   s.x.label = "ensemble std";
   s.y.label = "|error|";
   s.diagonal = true;
+  s.pad = true;
   std::vector<double> residuals;
   for (const std::size_t i : shown) {
     const std::string tip = "sample " + std::to_string(i) + ": actual " + report::value_text(o.truth[i]) + ", predicted " +

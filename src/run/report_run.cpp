@@ -78,7 +78,7 @@ void add_run_section(const ReportView& v, Sections& out) {
     body += report::missing_note("Training was interrupted (SIGINT or SIGTERM) after " + std::to_string(m.epochs) +
                                  " epochs: the curves end there, and the run continues with turbanet train CONFIG "
                                  "--resume " + v.path + ".");
-  else if (f.state.present())
+  else if (f.state.present() || !f.state.data_fingerprint.empty())
     body += report::missing_note("This is a checkpoint of " + std::to_string(m.epochs) +
                                  " epochs (it holds /train_state): it has no predictions or evaluations until the "
                                  "run finishes (turbanet train CONFIG --resume " + v.path + ").");
@@ -156,7 +156,7 @@ ReportSummary write_report(const std::string& run_path, const std::string& out, 
     html = sweep_report_html(run_path, &r.sections);
   } else {
     try {
-      html = report_html(read_run_file(run_path), run_path, &r.sections);
+      html = report_html(read_run_records(run_path), run_path, &r.sections);
     } catch (const RunFileError&) {
       if (!is_sweep_file(run_path)) throw;  // a run file's own error; a sweep file is read as one
       html = sweep_report_html(run_path, &r.sections);

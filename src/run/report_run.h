@@ -28,7 +28,8 @@ struct ReportSummary {
   std::vector<std::string> sections;
 };
 
-// Reads `run_path` (RunFileError, exit 2, when missing, damaged or of another format
+// Reads `run_path` without its parameters and member predictions (io/run_file.h
+// read_run_records; RunFileError, exit 2, when missing, damaged or of another format
 // version; a .csv path or an HDF5 file with /sweep is read as a sweep table) and writes its page to `out` atomically (replace: an existing file may be
 // replaced). The caller has checked the output against the input (run/command_files.h).
 ReportSummary write_report(const std::string& run_path, const std::string& out, bool replace);

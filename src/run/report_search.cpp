@@ -49,6 +49,7 @@ void add_halving(const ReportView& v, Sections& out) {
     s.title = v.metric_name + " by the rung that stopped the member";
     s.y.label = v.metric_name;
     s.x.label = "stopped at";
+    s.pad = true;
     for (std::size_t i = 0; i < r.epochs.size(); ++i) s.x.categories.push_back("rung " + std::to_string(i + 1));
     s.x.categories.push_back("trained to the end");
     const int R = static_cast<int>(r.epochs.size());
