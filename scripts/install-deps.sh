@@ -26,6 +26,8 @@ PACKAGES=(
   python3-statsmodels                # scripts/forecast_macro.py: real quarterly series (macrodata)
   python3-yaml                       # scripts/check_member.py reads /config
   python3-matplotlib                 # scripts/plot_sweep.py draws sweep timings
+  chromium chromium-driver           # the report tests open each report in headless Chromium (scripts/check_report.py)
+  python3-selenium python3-pil       # ... driven through Selenium; Pillow decodes the section screenshots
   python3-dev                        # the Python package's extension module (Python.h; python/, pyproject.toml)
   python3-pytest                     # the Python package's tests (python/tests/, the ctest python_package)
   dataset-fashion-mnist              # real data: configs/fashion-mnist-*.yaml and its test
