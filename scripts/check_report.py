@@ -14,7 +14,9 @@ Each page must
   * have at least one <section class="tn-section" id="sec-NAME">, and in each a visible,
     non-empty <h2>, and below it something drawn: the section's screenshot (and that of each
     <svg>, <img> and <canvas> in it) is not one single colour and not zero-sized. An SVG
-    that failed to render leaves its box blank.
+    that failed to render leaves its box blank;
+  * draw every SVG element in the colour its fill attribute gives: a CSS rule overrides such
+    an attribute (light labels on dark heat-map cells once came out dark grey).
 
 Prints one line per section ("ok" or the reason) and one per page-wide failure, each starting
 with the page's file name; exits 0 when every page passes, 1 when any fails, 3 when the
@@ -169,6 +171,27 @@ def requests_made(driver, page_url):
 
 # The sections: each one's place in the page and size, and its heading and drawn elements as
 # boxes in CSS pixels relative to the section (l, t, r, b).
+# SVG elements whose fill attribute the page's CSS overrides (a presentation attribute loses to
+# any CSS rule: `.chart text{fill:#333}` turned light labels on dark cells dark grey): each as
+# [tag, class, attribute, computed fill], the first 5.
+OVERRIDDEN_FILL_JS = """
+const probe = document.createElement('div');
+document.body.appendChild(probe);
+const found = [];
+for (const el of document.querySelectorAll('svg [fill]')) {
+  const want = el.getAttribute('fill').trim();
+  if (want === '' || want === 'none' || want.startsWith('url(') || want === 'currentColor') continue;
+  probe.style.color = '';
+  probe.style.color = want;
+  if (!probe.style.color) continue;  // not a colour the browser knows: nothing to compare
+  const expected = getComputedStyle(probe).color, got = getComputedStyle(el).fill;
+  if (got !== expected) found.push([el.tagName, el.getAttribute('class') || '', want, got]);
+  if (found.length >= 5) break;
+}
+probe.remove();
+return found;
+"""
+
 SECTIONS_JS = """
 const box = (e, s) => { const r = e.getBoundingClientRect();
   return [r.left - s.left, r.top - s.top, r.right - s.left, r.bottom - s.top]; };
@@ -261,6 +284,9 @@ def check_page(driver, path, shots, load_seconds):
         except Exception as e:  # selenium's TimeoutException; the hung tab takes no other page
             raise PageHung(f"{name}: FAIL: the page did not load in {load_seconds:g} s ({type(e).__name__})") from e
         section_lines, sections_ok = check_sections(driver, name, shots)
+        for tag, cls, want, got in driver.execute_script(OVERRIDDEN_FILL_JS):
+            lines.append(f'{name}: FAIL: the page\'s CSS overrides fill="{want}" of an <{tag}>'
+                         + (f' class="{cls}"' if cls else "") + f" (drawn {got}); set it by style or class")
         for entry in driver.get_log("browser"):
             if entry["level"] == "SEVERE":
                 lines.append(f"{name}: FAIL: console error: {entry['message'].replace(beside, '')}")

@@ -86,6 +86,12 @@ TEST_CASE("the browser check fails a page whose script throws, quoting the conso
                                      "ReferenceError: drawLegend is not defined\n"});
 }
 
+TEST_CASE("the browser check fails a page whose CSS overrides an SVG fill attribute") {
+  check_fails("css-overrides-fill.html",
+              {"css-overrides-fill.html: FAIL: the page's CSS overrides fill=\"#fff\" of an <text> class=\"tn-cell\" "
+               "(drawn rgb(51, 51, 51)); set it by style or class\n"});
+}
+
 TEST_CASE("the browser check fails a section whose chart drew nothing and names the blank svg") {
   check_fails("empty-section.html",
               {"empty-section.html: sec-summary: ok\n",

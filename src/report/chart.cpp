@@ -57,7 +57,7 @@ std::vector<double> axis_ticks(const Axis& a, Range r, Scale& s) {
     s.hi = static_cast<double>(a.categories.size()) - 0.5;
     return t;
   }
-  t = a.log ? log_ticks(r.lo, r.hi) : nice_ticks(r.lo, r.hi);
+  t = a.log ? log_ticks(r.lo, r.hi) : nice_ticks(r.lo, r.hi, 6, a.integer);
   s.lo = t.front();
   s.hi = t.back();
   if (a.log && r.hi > r.lo) {
@@ -292,7 +292,7 @@ std::string render(const HeatMap& h) {
         char buf[32];
         std::snprintf(buf, sizeof buf, fmt, v);
         out += text_at(x + cell / 2, y + cell_h / 2 + 4, buf,
-                       std::string(" text-anchor=\"middle\" class=\"tn-cell\" fill=\"") + (t > 0.6 ? "#000" : "#fff") + "\"");
+                       std::string(" text-anchor=\"middle\" class=\"tn-cell\" style=\"fill:") + (t > 0.6 ? "#000" : "#fff") + "\"");
       }
     }
   for (std::size_t r = 0; r < R; ++r)

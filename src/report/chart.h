@@ -13,6 +13,7 @@ namespace tn::report {
 struct Axis {
   std::string label;
   bool log = false;
+  bool integer = false;  // counts, rounds, epochs: ticks on whole numbers only (steps of at least 1)
   std::vector<std::string> categories;
 };
 
@@ -73,7 +74,7 @@ struct Chart {
   bool diagonal = false;  // the line y = x (predicted against actual)
   bool pad = false;       // leave a margin around the data (scatter plots: no point on the frame)
   double point_opacity = 0.7;
-  int width = 640, height = 340;
+  int width = 610, height = 340;  // two side by side in a 1280 px window (1248 px of content, 8 px gap)
 };
 
 // The chart as an <svg> element; a chart with nothing finite to draw says so in its place.

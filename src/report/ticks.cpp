@@ -7,7 +7,7 @@
 
 namespace tn::report {
 
-std::vector<double> nice_ticks(double lo, double hi, int target) {
+std::vector<double> nice_ticks(double lo, double hi, int target, bool integer) {
   if (!std::isfinite(lo) || !std::isfinite(hi)) return {0, 1};
   if (hi < lo) std::swap(lo, hi);
   if (hi == lo) {
@@ -23,6 +23,7 @@ std::vector<double> nice_ticks(double lo, double hi, int target) {
       step = m * mag;
       break;
     }
+  if (integer) step = std::max(step, 1.0);
   std::vector<double> t;
   const double first = std::floor(lo / step) * step;
   for (double v = first; v < hi + step * 0.5 && t.size() < 64; v += step)

@@ -10,7 +10,8 @@ namespace tn::report {
 // About `target` ticks covering [lo, hi] on a linear axis, each a multiple of 1, 2 or 5 times a
 // power of ten, increasing; the first at or below lo, the last at or above hi (so the axis
 // spans whole steps). lo == hi gives a span of one unit around it.
-std::vector<double> nice_ticks(double lo, double hi, int target = 6);
+// With `integer`, the step is at least 1 (whole-number ticks for counts and rounds).
+std::vector<double> nice_ticks(double lo, double hi, int target = 6, bool integer = false);
 
 // Ticks of a logarithmic axis covering [lo, hi] (both > 0): the powers of ten around them, with
 // 2 and 5 times each when the range spans fewer than three decades.

@@ -106,6 +106,7 @@ void add_metric_section(const ReportView& v, Sections& out) {
     c.title = e.metrics[m] + " of the members";
     c.x.label = e.metrics[m];
     c.y.label = "members";
+    c.y.integer = true;
     c.bars = report::histogram(x, std::clamp(static_cast<int>(std::sqrt(static_cast<double>(x.size()))) + 1, 4, 40), kTrainColour);
     const double ens = per_group ? at(e.pooled, m) : at(e.ensemble, m);
     c.rules.push_back({true, ens, kEnsembleColour, per_group ? "pooled" : "ensemble", false});

@@ -30,6 +30,7 @@ void add_halving(const ReportView& v, Sections& out) {
   report::Chart c;
   c.title = "Members training";
   c.y.label = "members";
+  c.y.integer = true;
   c.x.label = "";
   c.x.categories.push_back("start");
   c.bars.push_back({0, 0, static_cast<double>(counts.front()), kTrainColour, "start: " + std::to_string(counts.front())});
@@ -78,6 +79,7 @@ void add_pbt(const ReportView& v, Sections& out) {
   report::Chart c;
   c.title = "Copies per round (who copied whom)";
   c.x.label = "round";
+  c.x.integer = c.y.integer = true;
   c.y.label = "member";
   c.height = 400;
   std::size_t copies = 0;
@@ -107,6 +109,7 @@ void add_pbt(const ReportView& v, Sections& out) {
     report::Chart k;
     k.title = r.keys[key] + " per round";
     k.x.label = "round";
+    k.x.integer = true;
     k.y.label = r.keys[key];
     k.y.log = report::wants_log_axis(x);
     for (const std::size_t s : report::downsample(static_cast<std::size_t>(S), kValueMembers)) {
