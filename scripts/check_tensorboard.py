@@ -6,9 +6,10 @@
 Loads every run of LOGDIR with tensorboard's EventAccumulator and checks: each (run, tag) has
 strictly increasing steps; each member run's loss, val_loss, accuracy and val_accuracy are the
 run file's /history rows exactly (float32), at the epochs where those are finite; the swarm
-run's min, max and mean curves are those of the histories; the hparams plugin's experiment
-names every session's hparams and metrics, and each member's session holds its index and ends
-in success. With REFERENCE_LOGDIR (an uninterrupted run's logs), every run and tag has the same
+run's min, max and mean curves are those of the histories, and each arch-<i> run's those of
+its members' (architecture i: the i-th architecture hparam value in order of first member);
+the hparams plugin's experiment names every session's hparams and metrics, and each member's
+session holds its index and ends in success. With REFERENCE_LOGDIR (an uninterrupted run's logs), every run and tag has the same
 steps and values there (the ensemble run: its last step). Prints "ok: ..." or the first
 difference, and exits 1 on one. Run by tests/test_tensorboard_log.cpp in the test venv.
 """
@@ -58,6 +59,7 @@ def check_hparams(logdir, runs):
         fail(f"{logdir}: no hparams experiment")
     exp = metadata.parse_experiment_plugin_data(content[metadata.EXPERIMENT_TAG])
     names = {h.name for h in exp.hparam_infos}
+    archs = {}  # member -> its architecture hparam
     metrics = {m.name.tag for m in exp.metric_infos}
     if "loss" not in metrics:
         fail(f"experiment metrics {metrics} lack loss")
@@ -70,10 +72,25 @@ def check_hparams(logdir, runs):
             fail(f"{run}: session hparams {set(start.hparams)} are not the experiment's {names}")
         if int(start.hparams["member"].number_value) != int(run.split("-")[1]):
             fail(f"{run}: session hparam member is {start.hparams['member'].number_value}")
+        if "architecture" in start.hparams:
+            archs[int(run.split("-")[1])] = start.hparams["architecture"].string_value
         end = metadata.parse_session_end_info_plugin_data(c[metadata.SESSION_END_INFO_TAG])
         if end.status != 1:  # STATUS_SUCCESS
             fail(f"{run}: session ended with status {end.status}")
-    return len(names), len(metrics)
+    return len(names), len(metrics), archs
+
+
+def check_summary(logs, run, hist, rows):
+    """run's min, max and mean curves are those of the histories' rows `rows`."""
+    for tag, h in hist.items():
+        for step, v in logs[run].get(tag + "/min", []):
+            col = h[rows, step - 1]
+            col = col[np.isfinite(col)]
+            if v != col.min() or dict(logs[run][tag + "/max"])[step] != col.max():
+                fail(f"{run}/{tag}: min or max at step {step} is not the histories'")
+            mean = np.float32(col.astype(np.float64).mean())
+            if abs(dict(logs[run][tag + "/mean"])[step] - mean) > 1e-6 * max(1.0, abs(mean)):
+                fail(f"{run}/{tag}/mean at step {step} is not the histories' mean {mean}")
 
 
 def main():
@@ -96,14 +113,15 @@ def main():
             values += len(got)
     if "swarm" not in logs:
         fail("no swarm run")
-    for tag, h in hist.items():
-        for step, v in logs["swarm"].get(tag + "/min", []):
-            col = h[:, step - 1][np.isfinite(h[:, step - 1])]
-            if v != col.min() or dict(logs["swarm"][tag + "/max"])[step] != col.max():
-                fail(f"swarm/{tag}: min or max at step {step} is not the histories'")
-            mean = np.float32(col.astype(np.float64).mean())
-            if abs(dict(logs["swarm"][tag + "/mean"])[step] - mean) > 1e-6 * max(1.0, abs(mean)):
-                fail(f"swarm/{tag}/mean at step {step} is not the histories' mean {mean}")
+    check_summary(logs, "swarm", hist, slice(None))
+    hparams, metrics, archs = check_hparams(logdir, runs)
+    order = sorted(set(archs.values()), key=lambda a: min(m for m, x in archs.items() if x == a))
+    arch_runs = [r for r in runs if r.startswith("arch-")]
+    if len(arch_runs) != len(order):
+        fail(f"arch runs {arch_runs} are not one per architecture {order}")
+    for run in arch_runs:
+        a = order[int(run.split("-")[1])]
+        check_summary(logs, run, hist, [m - first for m, x in sorted(archs.items()) if x == a])
     with h5py.File(run_file, "r") as f:  # the ensemble's final scores: /eval/<split>/ensemble's metrics
         for tag, got in logs["ensemble"].items():
             split, metric = tag.split("/", 1)
@@ -111,7 +129,6 @@ def main():
                 fail(f"ensemble/{tag}: {got[-1][1]} is not the run file's /eval/{split}/ensemble {metric}")
         if "/history/val_loss" in f and not any(t.startswith("val/") for t in logs["ensemble"]):
             fail(f"ensemble run lacks the validation split's scores: {sorted(logs['ensemble'])}")
-    hparams, metrics = check_hparams(logdir, runs)
     if reference:
         ref_runs = runs_of(reference)
         if ref_runs != runs:
@@ -125,7 +142,7 @@ def main():
                 if got != want:
                     fail(f"{run}/{tag}: {got[:6]} is not the uninterrupted run's {want[:6]}")
     print(f"ok: {len(runs)} runs, {len(members)} members, {values} member values, "
-          f"{hparams} hparams, {metrics} metrics")
+          f"{hparams} hparams, {metrics} metrics" + (f", {len(order)} architectures" if order else ""))
 
 
 if __name__ == "__main__":

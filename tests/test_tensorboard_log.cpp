@@ -1,18 +1,24 @@
 // Live TensorBoard logs (train.tensorboard, --tensorboard; run/tensorboard_log.h): read back
-// with TensorBoard's own reader they are the run file's histories, a resumed run continues them
-// without duplicate steps as an uninterrupted run has them, the layout of runs follows
-// train.tensorboard_runs, and bad directories and trainings the logs cannot follow exit 2
-// before anything is written.
+// with TensorBoard's own reader they are the run file's histories (whole swarms, swarms trained
+// in chunks, members of several architectures), a resumed run continues them without duplicate
+// steps as an uninterrupted run has them, the layout of runs follows train.tensorboard_runs,
+// and bad directories and trainings the logs cannot follow exit 2 before anything is written.
 #include <doctest/doctest.h>
 
 #include <filesystem>
 #include <set>
 #include <string>
 
+#include "backend/cpu/cpu_backend.h"
 #include "cli_test_util.h"
 #include "config_test_util.h"
 #include "eval_test_util.h"
+#include "data/dataset.h"
+#include "data/member_sets.h"
+#include "data/prepare.h"
 #include "python_test_util.h"
+#include "run/tensorboard_log.h"
+#include "train/train_swarm.h"
 
 using namespace evaltest;
 using tn::test::logged;
@@ -51,6 +57,13 @@ std::string with_optimizer(int members, int epochs, const std::string& optimizer
   std::string y = spirals_yaml(members, epochs);
   const std::string line = "optimizer: {type: adam, lr: 0.02}";
   return y.replace(y.find(line), line.size(), optimizer);
+}
+
+// 4 members of two architectures (model.hidden [8] and [16, 4], alternating), `epochs` epochs.
+std::string architectures_yaml(int epochs) {
+  std::string y = spirals_yaml(4, epochs);
+  const std::string layers = "model:\n  layers:\n    - {type: dense, units: 16, activation: tanh}\n";
+  return y.replace(y.find(layers), layers.size(), "model:\n  hidden: {values: [[8], [16, 4]]}\n  layers:\n");
 }
 
 const char* kSkip = "SKIPPED: no .venv-test with tensorboard; run scripts/install-test-venv.sh (scripts/test.sh does)";
@@ -152,16 +165,85 @@ TEST_CASE("bad tensorboard directories exit 2 with the reason before anything is
   refused(o, "already holds TensorBoard logs");
 }
 
-TEST_CASE("members of several architectures refuse tensorboard logs") {
+TEST_CASE("members of several architectures log as they train: each member, the swarm, and a run per architecture") {
+  const std::string python = tensorboard_python();
+  if (python.empty()) {
+    MESSAGE(kSkip);
+    return;
+  }
   const fs::path logs = scratch("tb-architectures");
-  std::string yaml = spirals_yaml(2, 1);
-  const std::string layers = "model:\n  layers:\n    - {type: dense, units: 16, activation: tanh}\n";
-  yaml.replace(yaml.find(layers), layers.size(), "model:\n  hidden: {values: [[8], [16]]}\n  layers:\n");
+  fs::remove_all(logs);
+  const std::string yaml = architectures_yaml(4);
   tn::TrainOptions o = logged_run("tb-architectures", yaml, logs);
-  int rc = -1;
-  const std::string text = logged([&] { rc = tn::run_train(o); });
-  CHECK(rc == tn::kExitUsage);
-  CHECK_MESSAGE(text.find("several architectures") != std::string::npos, text);
+  REQUIRE(tn::run_train(o) == tn::kExitOk);
+  CHECK(run_dirs(logs) == std::set<std::string>{"arch-0", "arch-1", "ensemble", "member-0", "member-1", "member-2",
+                                                "member-3", "swarm"});
+  const std::string out = check_with_tensorboard(python, logs, *o.out);
+  INFO(out);
+  CHECK(out.rfind("ok: 8 runs, 4 members", 0) == 0);
+  CHECK(out.find("2 architectures") != std::string::npos);
+}
+
+TEST_CASE("members of several architectures resumed from a checkpoint continue their logs as the uninterrupted run has them") {
+  const std::string python = tensorboard_python();
+  if (python.empty()) {
+    MESSAGE(kSkip);
+    return;
+  }
+  const std::string yaml = architectures_yaml(2);
+  const fs::path ref_logs = scratch("tb-arch-uninterrupted"), logs = scratch("tb-arch-resumed");
+  fs::remove_all(ref_logs);
+  fs::remove_all(logs);
+  tn::TrainOptions u = logged_run("tb-arch-uninterrupted", yaml, ref_logs);
+  u.set = {"train.epochs=4"};
+  REQUIRE(tn::run_train(u) == tn::kExitOk);
+  tn::TrainOptions a = logged_run("tb-arch-resumed", yaml, logs);
+  a.set = {"train.checkpoint.every_epochs=2"};
+  REQUIRE(tn::run_train(a) == tn::kExitOk);
+  a.set.push_back("train.epochs=4");
+  a.resume = scratch("tb-arch-resumed.ckpt.h5").string();
+  REQUIRE(tn::run_train(a) == tn::kExitOk);
+  const std::string out = check_with_tensorboard(python, logs, *a.out, ref_logs);
+  INFO(out);
+  CHECK(out.rfind("ok: 8 runs, 4 members", 0) == 0);
+}
+
+TEST_CASE("a swarm trained in chunks logs every member and the swarm's curves as the whole swarm trained at once") {
+  const std::string python = tensorboard_python();
+  if (python.empty()) {
+    MESSAGE(kSkip);
+    return;
+  }
+  const std::string yaml = with_optimizer(6, 4, "optimizer: {type: adam, lr: {values: [0.01, 0.03]}}");
+  const fs::path whole_logs = scratch("tb-whole"), logs = scratch("tb-chunks");
+  fs::remove_all(whole_logs);
+  fs::remove_all(logs);
+  tn::TrainOptions o = logged_run("tb-whole", yaml, whole_logs);
+  REQUIRE(tn::run_train(o) == tn::kExitOk);
+  // The same swarm in chunks of 2 members, as on a device too small for it (the members are
+  // bitwise those of the whole swarm): chunk after chunk, each with all its epochs.
+  tn::Config cfg = tn::parse_config(yaml, "tb-chunks.yaml");
+  cfg.train.tensorboard = logs.string();
+  const tn::PreparedData data = tn::prepare_data(tn::load_dataset(cfg.data, true), cfg.data);
+  const tn::MemberSets sets = tn::make_member_sets(cfg, data);
+  tn::CpuBackend be(1);
+  int chunks = 0;
+  {
+    tn::TensorBoardLog log(cfg, nullptr);
+    tn::TrainControl control;
+    control.member_epochs = true;
+    const tn::TrainOutput t = tn::train_swarm_in_chunks(cfg, data, sets, be, [&](const tn::EpochStats& st) {
+      chunks = std::max(chunks, st.chunks);
+      log.epoch(st);
+    }, 2, control);
+    log.finished(t.epochs, t.diverged_epoch, {}, false);
+  }
+  CHECK(chunks == 3);
+  fs::remove_all(logs / "ensemble");  // the ensemble's scores are the whole run's (not trained here)
+  fs::copy(whole_logs / "ensemble", logs / "ensemble", fs::copy_options::recursive);
+  const std::string out = check_with_tensorboard(python, logs, *o.out, whole_logs);
+  INFO(out);
+  CHECK(out.rfind("ok: 8 runs, 6 members", 0) == 0);
 }
 
 TEST_CASE("train.tensorboard and tensorboard_runs parse, round-trip, and bad values name the key and the choices") {
