@@ -1,8 +1,9 @@
 // Live TensorBoard logs (train.tensorboard, --tensorboard; run/tensorboard_log.h): read back
 // with TensorBoard's own reader they are the run file's histories (whole swarms, swarms trained
 // in chunks, members of several architectures), a resumed run continues them without duplicate
-// steps as an uninterrupted run has them, the layout of runs follows train.tensorboard_runs,
-// and bad directories and trainings the logs cannot follow exit 2 before anything is written.
+// steps as an uninterrupted run has them, the layout of runs follows train.tensorboard_runs and
+// stays on resume, and bad directories and trainings the logs cannot follow exit 2 before
+// anything is written.
 #include <doctest/doctest.h>
 
 #include <filesystem>
@@ -244,6 +245,25 @@ TEST_CASE("a swarm trained in chunks logs every member and the swarm's curves as
   const std::string out = check_with_tensorboard(python, logs, *o.out, whole_logs);
   INFO(out);
   CHECK(out.rfind("ok: 8 runs, 6 members", 0) == 0);
+}
+
+TEST_CASE("a resumed run keeps its tensorboard runs: another layout in the same directory exits 2") {
+  const fs::path logs = scratch("tb-layout");
+  fs::remove_all(logs);
+  tn::TrainOptions o = logged_run("tb-layout", with_optimizer(4, 2, "optimizer: {type: adam, lr: {values: [0.01, 0.03]}}"), logs);
+  o.set = {"train.checkpoint.every_epochs=2"};
+  REQUIRE(tn::run_train(o) == tn::kExitOk);
+  o.resume = scratch("tb-layout.ckpt.h5").string();
+  o.set = {"train.epochs=3", "train.tensorboard_runs=groups"};
+  int rc = -1;
+  std::string text = logged([&] { rc = tn::run_train(o); });
+  CHECK(rc == tn::kExitUsage);
+  CHECK_HAS(text, "train.tensorboard_runs is groups");
+  CHECK_HAS(text, "written with train.tensorboard_runs auto (runs: members)");
+  CHECK(run_dirs(logs).count("group-0") == 0);
+  o.set = {"train.epochs=3", "train.tensorboard_runs=members"};  // what auto resolved to: the same runs
+  text = logged([&] { rc = tn::run_train(o); });
+  CHECK_MESSAGE(rc == tn::kExitOk, text);
 }
 
 TEST_CASE("train.tensorboard and tensorboard_runs parse, round-trip, and bad values name the key and the choices") {
