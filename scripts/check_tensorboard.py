@@ -81,8 +81,12 @@ def check_hparams(logdir, runs):
 
 
 def check_summary(logs, run, hist, rows):
-    """run's min, max and mean curves are those of the histories' rows `rows`."""
+    """run's min, max and mean curves are those of the histories' rows `rows`, at every epoch
+    where one of them has a value."""
     for tag, h in hist.items():
+        steps = [e + 1 for e in range(h.shape[1]) if np.isfinite(h[rows, e]).any()]
+        if [step for step, _ in logs[run].get(tag + "/min", [])] != steps:
+            fail(f"{run}/{tag}/min: steps {[s for s, _ in logs[run].get(tag + '/min', [])]} are not {steps}")
         for step, v in logs[run].get(tag + "/min", []):
             col = h[rows, step - 1]
             col = col[np.isfinite(col)]

@@ -17,8 +17,10 @@
 #include "data/dataset.h"
 #include "data/member_sets.h"
 #include "data/prepare.h"
+#include "io/run_file.h"
 #include "python_test_util.h"
 #include "run/tensorboard_log.h"
+#include "run/train_run.h"
 #include "train/train_swarm.h"
 
 using namespace evaltest;
@@ -205,6 +207,37 @@ TEST_CASE("members of several architectures resumed from a checkpoint continue t
   a.resume = scratch("tb-arch-resumed.ckpt.h5").string();
   REQUIRE(tn::run_train(a) == tn::kExitOk);
   const std::string out = check_with_tensorboard(python, logs, *a.out, ref_logs);
+  INFO(out);
+  CHECK(out.rfind("ok: 8 runs, 4 members", 0) == 0);
+}
+
+TEST_CASE("an interrupted run of several architectures at different epochs resumes its logs without gaps or duplicates") {
+  const std::string python = tensorboard_python();
+  if (python.empty()) {
+    MESSAGE(kSkip);
+    return;
+  }
+  const fs::path logs = scratch("tb-arch-cut");
+  fs::remove_all(logs);
+  tn::TrainOptions o = logged_run("tb-arch-cut", architectures_yaml(4), logs);
+  const auto train = [&](const std::string& resume, int stop_at_poll) {
+    tn::Config cfg = tn::parse_config(slurp(o.config_path), o.config_path,
+                                      {{"output.path", "'" + *o.out + "'"}, {"train.tensorboard", "'" + logs.string() + "'"}});
+    tn::TrainingRun run(cfg, 1, true, std::chrono::steady_clock::now(), resume);
+    int polls = 0;
+    tn::TrainCallbacks cb;
+    if (stop_at_poll > 0) cb.stop = [&] { return ++polls >= stop_at_poll; };
+    return run.run(cb);
+  };
+  // One thread trains the architectures one after another: stopped while the second trains.
+  REQUIRE(train("", 11).out.interrupted);  // of 16 polls
+  const fs::path cut = scratch("tb-arch-cut-interrupted.h5");
+  fs::copy_file(*o.out, cut, fs::copy_options::overwrite_existing);
+  const tn::RunFile f = tn::read_run_file(cut.string());
+  REQUIRE(f.state.architectures.size() == 2);
+  REQUIRE(f.state.architectures[0].epoch != f.state.architectures[1].epoch);
+  REQUIRE_FALSE(train(cut.string(), 0).out.interrupted);
+  const std::string out = check_with_tensorboard(python, logs, *o.out);
   INFO(out);
   CHECK(out.rfind("ok: 8 runs, 4 members", 0) == 0);
 }

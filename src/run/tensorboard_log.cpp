@@ -324,10 +324,11 @@ void TensorBoardLog::write_epoch(Run& r, int epoch, const Pending& p) {
       if (std::isfinite(m->*tag.value)) v.push_back(m->*tag.value);
     add(tag.tag, v);
   }
-  std::vector<double> lr;
+  std::vector<double> lr;  // none for an epoch with values from a resumed state's histories
+  bool lr_known = true;
   for (const MemberEpoch* m : of)
-    if (std::isfinite(m->loss) && std::isfinite(m->lr)) lr.push_back(m->lr);
-  add("lr", lr);
+    if (std::isfinite(m->loss)) lr.push_back(m->lr), lr_known = lr_known && std::isfinite(m->lr);
+  if (lr_known) add("lr", lr);
   if (summary) {  // the parts of r's members: those of this epoch, the ones ended before as they ended
     const int first = cfg_.swarm.first_member;
     const auto in_r = [&](int part) { return std::binary_search(r.members.begin(), r.members.end(), part - first); };
