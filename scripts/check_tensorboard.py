@@ -7,7 +7,8 @@ Loads every run of LOGDIR with tensorboard's EventAccumulator and checks: each (
 strictly increasing steps; each member run's loss, val_loss, accuracy and val_accuracy are the
 run file's /history rows exactly (float32), at the epochs where those are finite; the swarm
 run's min, max and mean curves are those of the histories, and each arch-<i> run's those of
-its members' (architecture i: the i-th architecture hparam value in order of first member);
+its members' (architecture i: the run file's /architectures/arch_<i>, whose name each member
+session's architecture hparam holds);
 the hparams plugin's experiment names every session's hparams and metrics, and each member's
 session holds its index and ends in success. With REFERENCE_LOGDIR (an uninterrupted run's logs), every run and tag has the same
 steps and values there (the ensemble run: its last step). Prints "ok: ..." or the first
@@ -119,13 +120,17 @@ def main():
         fail("no swarm run")
     check_summary(logs, "swarm", hist, slice(None))
     hparams, metrics, archs = check_hparams(logdir, runs)
-    order = sorted(set(archs.values()), key=lambda a: min(m for m, x in archs.items() if x == a))
+    with h5py.File(run_file, "r") as f:  # architecture i: the run file's /architectures/arch_<i>
+        arch = {int(k.split("_")[1]): (f["/architectures"][k].attrs["architecture"], f["/architectures"][k]["members"][()])
+                for k in f.get("/architectures", {})}
     arch_runs = [r for r in runs if r.startswith("arch-")]
-    if len(arch_runs) != len(order):
-        fail(f"arch runs {arch_runs} are not one per architecture {order}")
+    if sorted(int(r.split("-")[1]) for r in arch_runs) != sorted(arch):
+        fail(f"arch runs {arch_runs} are not one per architecture of the run file ({len(arch)})")
     for run in arch_runs:
-        a = order[int(run.split("-")[1])]
-        check_summary(logs, run, hist, [m - first for m, x in sorted(archs.items()) if x == a])
+        name, rows = arch[int(run.split("-")[1])]
+        if any(archs.get(m, name) != name for m in rows):
+            fail(f"{run}: a member session's architecture hparam is not {name}")
+        check_summary(logs, run, hist, [m - first for m in rows])
     with h5py.File(run_file, "r") as f:  # the ensemble's final scores: /eval/<split>/ensemble's metrics
         for tag, got in logs["ensemble"].items():
             split, metric = tag.split("/", 1)
@@ -146,7 +151,7 @@ def main():
                 if got != want:
                     fail(f"{run}/{tag}: {got[:6]} is not the uninterrupted run's {want[:6]}")
     print(f"ok: {len(runs)} runs, {len(members)} members, {values} member values, "
-          f"{hparams} hparams, {metrics} metrics" + (f", {len(order)} architectures" if order else ""))
+          f"{hparams} hparams, {metrics} metrics" + (f", {len(arch)} architectures" if arch else ""))
 
 
 if __name__ == "__main__":
