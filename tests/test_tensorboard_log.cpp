@@ -7,6 +7,7 @@
 #include <doctest/doctest.h>
 
 #include <filesystem>
+#include <map>
 #include <set>
 #include <string>
 
@@ -248,36 +249,45 @@ TEST_CASE("a swarm trained in chunks logs every member and the swarm's curves as
     MESSAGE(kSkip);
     return;
   }
-  const std::string yaml = with_optimizer(6, 4, "optimizer: {type: adam, lr: {values: [0.01, 0.03]}}");
-  const fs::path whole_logs = scratch("tb-whole"), logs = scratch("tb-chunks");
-  fs::remove_all(whole_logs);
-  fs::remove_all(logs);
-  tn::TrainOptions o = logged_run("tb-whole", yaml, whole_logs);
-  REQUIRE(tn::run_train(o) == tn::kExitOk);
-  // The same swarm in chunks of 2 members, as on a device too small for it (the members are
-  // bitwise those of the whole swarm): chunk after chunk, each with all its epochs.
-  tn::Config cfg = tn::parse_config(yaml, "tb-chunks.yaml");
-  cfg.train.tensorboard = logs.string();
-  const tn::PreparedData data = tn::prepare_data(tn::load_dataset(cfg.data, true), cfg.data);
-  const tn::MemberSets sets = tn::make_member_sets(cfg, data);
-  tn::CpuBackend be(1);
-  int chunks = 0;
-  {
-    tn::TensorBoardLog log(cfg, nullptr);
-    tn::TrainControl control;
-    control.member_epochs = true;
-    const tn::TrainOutput t = tn::train_swarm_in_chunks(cfg, data, sets, be, [&](const tn::EpochStats& st) {
-      chunks = std::max(chunks, st.chunks);
-      log.epoch(st);
-    }, 2, control);
-    log.finished(t.epochs, t.diverged_epoch, {}, false);
+  // Without early stopping every chunk trains every epoch; with it the chunks end at different
+  // epochs, and the swarm's later epochs wait for the end of training.
+  const std::string lr = "optimizer: {type: adam, lr: {values: [0.01, 0.03]}}";
+  std::string stopping = with_optimizer(6, 14, "optimizer: {type: adam, lr: {values: [0.3, 0.3, 0.3, 0.3, 0.001, 0.001]}}");
+  stopping.replace(stopping.find("train: {epochs: 14"), 18, "train: {early_stopping: {metric: val_loss, patience: 1}, epochs: 14");
+  for (const auto& [name, yaml] : {std::pair<std::string, std::string>("tb-chunks", with_optimizer(6, 4, lr)),
+                                   std::pair<std::string, std::string>("tb-chunks-stopping", stopping)}) {
+    CAPTURE(name);
+    const fs::path whole_logs = scratch(name + "-whole"), logs = scratch(name);
+    fs::remove_all(whole_logs);
+    fs::remove_all(logs);
+    tn::TrainOptions o = logged_run(name + "-whole", yaml, whole_logs);
+    REQUIRE(tn::run_train(o) == tn::kExitOk);
+    // The same swarm in chunks of 2 members, as on a device too small for it (the members are
+    // bitwise those of the whole swarm): chunk after chunk, each with all its epochs.
+    tn::Config cfg = tn::parse_config(yaml, name + ".yaml");
+    cfg.train.tensorboard = logs.string();
+    const tn::PreparedData data = tn::prepare_data(tn::load_dataset(cfg.data, true), cfg.data);
+    const tn::MemberSets sets = tn::make_member_sets(cfg, data);
+    tn::CpuBackend be(1);
+    std::map<int, int> last_epoch;  // of each chunk
+    {
+      tn::TensorBoardLog log(cfg, nullptr);
+      tn::TrainControl control;
+      control.member_epochs = true;
+      const tn::TrainOutput t = tn::train_swarm_in_chunks(cfg, data, sets, be, [&](const tn::EpochStats& st) {
+        last_epoch[st.chunk] = st.epoch;
+        log.epoch(st);
+      }, 2, control);
+      log.finished(t.epochs, t.diverged_epoch, {}, false);
+    }
+    CHECK(last_epoch.size() == 3);
+    if (name == "tb-chunks-stopping") CHECK(last_epoch[1] != last_epoch[3]);
+    fs::remove_all(logs / "ensemble");  // the ensemble's scores are the whole run's (not trained here)
+    fs::copy(whole_logs / "ensemble", logs / "ensemble", fs::copy_options::recursive);
+    const std::string out = check_with_tensorboard(python, logs, *o.out, whole_logs);
+    INFO(out);
+    CHECK(out.rfind("ok: 8 runs, 6 members", 0) == 0);
   }
-  CHECK(chunks == 3);
-  fs::remove_all(logs / "ensemble");  // the ensemble's scores are the whole run's (not trained here)
-  fs::copy(whole_logs / "ensemble", logs / "ensemble", fs::copy_options::recursive);
-  const std::string out = check_with_tensorboard(python, logs, *o.out, whole_logs);
-  INFO(out);
-  CHECK(out.rfind("ok: 8 runs, 6 members", 0) == 0);
 }
 
 TEST_CASE("a resumed run keeps its tensorboard runs: another layout in the same directory exits 2") {
