@@ -1,18 +1,28 @@
 // Live TensorBoard logs (train.tensorboard, --tensorboard; run/tensorboard_log.h): read back
-// with TensorBoard's own reader they are the run file's histories, a resumed run continues them
-// without duplicate steps as an uninterrupted run has them, the layout of runs follows
-// train.tensorboard_runs, and bad directories and trainings the logs cannot follow exit 2
-// before anything is written.
+// with TensorBoard's own reader they are the run file's histories (whole swarms, swarms trained
+// in chunks, members of several architectures), a resumed run continues them without duplicate
+// steps as an uninterrupted run has them, the layout of runs follows train.tensorboard_runs and
+// stays on resume, and bad directories and trainings the logs cannot follow exit 2 before
+// anything is written.
 #include <doctest/doctest.h>
 
 #include <filesystem>
+#include <map>
 #include <set>
 #include <string>
 
+#include "backend/cpu/cpu_backend.h"
 #include "cli_test_util.h"
 #include "config_test_util.h"
 #include "eval_test_util.h"
+#include "data/dataset.h"
+#include "data/member_sets.h"
+#include "data/prepare.h"
+#include "io/run_file.h"
 #include "python_test_util.h"
+#include "run/tensorboard_log.h"
+#include "run/train_run.h"
+#include "train/train_swarm.h"
 
 using namespace evaltest;
 using tn::test::logged;
@@ -51,6 +61,13 @@ std::string with_optimizer(int members, int epochs, const std::string& optimizer
   std::string y = spirals_yaml(members, epochs);
   const std::string line = "optimizer: {type: adam, lr: 0.02}";
   return y.replace(y.find(line), line.size(), optimizer);
+}
+
+// 4 members of two architectures (model.hidden [8] and [16, 4], alternating), `epochs` epochs.
+std::string architectures_yaml(int epochs) {
+  std::string y = spirals_yaml(4, epochs);
+  const std::string layers = "model:\n  layers:\n    - {type: dense, units: 16, activation: tanh}\n";
+  return y.replace(y.find(layers), layers.size(), "model:\n  hidden: {values: [[8], [16, 4]]}\n  layers:\n");
 }
 
 const char* kSkip = "SKIPPED: no .venv-test with tensorboard; run scripts/install-test-venv.sh (scripts/test.sh does)";
@@ -152,16 +169,144 @@ TEST_CASE("bad tensorboard directories exit 2 with the reason before anything is
   refused(o, "already holds TensorBoard logs");
 }
 
-TEST_CASE("members of several architectures refuse tensorboard logs") {
+TEST_CASE("members of several architectures log as they train: each member, the swarm, and a run per architecture") {
+  const std::string python = tensorboard_python();
+  if (python.empty()) {
+    MESSAGE(kSkip);
+    return;
+  }
   const fs::path logs = scratch("tb-architectures");
-  std::string yaml = spirals_yaml(2, 1);
-  const std::string layers = "model:\n  layers:\n    - {type: dense, units: 16, activation: tanh}\n";
-  yaml.replace(yaml.find(layers), layers.size(), "model:\n  hidden: {values: [[8], [16]]}\n  layers:\n");
+  fs::remove_all(logs);
+  const std::string yaml = architectures_yaml(4);
   tn::TrainOptions o = logged_run("tb-architectures", yaml, logs);
+  REQUIRE(tn::run_train(o) == tn::kExitOk);
+  CHECK(run_dirs(logs) == std::set<std::string>{"arch-0", "arch-1", "ensemble", "member-0", "member-1", "member-2",
+                                                "member-3", "swarm"});
+  const std::string out = check_with_tensorboard(python, logs, *o.out);
+  INFO(out);
+  CHECK(out.rfind("ok: 8 runs, 4 members", 0) == 0);
+  CHECK(out.find("2 architectures") != std::string::npos);
+}
+
+TEST_CASE("members of several architectures resumed from a checkpoint continue their logs as the uninterrupted run has them") {
+  const std::string python = tensorboard_python();
+  if (python.empty()) {
+    MESSAGE(kSkip);
+    return;
+  }
+  const std::string yaml = architectures_yaml(2);
+  const fs::path ref_logs = scratch("tb-arch-uninterrupted"), logs = scratch("tb-arch-resumed");
+  fs::remove_all(ref_logs);
+  fs::remove_all(logs);
+  tn::TrainOptions u = logged_run("tb-arch-uninterrupted", yaml, ref_logs);
+  u.set = {"train.epochs=4"};
+  REQUIRE(tn::run_train(u) == tn::kExitOk);
+  tn::TrainOptions a = logged_run("tb-arch-resumed", yaml, logs);
+  a.set = {"train.checkpoint.every_epochs=2"};
+  REQUIRE(tn::run_train(a) == tn::kExitOk);
+  a.set.push_back("train.epochs=4");
+  a.resume = scratch("tb-arch-resumed.ckpt.h5").string();
+  REQUIRE(tn::run_train(a) == tn::kExitOk);
+  const std::string out = check_with_tensorboard(python, logs, *a.out, ref_logs);
+  INFO(out);
+  CHECK(out.rfind("ok: 8 runs, 4 members", 0) == 0);
+}
+
+TEST_CASE("an interrupted run of several architectures at different epochs resumes its logs without gaps or duplicates") {
+  const std::string python = tensorboard_python();
+  if (python.empty()) {
+    MESSAGE(kSkip);
+    return;
+  }
+  const fs::path logs = scratch("tb-arch-cut");
+  fs::remove_all(logs);
+  tn::TrainOptions o = logged_run("tb-arch-cut", architectures_yaml(4), logs);
+  const auto train = [&](const std::string& resume, int stop_at_poll) {
+    tn::Config cfg = tn::parse_config(slurp(o.config_path), o.config_path,
+                                      {{"output.path", "'" + *o.out + "'"}, {"train.tensorboard", "'" + logs.string() + "'"}});
+    tn::TrainingRun run(cfg, 1, true, std::chrono::steady_clock::now(), resume);
+    int polls = 0;
+    tn::TrainCallbacks cb;
+    if (stop_at_poll > 0) cb.stop = [&] { return ++polls >= stop_at_poll; };
+    return run.run(cb);
+  };
+  // One thread trains the architectures one after another: stopped while the second trains.
+  REQUIRE(train("", 11).out.interrupted);  // of 16 polls
+  const fs::path cut = scratch("tb-arch-cut-interrupted.h5");
+  fs::copy_file(*o.out, cut, fs::copy_options::overwrite_existing);
+  const tn::RunFile f = tn::read_run_file(cut.string());
+  REQUIRE(f.state.architectures.size() == 2);
+  REQUIRE(f.state.architectures[0].epoch != f.state.architectures[1].epoch);
+  REQUIRE_FALSE(train(cut.string(), 0).out.interrupted);
+  const std::string out = check_with_tensorboard(python, logs, *o.out);
+  INFO(out);
+  CHECK(out.rfind("ok: 8 runs, 4 members", 0) == 0);
+}
+
+TEST_CASE("a swarm trained in chunks logs every member and the swarm's curves as the whole swarm trained at once") {
+  const std::string python = tensorboard_python();
+  if (python.empty()) {
+    MESSAGE(kSkip);
+    return;
+  }
+  // Without early stopping every chunk trains every epoch; with it the chunks end at different
+  // epochs, and the swarm's later epochs wait for the end of training.
+  const std::string lr = "optimizer: {type: adam, lr: {values: [0.01, 0.03]}}";
+  std::string stopping = with_optimizer(6, 14, "optimizer: {type: adam, lr: {values: [0.3, 0.3, 0.3, 0.3, 0.001, 0.001]}}");
+  stopping.replace(stopping.find("train: {epochs: 14"), 18, "train: {early_stopping: {metric: val_loss, patience: 1}, epochs: 14");
+  for (const auto& [name, yaml] : {std::pair<std::string, std::string>("tb-chunks", with_optimizer(6, 4, lr)),
+                                   std::pair<std::string, std::string>("tb-chunks-stopping", stopping)}) {
+    CAPTURE(name);
+    const fs::path whole_logs = scratch(name + "-whole"), logs = scratch(name);
+    fs::remove_all(whole_logs);
+    fs::remove_all(logs);
+    tn::TrainOptions o = logged_run(name + "-whole", yaml, whole_logs);
+    REQUIRE(tn::run_train(o) == tn::kExitOk);
+    // The same swarm in chunks of 2 members, as on a device too small for it (the members are
+    // bitwise those of the whole swarm): chunk after chunk, each with all its epochs.
+    tn::Config cfg = tn::parse_config(yaml, name + ".yaml");
+    cfg.train.tensorboard = logs.string();
+    const tn::PreparedData data = tn::prepare_data(tn::load_dataset(cfg.data, true), cfg.data);
+    const tn::MemberSets sets = tn::make_member_sets(cfg, data);
+    tn::CpuBackend be(1);
+    std::map<int, int> last_epoch;  // of each chunk
+    {
+      tn::TensorBoardLog log(cfg, nullptr);
+      tn::TrainControl control;
+      control.member_epochs = true;
+      const tn::TrainOutput t = tn::train_swarm_in_chunks(cfg, data, sets, be, [&](const tn::EpochStats& st) {
+        last_epoch[st.chunk] = st.epoch;
+        log.epoch(st);
+      }, 2, control);
+      log.finished(t.epochs, t.diverged_epoch, {}, false);
+    }
+    CHECK(last_epoch.size() == 3);
+    if (name == "tb-chunks-stopping") CHECK(last_epoch[1] != last_epoch[3]);
+    fs::remove_all(logs / "ensemble");  // the ensemble's scores are the whole run's (not trained here)
+    fs::copy(whole_logs / "ensemble", logs / "ensemble", fs::copy_options::recursive);
+    const std::string out = check_with_tensorboard(python, logs, *o.out, whole_logs);
+    INFO(out);
+    CHECK(out.rfind("ok: 8 runs, 6 members", 0) == 0);
+  }
+}
+
+TEST_CASE("a resumed run keeps its tensorboard runs: another layout in the same directory exits 2") {
+  const fs::path logs = scratch("tb-layout");
+  fs::remove_all(logs);
+  tn::TrainOptions o = logged_run("tb-layout", with_optimizer(4, 2, "optimizer: {type: adam, lr: {values: [0.01, 0.03]}}"), logs);
+  o.set = {"train.checkpoint.every_epochs=2"};
+  REQUIRE(tn::run_train(o) == tn::kExitOk);
+  o.resume = scratch("tb-layout.ckpt.h5").string();
+  o.set = {"train.epochs=3", "train.tensorboard_runs=groups"};
   int rc = -1;
-  const std::string text = logged([&] { rc = tn::run_train(o); });
+  std::string text = logged([&] { rc = tn::run_train(o); });
   CHECK(rc == tn::kExitUsage);
-  CHECK_MESSAGE(text.find("several architectures") != std::string::npos, text);
+  CHECK_HAS(text, "train.tensorboard_runs is groups");
+  CHECK_HAS(text, "written with train.tensorboard_runs auto (runs: members)");
+  CHECK(run_dirs(logs).count("group-0") == 0);
+  o.set = {"train.epochs=3", "train.tensorboard_runs=members"};  // what auto resolved to: the same runs
+  text = logged([&] { rc = tn::run_train(o); });
+  CHECK_MESSAGE(rc == tn::kExitOk, text);
 }
 
 TEST_CASE("train.tensorboard and tensorboard_runs parse, round-trip, and bad values name the key and the choices") {

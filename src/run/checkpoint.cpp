@@ -5,6 +5,7 @@
 
 #include "model/build.h"
 #include "run/swarm_file.h"
+#include "run/tensorboard_log.h"
 #include "train/architectures.h"
 
 namespace tn {
@@ -211,6 +212,16 @@ ResumePoint read_resume_point(const std::string& path, const Config& cfg, const 
                       "A resumed run may change only: " + joined(resumable_keys()) +
                       (schedule_needs_epochs ? " (train.epochs not with a cosine or linear schedule, whose length is "
                                                "train.epochs)" : ""));
+  // The logs continue in the runs they have: another layout in the same directory would leave
+  // the old runs' curves stopping at the checkpoint beside new ones starting there.
+  if (!old.train.tensorboard.empty() && old.train.tensorboard == cfg.train.tensorboard &&
+      resolved_runs(old) != resolved_runs(cfg))
+    throw ConfigError("--resume: train.tensorboard_runs is " + std::string(to_string(cfg.train.tensorboard_runs)) +
+                      " (runs: " + to_string(resolved_runs(cfg)) + "), but the logs of '" + path + "' in '" +
+                      cfg.train.tensorboard + "' were written with train.tensorboard_runs " +
+                      to_string(old.train.tensorboard_runs) + " (runs: " + to_string(resolved_runs(old)) +
+                      "); resume with train.tensorboard_runs=" + to_string(old.train.tensorboard_runs) +
+                      ", or give train.tensorboard another directory");
   if (f.state.data_fingerprint != fingerprint)
     throw ConfigError("--resume: the training data differ from those of '" + path + "' (data fingerprint '" +
                       f.state.data_fingerprint + "', now '" + fingerprint + "'); resume with the same data files");

@@ -8,12 +8,14 @@
 #include <cmath>
 #include <filesystem>
 #include <functional>
+#include <limits>
 #include <map>
 
 #include "io/atomic_file.h"
 #include "io/tensorboard_events.h"
 #include "run/command_files.h"
 #include "run/errors.h"
+#include "train/architectures.h"
 
 namespace tn {
 namespace {
@@ -54,7 +56,8 @@ std::vector<fs::path> our_event_files(const fs::path& dir) {
   add_files(dir);
   for (const fs::directory_entry& e : fs::directory_iterator(dir, ec)) {
     const std::string n = e.path().filename().string();
-    if (e.is_directory() && (n == "swarm" || n == "ensemble" || n.rfind("member-", 0) == 0 || n.rfind("group-", 0) == 0))
+    if (e.is_directory() && (n == "swarm" || n == "ensemble" || n.rfind("member-", 0) == 0 || n.rfind("group-", 0) == 0 ||
+                             n.rfind("arch-", 0) == 0))
       add_files(e.path());
   }
   return out;
@@ -73,6 +76,11 @@ std::vector<io::HParamInfo> hparam_infos(const Config& cfg, TensorBoardRuns runs
                    static_cast<double>(cfg.swarm.first_member + cfg.swarm.size - 1)});
   else
     out.push_back({"members", false, {}, 1, static_cast<double>(cfg.swarm.size)});
+  if (per_member_architecture(cfg)) {
+    io::HParamInfo h{"architecture", true, {}, 0, 0};
+    for (const ArchitectureGroup& g : architecture_groups(cfg)) h.discrete.emplace_back(g.name);
+    out.push_back(std::move(h));
+  }
   for (const MemberValues& mv : cfg.member_values) {
     io::HParamInfo h{mv.key, !mv.labels.empty(), {}, 0, 0};
     if (h.text)
@@ -127,8 +135,9 @@ void summary_curves(const std::string& tag, std::vector<double>& v, std::vector<
 
 struct TensorBoardLog::Run {
   io::EventWriter events;
-  std::vector<int> members;  // local
-  Run(const std::string& dir, int keep) : events(dir, keep) {}
+  std::vector<int> members;  // local, increasing
+  int last = 0;              // the last epoch written
+  Run(const std::string& dir, int keep) : events(dir, keep), last(std::max(keep, 0)) {}
 };
 
 TensorBoardRuns resolved_runs(const Config& cfg) {
@@ -171,40 +180,90 @@ void check_tensorboard_dir(const Config& cfg, bool force, bool resume, const std
                      "directory");
 }
 
-TensorBoardLog::TensorBoardLog(const Config& cfg, int resumed_epochs) : cfg_(cfg), runs_(resolved_runs(cfg)) {
+TensorBoardLog::TensorBoardLog(const Config& cfg, const TrainOutput* resumed) : cfg_(cfg), runs_(resolved_runs(cfg)) {
   const fs::path dir = cfg.train.tensorboard;
-  std::error_code ec;
-  if (resumed_epochs < 0)  // a new run: the logs of an earlier one go (--force)
-    for (const fs::path& f : our_event_files(dir)) fs::remove(f, ec);
-  const double t = now();
-  io::EventWriter top(dir.string(), resumed_epochs);
-  if (top.started_new()) top.experiment(t, hparam_infos(cfg, runs_), metric_infos(cfg));
-  swarm_ = std::make_unique<io::EventWriter>((dir / "swarm").string(), resumed_epochs);
-  ensemble_ = std::make_unique<io::EventWriter>((dir / "ensemble").string(), resumed_epochs);
   const int S = cfg.swarm.size, first = cfg.swarm.first_member;
+  std::error_code ec;
+  if (!resumed)  // a new run: the logs of an earlier one go (--force)
+    for (const fs::path& f : our_event_files(dir)) fs::remove(f, ec);
+  // Where each member's logs continue: its architecture's own epoch (each trains at its own).
+  std::vector<int> kept(static_cast<std::size_t>(S), resumed ? resumed->epochs : -1);
+  if (resumed)
+    for (const ArchitectureOutput& a : resumed->architectures)
+      for (int s : a.members) kept[static_cast<std::size_t>(s)] = a.epochs;
+  const auto keep_of = [&](const std::vector<int>& members) {
+    int k = resumed ? resumed->epochs : -1;
+    for (int s : members) k = std::min(k, kept[static_cast<std::size_t>(s)]);
+    return k;
+  };
+  const double t = now();
+  io::EventWriter top(dir.string(), resumed ? resumed->epochs : -1);
+  if (top.started_new()) top.experiment(t, hparam_infos(cfg, runs_), metric_infos(cfg));
+  ensemble_ = std::make_unique<io::EventWriter>((dir / "ensemble").string(), resumed ? resumed->epochs : -1);
+  std::vector<int> all(static_cast<std::size_t>(S));
+  for (int s = 0; s < S; ++s) all[static_cast<std::size_t>(s)] = s;
+  summaries_.push_back(std::make_unique<Run>((dir / "swarm").string(), keep_of(all)));
+  summaries_.back()->members = all;
+  std::vector<std::string> arch_of(static_cast<std::size_t>(S));
+  if (per_member_architecture(cfg)) {
+    const std::vector<ArchitectureGroup> groups = architecture_groups(cfg);
+    for (std::size_t a = 0; a < groups.size(); ++a) {
+      const std::string name = run_name("arch", static_cast<int>(a), static_cast<int>(groups.size()) - 1);
+      summaries_.push_back(std::make_unique<Run>((dir / name).string(), keep_of(groups[a].members)));
+      summaries_.back()->members = groups[a].members;
+      for (int s : groups[a].members) arch_of[static_cast<std::size_t>(s)] = groups[a].name;
+      spdlog::info("TensorBoard run {}: the {} members of architecture {}", name, groups[a].members.size(), groups[a].name);
+    }
+  }
+  std::vector<int> group_of;  // [S] the run of each local member (members: itself; groups: its group)
   int count = 0;
   if (runs_ == TensorBoardRuns::Members) {
-    for (int s = 0; s < S; ++s) group_of_.push_back(s);
+    group_of = all;
     count = S;
   } else if (runs_ == TensorBoardRuns::Groups) {
-    group_of_ = member_groups(cfg, count);
+    group_of = member_groups(cfg, count);
   }
+  std::vector<std::vector<int>> members_of(static_cast<std::size_t>(count));
+  for (int s = 0; s < static_cast<int>(group_of.size()); ++s) members_of[group_of[s]].push_back(s);
   for (int g = 0; g < count; ++g) {
     const std::string name = runs_ == TensorBoardRuns::Members ? run_name("member", first + g, first + S - 1)
                                                                : run_name("group", g, count - 1);
-    runs_out_.push_back(std::make_unique<Run>((dir / name).string(), resumed_epochs));
-  }
-  for (int s = 0; s < static_cast<int>(group_of_.size()); ++s) runs_out_[group_of_[s]]->members.push_back(s);
-  for (int g = 0; g < count; ++g) {
-    Run& r = *runs_out_[g];
+    runs_out_.push_back(std::make_unique<Run>((dir / name).string(), keep_of(members_of[g])));
+    Run& r = *runs_out_.back();
+    r.members = members_of[g];
     if (!r.events.started_new()) continue;
     const int m = first + r.members.front();
     std::vector<std::pair<std::string, io::HParamValue>> hp;
     if (runs_ == TensorBoardRuns::Members) hp.emplace_back("member", static_cast<double>(m));
     else hp.emplace_back("members", static_cast<double>(r.members.size()));
+    if (!arch_of.front().empty()) hp.emplace_back("architecture", arch_of[static_cast<std::size_t>(r.members.front())]);
     for (const MemberValues& mv : cfg.member_values) hp.emplace_back(mv.key, member_value(mv, m));
     r.events.session_start(t, hp);
   }
+  // A run over members whose architectures stand at different epochs continues from the
+  // earliest: the later ones' epochs up to their own come from the state's histories (they
+  // are not trained again), without a learning rate.
+  if (resumed && !resumed->architectures.empty())
+    for (int e = 1; e <= resumed->epochs; ++e) {
+      for (int s = 0; s < S; ++s) {
+        if (e > kept[static_cast<std::size_t>(s)] || e <= keep_of(all)) continue;
+        Pending& p = pending_[e];
+        if (p.of.empty()) p.of.resize(static_cast<std::size_t>(S)), p.known.assign(static_cast<std::size_t>(S), 0);
+        const std::size_t at = static_cast<std::size_t>(s) * static_cast<std::size_t>(resumed->epochs) + e - 1;
+        const auto h = [&](const std::vector<float>& v) { return v.empty() ? std::nanf("") : v[at]; };
+        const MemberEpoch m{first + s, h(resumed->train_loss), h(resumed->val_loss), h(resumed->train_acc),
+                            h(resumed->val_acc), std::nan("")};
+        p.of[static_cast<std::size_t>(s)] = m;
+        p.known[static_cast<std::size_t>(s)] = 1;
+        const int d = resumed->diverged_epoch[static_cast<std::size_t>(s)];
+        std::pair<int, int>& counts = p.parts[first + s];
+        counts = {std::isfinite(m.loss) ? 1 : 0, d > 0 && d <= e ? 1 : 0};
+      }
+    }
+  if (resumed)  // each architecture's diverged members, for the epochs it has no more
+    for (const ArchitectureOutput& a : resumed->architectures)
+      part_diverged_[first + a.members.front()] = static_cast<int>(std::count_if(
+          a.members.begin(), a.members.end(), [&](int s) { return resumed->diverged_epoch[static_cast<std::size_t>(s)] > 0; }));
   top.flush();
   flush_all();  // the runs are there from the start
 }
@@ -212,13 +271,14 @@ TensorBoardLog::TensorBoardLog(const Config& cfg, int resumed_epochs) : cfg_(cfg
 TensorBoardLog::~TensorBoardLog() = default;  // the writers flush what is pending
 
 void TensorBoardLog::flush_all() {
-  swarm_->flush();
   ensemble_->flush();
+  for (const auto& r : summaries_) r->events.flush();
   for (const auto& r : runs_out_) r->events.flush();
   flushed_ = std::chrono::steady_clock::now();
 }
 
 void TensorBoardLog::flush() {
+  std::lock_guard<std::mutex> lock(mutex_);
   write([&] { flush_all(); });
 }
 
@@ -232,51 +292,87 @@ void TensorBoardLog::write(const std::function<void()>& fn) {
   }
 }
 
-void TensorBoardLog::epoch(const EpochStats& st) {
-  write([&] {
-    const double t = now();
+// Writes r's epochs after its last one, in order, as long as each is known for all r's
+// members (`finishing`: all of them, with the members known).
+void TensorBoardLog::write_ready(Run& r, bool finishing) {
+  for (auto it = pending_.upper_bound(r.last); it != pending_.end(); ++it) {
+    const Pending& p = it->second;
+    const bool all = std::all_of(r.members.begin(), r.members.end(), [&](int s) { return p.known[static_cast<std::size_t>(s)] != 0; });
+    if (!all && !finishing) return;
+    write_epoch(r, it->first, p);
+    r.last = it->first;
+  }
+}
+
+void TensorBoardLog::write_epoch(Run& r, int epoch, const Pending& p) {
+  const double t = now();
+  const bool summary = std::any_of(summaries_.begin(), summaries_.end(), [&](const auto& x) { return x.get() == &r; });
+  std::vector<const MemberEpoch*> of;
+  for (int s : r.members)
+    if (p.known[static_cast<std::size_t>(s)]) of.push_back(&p.of[static_cast<std::size_t>(s)]);
+  if (of.empty()) return;
+  std::vector<io::Scalar> values;
+  const auto add = [&](const char* tag, std::vector<double>& v) {
+    if (summary) return summary_curves(tag, v, values);
+    double sum = 0;
+    for (double x : v) sum += x;
+    if (!v.empty()) values.push_back({tag, static_cast<float>(sum / static_cast<double>(v.size()))});
+  };
+  for (const Tagged& tag : kFloatTags) {
+    std::vector<double> v;
+    for (const MemberEpoch* m : of)
+      if (std::isfinite(m->*tag.value)) v.push_back(m->*tag.value);
+    add(tag.tag, v);
+  }
+  std::vector<double> lr;  // none for an epoch with values from a resumed state's histories
+  bool lr_known = true;
+  for (const MemberEpoch* m : of)
+    if (std::isfinite(m->loss)) lr.push_back(m->lr), lr_known = lr_known && std::isfinite(m->lr);
+  if (lr_known) add("lr", lr);
+  if (summary) {  // the parts of r's members: those of this epoch, the ones ended before as they ended
     const int first = cfg_.swarm.first_member;
-    std::vector<io::Scalar> swarm;
-    for (const Tagged& tag : kFloatTags) {
-      std::vector<double> v;
-      for (const MemberEpoch& m : st.members)
-        if (std::isfinite(m.*tag.value)) v.push_back(m.*tag.value);
-      summary_curves(tag.tag, v, swarm);
-    }
-    std::vector<double> lr;
-    for (const MemberEpoch& m : st.members)
-      if (std::isfinite(m.loss)) lr.push_back(m.lr);
-    summary_curves("lr", lr, swarm);
-    swarm.push_back({"members_training", static_cast<float>(st.training)});
-    swarm.push_back({"members_diverged", static_cast<float>(st.diverged)});
-    swarm_->scalars(st.epoch, t, swarm);
-    if (runs_out_.empty()) return;
-    std::vector<const MemberEpoch*> of(group_of_.size(), nullptr);  // by local member
-    for (const MemberEpoch& m : st.members) of[static_cast<std::size_t>(m.member - first)] = &m;
-    for (const auto& r : runs_out_) {
-      std::vector<io::Scalar> values;
-      for (const Tagged& tag : kFloatTags) {
-        double sum = 0;
-        int n = 0;
-        for (int s : r->members)
-          if (of[s] && std::isfinite(of[s]->*tag.value)) sum += of[s]->*tag.value, ++n;
-        if (n) values.push_back({tag.tag, static_cast<float>(sum / n)});
-      }
-      double sum = 0;
-      int n = 0;
-      for (int s : r->members)
-        if (of[s] && std::isfinite(of[s]->loss)) sum += of[s]->lr, ++n;
-      if (n) values.push_back({"lr", static_cast<float>(sum / n)});
-      r->events.scalars(st.epoch, t, values);
-    }
+    const auto in_r = [&](int part) { return std::binary_search(r.members.begin(), r.members.end(), part - first); };
+    int training = 0, diverged = 0;
+    for (const auto& [part, counts] : p.parts)
+      if (in_r(part)) training += counts.first, diverged += counts.second;
+    for (const auto& [part, d] : part_diverged_)
+      if (in_r(part) && !p.parts.count(part)) diverged += d;
+    values.push_back({"members_training", static_cast<float>(training)});
+    values.push_back({"members_diverged", static_cast<float>(diverged)});
+  }
+  r.events.scalars(epoch, t, values);
+}
+
+void TensorBoardLog::epoch(const EpochStats& st) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  const int S = cfg_.swarm.size, first = cfg_.swarm.first_member;
+  Pending& p = pending_[st.epoch];
+  if (p.of.empty()) p.of.resize(static_cast<std::size_t>(S)), p.known.assign(static_cast<std::size_t>(S), 0);
+  for (const MemberEpoch& m : st.members) {
+    p.of[static_cast<std::size_t>(m.member - first)] = m;
+    p.known[static_cast<std::size_t>(m.member - first)] = 1;
+  }
+  const int part = st.members.empty() ? first : st.members.front().member;
+  p.parts[part] = {st.training, st.diverged};
+  part_diverged_[part] = st.diverged;
+  write([&] {
+    for (const auto& r : summaries_) write_ready(*r, false);
+    for (const auto& r : runs_out_) write_ready(*r, false);
   });
-  if (std::chrono::steady_clock::now() - flushed_ >= std::chrono::seconds(1)) flush();
+  int done = std::numeric_limits<int>::max();  // epochs every run has written are not needed again
+  for (const auto* runs : {&summaries_, &runs_out_})
+    for (const auto& r : *runs) done = std::min(done, r->last);
+  pending_.erase(pending_.begin(), pending_.upper_bound(done));
+  if (std::chrono::steady_clock::now() - flushed_ >= std::chrono::seconds(1)) write([&] { flush_all(); });
 }
 
 void TensorBoardLog::finished(int epochs, const std::vector<int>& diverged_epoch,
                               const std::vector<std::pair<std::string, double>>& ensemble_scores, bool interrupted) {
-  if (interrupted) return;
-  write([&] {
+  std::lock_guard<std::mutex> lock(mutex_);
+  write([&] {  // an interrupted run leaves the epochs not yet complete to the resumed one
+    for (const auto* runs : {&summaries_, &runs_out_})
+      for (const auto& r : *runs) write_ready(*r, !interrupted);
+    if (interrupted) return flush_all();
     const double t = now();
     std::vector<io::Scalar> values;
     for (const auto& [tag, value] : ensemble_scores) values.push_back({tag, static_cast<float>(value)});

@@ -169,19 +169,13 @@ FinalEval evaluate_final(const Config& cfg, const PreparedData& data, const Memb
   return f;
 }
 
-// Why the TensorBoard logs cannot follow this run's training, or "": they need every member's
-// epochs in order from one process.
-std::string tensorboard_refusal(const Config& cfg, const Shard& shard, int chunks, const std::string& backend) {
-  if (shard.enabled())
-    return "this process trains shard " + std::to_string(shard.index) + " of " + std::to_string(shard.count) +
-           " of the swarm (--shard, mpirun); train the whole swarm in one process";
-  if (per_member_architecture(cfg))
-    return "the swarm's members have several architectures, which train side by side; give every member one "
-           "architecture";
-  if (chunks > 1)
-    return backend + " trains the swarm in " + std::to_string(chunks) + " chunks of members, one after the other; "
-           "reduce swarm.size, or train on device: cpu";
-  return "";
+// Why the TensorBoard logs cannot follow this run's training, or "": a shard's process trains
+// part of the swarm, and the swarm's summaries need every member's epochs.
+std::string tensorboard_refusal(const Shard& shard) {
+  if (!shard.enabled()) return "";
+  return "this process trains shard " + std::to_string(shard.index) + " of " + std::to_string(shard.count) +
+         " of the swarm (--shard, mpirun), and the swarm's curves need every member; train the whole swarm in "
+         "one process (a swarm too large for the device trains in chunks, which log too)";
 }
 
 // The ensemble's final scores for the TensorBoard logs, "<split>/<metric>": on the split it is
@@ -246,7 +240,7 @@ TrainingRun::TrainingRun(Config cfg, int threads, bool force, std::chrono::stead
     throw ConfigError(std::string(resume.empty() ? "train.checkpoint.every_epochs" : "--resume") +
                       ": checkpoints need the whole swarm trained at once, but " + be_->name() + " trains it in " +
                       std::to_string(plan_.chunks) + " chunks; reduce swarm.size, or train on device: cpu");
-  check_tensorboard_dir(cfg_, force, !resume.empty(), tensorboard_refusal(cfg_, shard_, plan_.chunks, be_->name()));
+  check_tensorboard_dir(cfg_, force, !resume.empty(), tensorboard_refusal(shard_));
   fingerprint_ = data_fingerprint(data_, sets_);
   if (resume.empty()) return;
   resume_ = std::make_unique<ResumePoint>(read_resume_point(resume, cfg_, data_, sets_, fingerprint_));
@@ -295,10 +289,11 @@ TrainResult TrainingRun::run(const TrainCallbacks& report) {
   }
   ProgressFn progress = report.progress;
   if (!cfg_.train.tensorboard.empty()) {
-    tensorboard = std::make_unique<TensorBoardLog>(cfg_, resume_ ? resume_->state.epochs : -1);
+    tensorboard = std::make_unique<TensorBoardLog>(cfg_, resume_ ? &resume_->state : nullptr);
     control.member_epochs = true;
+    control.member_progress = [&](const EpochStats& st) { tensorboard->epoch(st); };  // several architectures
     progress = [&](const EpochStats& st) {
-      tensorboard->epoch(st);
+      if (!st.members.empty()) tensorboard->epoch(st);
       if (report.progress) report.progress(st);
     };
   }

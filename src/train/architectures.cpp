@@ -264,9 +264,16 @@ TrainOutput train_architectures(const Config& cfg, const PreparedData& data, con
     const ChunkPlan plan = train_detail::plan_swarm(sub, data, sub_sets, gbe, false);
     // A segment ends at epoch `until`: the stop is asked for right after that epoch is reported.
     auto reached = std::make_shared<std::atomic<bool>>(false);
+    c.member_epochs = control.member_epochs && control.member_progress;
     const ProgressFn progress_to = [&, reached, g, u = until](const EpochStats& st) {
       if (u > 0 && st.epoch >= u) *reached = true;
-      report(g, st);
+      if (st.members.empty()) return report(g, st);
+      EpochStats whole_st = st;  // the sub-swarm numbers its members from sub.swarm.first_member
+      for (MemberEpoch& m : whole_st.members)
+        m.member = cfg.swarm.first_member + group.members[static_cast<std::size_t>(m.member - sub.swarm.first_member)];
+      control.member_progress(whole_st);
+      whole_st.members.clear();
+      report(g, whole_st);
     };
     if (plan.chunks <= 1) {  // chunks train one after another, without checkpoints or stops
       c.stop = [&, reached] {

@@ -32,6 +32,15 @@ void merge_part(TrainOutput& out, const TrainOutput& part, int m0, int Sp) {
   out.train_seconds += part.train_seconds;
 }
 
+// A chunk's control: the warm start, and its members' epochs when the whole swarm's are asked for
+// (each chunk reports its own members, global indices, all its epochs before the next chunk's).
+TrainControl chunk_control(const TrainControl& control) {
+  TrainControl c;
+  c.init = control.init;
+  c.member_epochs = control.member_epochs;
+  return c;
+}
+
 }  // namespace
 
 TrainOutput train_detail::train_in_chunks(const Config& cfg, const PreparedData& data, const MemberSets& sets,
@@ -58,7 +67,7 @@ TrainOutput train_detail::train_in_chunks(const Config& cfg, const PreparedData&
                                     s.chunks = chunks;
                                     progress(s);
                                   },
-                                  TrainControl{nullptr, 0, {}, {}, control.init, {}});
+                                  chunk_control(control));
     epochs = std::max(epochs, part.epochs);
     resize_history(part, cfg.train.epochs);
     if (c == 0) {

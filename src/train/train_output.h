@@ -57,8 +57,14 @@ struct TrainControl {
   // The same for a swarm of members of several architectures (train/architectures.h): the
   // initial parameters of `members` (global indices, one per layout member, one architecture).
   std::function<void(const std::vector<int>& members, const ParamLayout& layout, std::vector<float>& params)> init_members;
-  // Fill EpochStats::members (live per-member logs). Whole-swarm passes of one architecture.
+  // Fill EpochStats::members (live per-member logs): every member's values in a whole-swarm
+  // pass; each chunk's own members, chunk after chunk, when trained in chunks.
   bool member_epochs = false;
+  // With member_epochs, a swarm of several architectures (train/architectures.h): called with
+  // each architecture's (or its chunk's) epochs, its members only (global indices), each
+  // architecture's in epoch order but out of step with the others and from the thread that
+  // trains it. The progress function gets the swarm's averaged epochs without members.
+  std::function<void(const EpochStats&)> member_progress;
 };
 
 // An epoch interrupted between steps (TrainOutput::partial): with the parameters and
