@@ -212,8 +212,11 @@ TensorBoardLog::TensorBoardLog(const Config& cfg, const TrainOutput* resumed) : 
       summaries_.push_back(std::make_unique<Run>((dir / name).string(), keep_of(groups[a].members)));
       summaries_.back()->members = groups[a].members;
       for (int s : groups[a].members) arch_of[static_cast<std::size_t>(s)] = groups[a].name;
-      spdlog::info("TensorBoard run {}: the {} members of architecture {}", name, groups[a].members.size(), groups[a].name);
+      spdlog::debug("TensorBoard run {}: the {} members of architecture {}", name, groups[a].members.size(), groups[a].name);
     }
+    // One line at the default level (a run per architecture made one each: 21 for spirals-widths).
+    spdlog::info("TensorBoard: {} runs arch-<i>, one per architecture (-v lists them; each session's hparam "
+                 "'architecture' names its own)", groups.size());
   }
   std::vector<int> group_of;  // [S] the run of each local member (members: itself; groups: its group)
   int count = 0;
