@@ -9,7 +9,7 @@
 # --full (.ci/run).
 #
 #   scripts/test.sh           # build and the test suites
-#   scripts/test.sh --full    # everything (about 45 minutes on 2 cores from a fresh checkout)
+#   scripts/test.sh --full    # everything (aim: under 40 minutes on 2 cores from a fresh checkout; docs/install.md)
 #
 # Further arguments go to the suite's ctest run (e.g. -R lanes).
 # Environment: TURBANET_TEST_BUDGET_MIN (default 90, CI's limit): the aarch64 step runs only if
