@@ -19,6 +19,7 @@
 #include <spdlog/sinks/ostream_sink.h>
 #include <spdlog/spdlog.h>
 
+#include "cli/commands/commands.h"
 #include "util/log.h"
 
 namespace tn::test {
@@ -98,6 +99,20 @@ inline std::vector<std::pair<std::string, std::filesystem::path>> shipped_config
     r.emplace_back(name, e.path());
   }
   return r;
+}
+
+// Trains config `path` with the overrides `set` into `out` (replaced if there), quietly; the
+// test stops there, naming `name`, unless training succeeds. Returns `out`.
+inline std::filesystem::path train_quietly(const std::string& name, const std::filesystem::path& path,
+                                           const std::vector<std::string>& set, const std::filesystem::path& out) {
+  tn::TrainOptions o;
+  o.config_path = path.string();
+  o.set = set;
+  o.out = out.string();
+  o.force = true;
+  o.verbosity = tn::Verbosity::Quiet;
+  REQUIRE_MESSAGE(tn::run_train(o) == tn::kExitOk, name);
+  return out;
 }
 
 // The comma-separated cells of one CSV line (no quoting).

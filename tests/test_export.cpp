@@ -35,14 +35,8 @@ tn::ExportOptions export_opts(const fs::path& run, const fs::path& out) {
 
 // configs/<name>.yaml with `set` trained into export-<tag, default name>.h5.
 fs::path train_config(const std::string& name, const std::vector<std::string>& set, const std::string& tag = "") {
-  tn::TrainOptions o;
-  o.config_path = (fs::path(TURBANET_SOURCE_DIR) / "configs" / (name + ".yaml")).string();
-  o.set = set;
-  o.out = scratch("export-" + (tag.empty() ? name : tag) + ".h5").string();
-  o.force = true;
-  o.verbosity = tn::Verbosity::Quiet;
-  REQUIRE_MESSAGE(tn::run_train(o) == tn::kExitOk, name);
-  return *o.out;
+  return tn::test::train_quietly(name, fs::path(TURBANET_SOURCE_DIR) / "configs" / (name + ".yaml"), set,
+                                 scratch("export-" + (tag.empty() ? name : tag) + ".h5"));
 }
 
 std::string spirals_with(const std::string& layers, const std::string& loss) {

@@ -37,25 +37,19 @@ TEST_CASE("h5py reads every dataset of the run file of every shipped config and 
       {"stocks-lstm", {"swarm.size=20", "data.source.series=20", "train.epochs=1"}}};
   std::vector<std::string> files;
   for (const auto& [name, path] : tn::test::shipped_configs(reduced)) {
-    tn::TrainOptions o;
-    o.config_path = path.string();
-    o.set = reduced.at(name);
-    o.out = scratch("every-" + name + ".h5").string();
-    o.force = true;
-    o.verbosity = tn::Verbosity::Quiet;
-    REQUIRE_MESSAGE(tn::run_train(o) == tn::kExitOk, name);
-    files.push_back(*o.out);
+    const fs::path run = tn::test::train_quietly(name, path, reduced.at(name), scratch("every-" + name + ".h5"));
+    files.push_back(run.string());
     if (name != "random-walk" && name != "stocks-lstm") continue;
     // The sequence runs' forecast files, from their own series as new history.
     tn::DataGenerateOptions g;
-    g.config_path = o.config_path;
-    g.set = o.set;
+    g.config_path = path.string();
+    g.set = reduced.at(name);
     g.out = scratch("every-" + name + ".csv").string();
     g.force = true;
     g.verbosity = tn::Verbosity::Quiet;
     REQUIRE(tn::run_data_generate(g) == tn::kExitOk);
     tn::PredictOptions p;
-    p.run_path = *o.out;
+    p.run_path = run.string();
     p.input = g.out;
     p.ids = {"close"};
     p.out = scratch("every-" + name + "-forecast.h5").string();

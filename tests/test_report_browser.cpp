@@ -154,15 +154,10 @@ TEST_CASE("the report of every shipped config's run opens in a browser with no c
       {"stocks-lstm", {"swarm.size=4", "data.source.series=4", "train.epochs=3"}}};
   std::vector<fs::path> pages;
   for (const auto& [name, path] : tn::test::shipped_configs(reduced)) {
-    tn::TrainOptions o;
-    o.config_path = path.string();
-    o.set = reduced.at(name);
-    o.out = evaltest::scratch("report-" + name + ".h5").string();
-    o.force = true;
-    o.verbosity = tn::Verbosity::Quiet;
-    REQUIRE_MESSAGE(tn::run_train(o) == tn::kExitOk, name);
+    const fs::path run = tn::test::train_quietly(name, path, reduced.at(name), evaltest::scratch("report-" + name + ".h5"));
     pages.push_back(evaltest::scratch(name + ".html"));
-    const auto [rc, out] = tn::test::run_binary_in(fs::current_path(), {"report", *o.out, "--out", pages.back().string(), "--force"});
+    const auto [rc, out] =
+        tn::test::run_binary_in(fs::current_path(), {"report", run.string(), "--out", pages.back().string(), "--force"});
     REQUIRE_MESSAGE(rc == 0, name << ": " << out);
   }
   const auto [rc, out] = check_report(pages);
