@@ -12,6 +12,7 @@
 #include "data/encode.h"
 #include "data/sequence.h"
 #include "data/sequence_units.h"
+#include "math/quantile.h"
 #include "math/rng.h"
 
 namespace tn {
@@ -37,14 +38,6 @@ SplitData take_rows(const Dataset& d, const std::vector<std::uint32_t>& perm, in
   return s;
 }
 
-// numpy's percentile (linear interpolation) of sorted values, q in [0, 1].
-double quantile(const std::vector<double>& sorted, double q) {
-  const double at = q * static_cast<double>(sorted.size() - 1);
-  const auto lo = static_cast<std::size_t>(std::floor(at));
-  const std::size_t hi = std::min(lo + 1, sorted.size() - 1);
-  return sorted[lo] + (at - static_cast<double>(lo)) * (sorted[hi] - sorted[lo]);
-}
-
 // robust: the median and the interquartile range (25th to 75th percentile) of column f of the
 // rows of group g, as scikit-learn's RobustScaler fits them.
 std::pair<double, double> median_and_iqr(const std::vector<float>& X, int n, const std::vector<int>& group, int F,
@@ -54,7 +47,7 @@ std::pair<double, double> median_and_iqr(const std::vector<float>& X, int n, con
     if (g < 0 || group[i] == g) v.push_back(X[static_cast<std::size_t>(i) * F + f]);
   if (v.empty()) return {0.0, 0.0};
   std::sort(v.begin(), v.end());
-  return {quantile(v, 0.5), quantile(v, 0.75) - quantile(v, 0.25)};
+  return {quantile_of_sorted(v, 0.5), quantile_of_sorted(v, 0.75) - quantile_of_sorted(v, 0.25)};
 }
 
 // Statistics of the training rows whose group is g (all rows when g < 0) into mean/std at

@@ -7,6 +7,7 @@
 #include <limits>
 
 #include "eval/combine.h"
+#include "math/quantile.h"
 
 namespace tn {
 namespace {
@@ -98,12 +99,7 @@ std::vector<double> quantiles(std::vector<double> v) {
   std::vector<double> q(kQuantileLevels.size(), kNaN);
   if (v.empty()) return q;
   std::sort(v.begin(), v.end());
-  for (std::size_t k = 0; k < kQuantileLevels.size(); ++k) {
-    const double at = kQuantileLevels[k] * static_cast<double>(v.size() - 1);
-    const auto lo = static_cast<std::size_t>(std::floor(at));
-    const std::size_t hi = std::min(lo + 1, v.size() - 1);
-    q[k] = v[lo] + (at - static_cast<double>(lo)) * (v[hi] - v[lo]);
-  }
+  for (std::size_t k = 0; k < kQuantileLevels.size(); ++k) q[k] = quantile_of_sorted(v, kQuantileLevels[k]);
   return q;
 }
 

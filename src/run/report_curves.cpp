@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <string>
 
+#include "math/quantile.h"
 #include "report/chart.h"
 #include "report/markup.h"
 #include "report/ticks.h"
@@ -30,17 +31,8 @@ std::string darker(const std::string& hex) {
 
 std::vector<std::size_t> faint_members(int S) { return report::downsample(static_cast<std::size_t>(S), kFaintMembers); }
 
-// q-quantile of the finite values in `x` (reordered), linear interpolation; NaN when none.
-double quantile(std::vector<double>& x, double q) {
-  if (x.empty()) return NAN;
-  const double pos = q * static_cast<double>(x.size() - 1);
-  const auto lo = static_cast<std::size_t>(std::floor(pos));
-  std::nth_element(x.begin(), x.begin() + static_cast<std::ptrdiff_t>(lo), x.end());
-  const double a = x[lo];
-  if (lo + 1 >= x.size()) return a;
-  const double b = *std::min_element(x.begin() + static_cast<std::ptrdiff_t>(lo) + 1, x.end());
-  return a + (pos - static_cast<double>(lo)) * (b - a);
-}
+// q-quantile of the finite values in `sorted` (math/quantile.h); NaN when there are none.
+double quantile(const std::vector<double>& sorted, double q) { return sorted.empty() ? NAN : quantile_of_sorted(sorted, q); }
 
 // Member s's last finite value of history h [S, E] at or before epoch index e, NaN if none.
 double last_finite(const Array& h, int E, int s, int e) {
@@ -73,6 +65,7 @@ std::string curve_chart(const ReportView& v, const Array& h, const std::string& 
     const double x = static_cast<double>(e + 1);
     band.x.push_back(x), mean.x.push_back(x), median.x.push_back(x);
     mean.y.push_back(column.empty() ? NAN : sum / static_cast<double>(column.size()));
+    std::sort(column.begin(), column.end());
     band.lo.push_back(quantile(column, 0.05));
     band.hi.push_back(quantile(column, 0.95));
     median.y.push_back(quantile(column, 0.5));

@@ -13,6 +13,7 @@
 
 #include "io/atomic_file.h"
 #include "io/tensorboard_events.h"
+#include "math/quantile.h"
 #include "run/command_files.h"
 #include "run/errors.h"
 #include "train/architectures.h"
@@ -118,11 +119,7 @@ std::vector<io::MetricInfo> metric_infos(const Config& cfg) {
 void summary_curves(const std::string& tag, std::vector<double>& v, std::vector<io::Scalar>& out) {
   if (v.empty()) return;
   std::sort(v.begin(), v.end());
-  const auto q = [&](double p) {
-    const double at = p * static_cast<double>(v.size() - 1);
-    const std::size_t lo = static_cast<std::size_t>(at), hi = std::min(lo + 1, v.size() - 1);
-    return v[lo] + (v[hi] - v[lo]) * (at - static_cast<double>(lo));
-  };
+  const auto q = [&](double p) { return quantile_of_sorted(v, p); };
   double sum = 0;
   for (double x : v) sum += x;
   const std::pair<const char*, double> curves[] = {{"mean", sum / static_cast<double>(v.size())},
