@@ -2,8 +2,11 @@
 // (tests/op_cases.h).
 #include "op_cases.h"
 
+#include <doctest/doctest.h>
+
 #include <algorithm>
 #include <cmath>
+#include <exception>
 #include <iomanip>
 #include <limits>
 #include <sstream>
@@ -189,6 +192,33 @@ Diff compare(const OpCase& c, const HostArrays& got, const HostArrays& expected,
   }
   d.first_bad = bad.str();
   return d;
+}
+
+void run_row(const std::string& row, Backend& be, Backend* cpu) {
+  for (const OpCase& c : op_cases()) {
+    const HostArrays ref = reference_case(c);
+    try {
+      const HostArrays got = run_case(c, be);
+      const Diff d = compare(c, got, ref, ref, false);
+      std::ostringstream line;
+      line << std::setprecision(3) << row << " " << c.name << ": max |got - ref| " << d.max_err << " ("
+           << d.worst << " of the tolerance) over " << d.values << " values";
+      CHECK_MESSAGE(d.bad == 0, row << " " << c.name << ": " << d.bad << " values off the reference:" << d.first_bad);
+      if (c.property) {
+        const std::string p = c.property(got);
+        CHECK_MESSAGE(p.empty(), row << " " << c.name << ": " << p);
+      }
+      if (cpu) {
+        const HostArrays base = run_case(c, *cpu);
+        const Diff pd = compare(c, got, base, ref, true);
+        line << "; max |got - cpu| " << pd.max_err << " (" << pd.worst << " of the tolerance)";
+        CHECK_MESSAGE(pd.bad == 0, row << " " << c.name << ": " << pd.bad << " values off the CPU backend:" << pd.first_bad);
+      }
+      MESSAGE(line.str());
+    } catch (const std::exception& e) {
+      CHECK_MESSAGE(false, row << " " << c.name << " threw: " << e.what());
+    }
+  }
 }
 
 }  // namespace tn::op_test

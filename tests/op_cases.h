@@ -2,8 +2,8 @@
 // A case is one call of one Backend op: its arrays with their initial contents (every
 // element, padding included, from fixed seeds), the call on a backend, and a reference that
 // computes the expected arrays with plain double-precision loops written from the op's
-// contract. tests/test_ops.cpp runs every case on every backend (the reference itself, the
-// CPU backend, the CUDA backend) and compares. A new op, shape or mode is one entry in the
+// contract. tests/test_ops.cpp runs every case on the reference itself and the CPU backend,
+// tests/cuda/test_cuda_ops.cpp on the CUDA backend, and both compare (run_row). A new op, shape or mode is one entry in the
 // table.
 //
 // Comparison of an output array, element by element:
@@ -145,5 +145,9 @@ struct Diff {
 // arrays' parity tolerances (CUDA against CPU) with scale |ref|.
 Diff compare(const OpCase& c, const HostArrays& got, const HostArrays& expected, const HostArrays& ref,
              bool parity);
+
+// A backend row, checked with doctest: every case on `be` against the reference; with `cpu`,
+// also against the CPU backend's result (parity tolerances). Each case prints its largest error.
+void run_row(const std::string& row, Backend& be, Backend* cpu);
 
 }  // namespace tn::op_test

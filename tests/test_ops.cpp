@@ -1,9 +1,9 @@
 // Every op case of the table (tests/op_table.cpp) on every backend row: the reference itself
 // (deterministic, finite, with the case's properties), the CPU backend against the reference,
-// and the CUDA backend against the reference and against the CPU backend. Each case prints
-// its largest error, passing or not; a failure names the case and the first elements outside
-// |got − expected| ≤ atol + rtol·|expected| (tests/op_cases.h). Without a GPU the CUDA row
-// prints one "SKIPPED: no CUDA device (why)" line and passes.
+// and the CUDA backend against the reference and against the CPU backend (that row is in
+// tests/cuda/test_cuda_ops.cpp). Each case prints its largest error, passing or not; a failure
+// names the case and the first elements outside |got − expected| ≤ atol + rtol·|expected|
+// (tests/op_cases.h).
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -14,48 +14,11 @@
 #include <string>
 
 #include "backend/cpu/cpu_backend.h"
-#if defined(TURBANET_HAVE_CUDA)
-#include "backend/cuda/cuda_backend.h"
-#endif
-#include "cuda_test_util.h"
 #include "op_cases.h"
 #include "target_test_util.h"
 
 using namespace tn;
 using namespace tn::op_test;
-
-namespace {
-
-// A backend row: every case on `be` against the reference; with `cpu`, also against the CPU
-// backend's result (parity tolerances).
-void run_row(const std::string& row, Backend& be, Backend* cpu) {
-  for (const OpCase& c : op_cases()) {
-    const HostArrays ref = reference_case(c);
-    try {
-      const HostArrays got = run_case(c, be);
-      const Diff d = compare(c, got, ref, ref, false);
-      std::ostringstream line;
-      line << std::setprecision(3) << row << " " << c.name << ": max |got - ref| " << d.max_err << " ("
-           << d.worst << " of the tolerance) over " << d.values << " values";
-      CHECK_MESSAGE(d.bad == 0, row << " " << c.name << ": " << d.bad << " values off the reference:" << d.first_bad);
-      if (c.property) {
-        const std::string p = c.property(got);
-        CHECK_MESSAGE(p.empty(), row << " " << c.name << ": " << p);
-      }
-      if (cpu) {
-        const HostArrays base = run_case(c, *cpu);
-        const Diff pd = compare(c, got, base, ref, true);
-        line << "; max |got - cpu| " << pd.max_err << " (" << pd.worst << " of the tolerance)";
-        CHECK_MESSAGE(pd.bad == 0, row << " " << c.name << ": " << pd.bad << " values off the CPU backend:" << pd.first_bad);
-      }
-      MESSAGE(line.str());
-    } catch (const std::exception& e) {
-      CHECK_MESSAGE(false, row << " " << c.name << " threw: " << e.what());
-    }
-  }
-}
-
-}  // namespace
 
 TEST_CASE("ops: the reference row: every op case's reference is deterministic, finite and has its properties") {
   std::set<std::string> names;
@@ -93,13 +56,4 @@ TEST_CASE("ops: the CPU rows: every op case on the CPU backend matches the refer
     CpuBackend cpu(1, target);
     run_row(std::string("cpu ") + to_string(target), cpu, nullptr);
   }
-}
-
-TEST_CASE("cuda ops: the CUDA row: every op case on the CUDA backend matches the reference and the CPU backend") {
-  if (skip_without_gpu()) return;
-#if defined(TURBANET_HAVE_CUDA)
-  CpuBackend cpu(1);
-  CudaBackend gpu(0, false);
-  run_row("cuda", gpu, &cpu);
-#endif
 }

@@ -1,9 +1,8 @@
-// The CUDA backend beyond single ops (those are the table in tests/op_table.cpp, run by
-// tests/test_ops.cpp): a recorded op sequence replayed with new data, and training runs on the
+// The CUDA backend beyond single ops (those are the table in tests/op_table.cpp, whose CUDA
+// row is tests/cuda/test_cuda_ops.cpp): a recorded op sequence replayed with new data, and training runs on the
 // CPU and CUDA backends compared (dense, chunked, group_by, tf32, lstm and gru swarms, a
 // diverging member). Without a GPU each case prints one "SKIPPED: no CUDA device (why)" line
 // and passes.
-#if defined(TURBANET_HAVE_CUDA)
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -196,5 +195,3 @@ TEST_CASE("cuda parity: lstm and gru swarms trained on both backends (per-series
     cmp_runs(cell, a, g);
   }
 }
-
-#endif  // TURBANET_HAVE_CUDA
