@@ -84,7 +84,7 @@ std::vector<std::string> key_paths() {
   for (const KeySection& s : key_sections()) {
     if (s.name.rfind("(", 0) == 0 || s.name.find("COLUMN") != std::string::npos) continue;  // a form, a column
     std::string base = s.name.substr(0, s.name.find(' '));
-    if (const std::size_t n = base.find(".N"); n != std::string::npos) base.replace(n, 2, ".0");
+    if (const std::size_t n = base.find(".N"); n != std::string::npos) base[n + 1] = '0';  // ".N" -> ".0"
     for (const KeyRule& k : s.keys) out.push_back(base.empty() ? k.key : base + "." + k.key);
   }
   std::sort(out.begin(), out.end());

@@ -76,12 +76,12 @@ Dataset load_table(const DataConfig& data, const std::vector<std::string>& id_co
   }
   if (s.type != "csv")
     throw DataError("data.sequence: sequence data need a csv or random_walk source, not '" + s.type + "'");
+  const std::string target_key = "data.sequence.target", features_key = "data.sequence.features";
   std::vector<std::string> columns = q.features, keys;
-  for (const std::string& c : columns)
-    keys.push_back(c == q.target ? "data.sequence.target" : "data.sequence.features");
+  for (const std::string& c : columns) keys.push_back(c == q.target ? target_key : features_key);
   if (std::find(columns.begin(), columns.end(), q.target) == columns.end()) {
     columns.push_back(q.target);
-    keys.push_back("data.sequence.target");
+    keys.push_back(target_key);
   }
   return load_csv_table(s, columns, keys, grouped ? data.group_by : "", q.time, id_columns);
 }

@@ -222,11 +222,16 @@ void remove_stale_temporaries(const fs::path& target, std::size_t limit) {
 // "<stem>.<pid>-<n><ext>" beside `target`, for results that must not replace it.
 fs::path aside_path(const fs::path& target, unsigned n, std::size_t limit) {
   std::string stem = target.stem().string(), ext = target.extension().string();
-  if (ext.size() > 32) stem += std::exchange(ext, "");  // not an extension worth keeping whole
+  if (ext.size() > 32) {  // not an extension worth keeping whole
+    stem += ext;
+    ext.clear();
+  }
   std::string tail = hidden(std::to_string(::getpid()), "-");
   tail += std::to_string(n);
   tail += ext;
-  return parent_dir(target) / (fitted_name(stem, limit > tail.size() ? limit - tail.size() : 1) + tail);
+  std::string name = fitted_name(stem, limit > tail.size() ? limit - tail.size() : 1);
+  name += tail;
+  return parent_dir(target) / name;
 }
 
 }  // namespace
