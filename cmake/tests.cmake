@@ -20,10 +20,15 @@ set(TURBANET_TEST_PCH <doctest/doctest.h> <algorithm> <chrono> <cmath> <cstdint>
   <vector> <fmt/format.h> <nlohmann/json.hpp> <spdlog/spdlog.h>)
 # tests/main.cpp defines doctest's main, which must come before doctest's header.
 set_source_files_properties(tests/main.cpp PROPERTIES SKIP_PRECOMPILE_HEADERS ON)
+# The header is built once, with the op table, and reused by both executables.
 function(turbanet_test_target target)
   target_link_libraries(${target} PRIVATE turbanet_core doctest::doctest)
   target_compile_options(${target} PRIVATE "$<$<COMPILE_LANGUAGE:CXX>:-Og>")
-  target_precompile_headers(${target} PRIVATE ${TURBANET_TEST_PCH})
+  if(target STREQUAL "turbanet_op_cases")
+    target_precompile_headers(${target} PRIVATE ${TURBANET_TEST_PCH})
+  else()
+    target_precompile_headers(${target} REUSE_FROM turbanet_op_cases)
+  endif()
   # tests/test_interrupt.cpp and the CLI tests run the binary itself in child processes.
   target_compile_definitions(${target} PRIVATE
     TURBANET_SOURCE_DIR="${CMAKE_SOURCE_DIR}" TURBANET_BINARY="$<TARGET_FILE:turbanet>")
