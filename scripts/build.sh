@@ -2,5 +2,5 @@
 # Configures and builds turbanet (Release) into build/. Extra arguments go to cmake.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/configure.sh build -DCMAKE_BUILD_TYPE=Release "$@"
+cmake -S . -B build -DCMAKE_BUILD_TYPE=Release "$@" >/dev/null
 cmake --build build -j"$(nproc)"

@@ -53,8 +53,8 @@ if ((${#missing[@]} > 0)); then
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y --no-install-recommends "${missing[@]}"
 fi
 
-scripts/configure.sh build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_C_COMPILER=clang-14 \
-  -DCMAKE_CXX_COMPILER=clang++-14 -DTURBANET_FUZZ=ON -DTURBANET_TESTS=OFF -DTURBANET_CUDA=OFF -DTURBANET_MPI=OFF
+cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_C_COMPILER=clang-14 \
+  -DCMAKE_CXX_COMPILER=clang++-14 -DTURBANET_FUZZ=ON -DTURBANET_TESTS=OFF -DTURBANET_CUDA=OFF -DTURBANET_MPI=OFF >/dev/null
 targets=()
 for h in "${HARNESSES[@]}"; do targets+=("fuzz_$h"); done
 cmake --build build-fuzz -j"$(nproc)" --target "${targets[@]}"

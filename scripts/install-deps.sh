@@ -4,7 +4,6 @@
 set -euo pipefail
 PACKAGES=(
   build-essential cmake pkg-config   # compiler and build system
-  ninja-build                        # builds new build directories (scripts/configure.sh): ~10% faster than make
   libcli11-dev                       # command-line parsing
   libyaml-cpp-dev                    # configuration files
   libspdlog-dev libfmt-dev           # logging and formatting

@@ -36,8 +36,8 @@ fi
 
 # Release, the flags of the binary users run: a NEON miscompile at -O3 must show here.
 start=$SECONDS
-scripts/configure.sh build-aarch64 -DCMAKE_TOOLCHAIN_FILE=cmake/aarch64-linux-gnu.cmake -DTURBANET_KERNELS_ONLY=ON \
-  -DTURBANET_MPI=OFF -DCMAKE_BUILD_TYPE=Release
+cmake -S . -B build-aarch64 -DCMAKE_TOOLCHAIN_FILE=cmake/aarch64-linux-gnu.cmake -DTURBANET_KERNELS_ONLY=ON -DTURBANET_MPI=OFF \
+  -DCMAKE_BUILD_TYPE=Release >/dev/null
 cmake --build build-aarch64 -j"$(nproc)"
 built=$SECONDS
 

@@ -15,7 +15,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
 
-scripts/configure.sh build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTURBANET_SANITIZE=ON -DTURBANET_CUDA=OFF -DTURBANET_MPI=OFF
+cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTURBANET_SANITIZE=ON -DTURBANET_CUDA=OFF -DTURBANET_MPI=OFF >/dev/null
 cmake --build build-asan -j"$(nproc)"
 
 reports="$PWD/build-asan/reports"
