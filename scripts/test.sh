@@ -8,7 +8,7 @@
 # tests against the installed package (scripts/test-python-install.sh, build-pip/). CI runs
 # --full (.ci/run).
 #
-#   scripts/test.sh           # build and the test suites
+#   scripts/test.sh           # build and the test suites (about 6 minutes from a fresh clone on 2 cores)
 #   scripts/test.sh --full    # everything (aim: under 40 minutes on 2 cores from a fresh checkout; docs/install.md)
 #
 # Further arguments go to the suite's ctest run (e.g. -R lanes).
