@@ -137,7 +137,17 @@ def test_an_error_in_the_progress_callback_stops_training_and_is_raised(small_co
         ts.train(small_config, progress=fail)
 
 
-def test_ctrl_c_writes_the_checkpoint_then_raises_keyboard_interrupt_and_resume_continues(small_config, tmp_path):
+@pytest.fixture
+def ctrl_c():
+    """Python's own Ctrl-C handler, as an interactive session has it. A process started in the
+    background by a script (`cmd &`, nohup) inherits SIGINT ignored, and Python then installs
+    no handler, so the signals these tests send would do nothing."""
+    old = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, old)
+
+
+def test_ctrl_c_writes_the_checkpoint_then_raises_keyboard_interrupt_and_resume_continues(small_config, tmp_path, ctrl_c):
     small_config["train"]["epochs"] = 30
     def interrupt(s):
         if s["epoch"] == 3:
@@ -156,7 +166,7 @@ def test_ctrl_c_writes_the_checkpoint_then_raises_keyboard_interrupt_and_resume_
                 np.testing.assert_array_equal(la[k], lb[k])
 
 
-def test_a_sigint_while_the_core_trains_stops_after_the_epoch_and_raises_keyboard_interrupt(small_config, tmp_path):
+def test_a_sigint_while_the_core_trains_stops_after_the_epoch_and_raises_keyboard_interrupt(small_config, tmp_path, ctrl_c):
     small_config["train"]["epochs"] = 100000  # minutes: the signal comes long before the end
     timer = threading.Timer(0.3, os.kill, (os.getpid(), signal.SIGINT))
     timer.start()
