@@ -28,11 +28,9 @@ constexpr const char* kExperimentTag = "_hparams_/experiment";
 constexpr const char* kSessionStartTag = "_hparams_/session_start_info";
 constexpr const char* kSessionEndTag = "_hparams_/session_end_info";
 
-void put_u64(std::string& out, std::uint64_t v) {
-  for (int i = 0; i < 8; ++i) out.push_back(static_cast<char>((v >> (8 * i)) & 0xff));
-}
-void put_u32(std::string& out, std::uint32_t v) {
-  for (int i = 0; i < 4; ++i) out.push_back(static_cast<char>((v >> (8 * i)) & 0xff));
+// Little-endian integers of `bytes` bytes, as the record framing stores its length and CRCs.
+void put_le(std::string& out, std::uint64_t v, int bytes) {
+  for (int i = 0; i < bytes; ++i) out.push_back(static_cast<char>((v >> (8 * i)) & 0xff));
 }
 std::uint64_t get_le(std::string_view b, std::size_t at, int bytes) {
   std::uint64_t v = 0;
@@ -103,10 +101,10 @@ std::uint32_t masked_crc32c(std::string_view bytes) {
 std::string framed_record(std::string_view data) {
   std::string out;
   out.reserve(data.size() + 16);
-  put_u64(out, data.size());
-  put_u32(out, masked_crc32c(out));
+  put_le(out, data.size(), 8);
+  put_le(out, masked_crc32c(out), 4);
   out.append(data);
-  put_u32(out, masked_crc32c(data));
+  put_le(out, masked_crc32c(data), 4);
   return out;
 }
 

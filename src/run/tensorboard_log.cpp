@@ -115,14 +115,18 @@ std::vector<io::MetricInfo> metric_infos(const Config& cfg) {
   return m;
 }
 
+double mean_of(const std::vector<double>& v) {
+  double sum = 0;
+  for (double x : v) sum += x;
+  return sum / static_cast<double>(v.size());
+}
+
 // mean, median, q10, q90, min, max of `v` (sorted here), linear between order statistics.
 void summary_curves(const std::string& tag, std::vector<double>& v, std::vector<io::Scalar>& out) {
   if (v.empty()) return;
   std::sort(v.begin(), v.end());
   const auto q = [&](double p) { return quantile_of_sorted(v, p); };
-  double sum = 0;
-  for (double x : v) sum += x;
-  const std::pair<const char*, double> curves[] = {{"mean", sum / static_cast<double>(v.size())},
+  const std::pair<const char*, double> curves[] = {{"mean", mean_of(v)},
                                                    {"median", q(0.5)}, {"q10", q(0.1)}, {"q90", q(0.9)},
                                                    {"min", v.front()}, {"max", v.back()}};
   for (const auto& [name, value] : curves) out.push_back({tag + "/" + name, static_cast<float>(value)});
@@ -247,8 +251,7 @@ TensorBoardLog::TensorBoardLog(const Config& cfg, const TrainOutput* resumed) : 
     for (int e = 1; e <= resumed->epochs; ++e) {
       for (int s = 0; s < S; ++s) {
         if (e > kept[static_cast<std::size_t>(s)] || e <= keep_of(all)) continue;
-        Pending& p = pending_[e];
-        if (p.of.empty()) p.of.resize(static_cast<std::size_t>(S)), p.known.assign(static_cast<std::size_t>(S), 0);
+        Pending& p = pending_at(e);
         const std::size_t at = static_cast<std::size_t>(s) * static_cast<std::size_t>(resumed->epochs) + e - 1;
         const auto h = [&](const std::vector<float>& v) { return v.empty() ? std::nanf("") : v[at]; };
         const MemberEpoch m{first + s, h(resumed->train_loss), h(resumed->val_loss), h(resumed->train_acc),
@@ -269,6 +272,13 @@ TensorBoardLog::TensorBoardLog(const Config& cfg, const TrainOutput* resumed) : 
 }
 
 TensorBoardLog::~TensorBoardLog() = default;  // the writers flush what is pending
+
+TensorBoardLog::Pending& TensorBoardLog::pending_at(int epoch) {
+  Pending& p = pending_[epoch];
+  const auto S = static_cast<std::size_t>(cfg_.swarm.size);
+  if (p.of.empty()) p.of.resize(S), p.known.assign(S, 0);
+  return p;
+}
 
 void TensorBoardLog::flush_all() {
   ensemble_->flush();
@@ -314,9 +324,7 @@ void TensorBoardLog::write_epoch(Run& r, int epoch, const Pending& p) {
   std::vector<io::Scalar> values;
   const auto add = [&](const char* tag, std::vector<double>& v) {
     if (summary) return summary_curves(tag, v, values);
-    double sum = 0;
-    for (double x : v) sum += x;
-    if (!v.empty()) values.push_back({tag, static_cast<float>(sum / static_cast<double>(v.size()))});
+    if (!v.empty()) values.push_back({tag, static_cast<float>(mean_of(v))});
   };
   for (const Tagged& tag : kFloatTags) {
     std::vector<double> v;
@@ -345,9 +353,8 @@ void TensorBoardLog::write_epoch(Run& r, int epoch, const Pending& p) {
 
 void TensorBoardLog::epoch(const EpochStats& st) {
   std::lock_guard<std::mutex> lock(mutex_);
-  const int S = cfg_.swarm.size, first = cfg_.swarm.first_member;
-  Pending& p = pending_[st.epoch];
-  if (p.of.empty()) p.of.resize(static_cast<std::size_t>(S)), p.known.assign(static_cast<std::size_t>(S), 0);
+  const int first = cfg_.swarm.first_member;
+  Pending& p = pending_at(st.epoch);
   for (const MemberEpoch& m : st.members) {
     p.of[static_cast<std::size_t>(m.member - first)] = m;
     p.known[static_cast<std::size_t>(m.member - first)] = 1;

@@ -65,6 +65,7 @@ class TensorBoardLog {
     std::vector<char> known;      // [S]
     std::map<int, std::pair<int, int>> parts;
   };
+  Pending& pending_at(int epoch);  // pending_[epoch], sized for the swarm's members
   void write(const std::function<void()>& fn);
   void flush_all();
   void write_ready(Run& r, bool finishing);
