@@ -111,7 +111,20 @@ void legend_entry(std::string& out, double& x, double y, const std::string& labe
   x += 24 + 6.5 * static_cast<double>(label.size());
 }
 
+// "#rrggbb" of channels in [0, 255].
+std::string hex_colour(int r, int g, int b) {
+  char buf[8];
+  std::snprintf(buf, sizeof buf, "#%02x%02x%02x", r, g, b);
+  return buf;
+}
+
 }  // namespace
+
+std::string darker(const std::string& hex) {
+  const unsigned long rgb = std::stoul(hex.substr(1), nullptr, 16);
+  const auto part = [&](int shift) { return static_cast<int>(((rgb >> shift) & 0xff) * 55 / 100); };
+  return hex_colour(part(16), part(8), part(0));
+}
 
 std::string ramp(double t) {
   // Five stops of a perceptually ordered palette (viridis).
@@ -119,11 +132,9 @@ std::string ramp(double t) {
   t = std::clamp(std::isfinite(t) ? t : 0.0, 0.0, 1.0) * 4;
   const int i = std::min(3, static_cast<int>(t));
   const double f = t - i;
-  char buf[8];
-  std::snprintf(buf, sizeof buf, "#%02x%02x%02x", static_cast<int>(stops[i][0] + f * (stops[i + 1][0] - stops[i][0])),
-                static_cast<int>(stops[i][1] + f * (stops[i + 1][1] - stops[i][1])),
-                static_cast<int>(stops[i][2] + f * (stops[i + 1][2] - stops[i][2])));
-  return buf;
+  return hex_colour(static_cast<int>(stops[i][0] + f * (stops[i + 1][0] - stops[i][0])),
+                    static_cast<int>(stops[i][1] + f * (stops[i + 1][1] - stops[i][1])),
+                    static_cast<int>(stops[i][2] + f * (stops[i + 1][2] - stops[i][2])));
 }
 
 std::vector<Bar> histogram(const std::vector<double>& values, int bins, const std::string& colour) {

@@ -97,5 +97,7 @@ std::vector<Bar> histogram(const std::vector<double>& values, int bins, const st
 
 // Colour `t` in [0, 1] of the sequential palette (dark blue to yellow) of heat maps.
 std::string ramp(double t);
+// `hex` ("#rrggbb") darkened to 55 % of each channel (a median's line against its band's fill).
+std::string darker(const std::string& hex);
 
 }  // namespace tn::report

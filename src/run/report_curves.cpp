@@ -3,7 +3,6 @@
 // range, the best member, and where members diverged or stopped.
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 #include <string>
 
 #include "math/quantile.h"
@@ -20,15 +19,6 @@ constexpr std::size_t kFaintMembers = 60;  // member curves drawn faint
 constexpr std::size_t kMarkers = 400;      // diverged or stopped marks per chart
 
 // The members drawn faint: all, or kFaintMembers evenly spaced ones.
-// `hex` ("#rrggbb") darkened to 55 %: the median's colour, told apart from its band's in the legend.
-std::string darker(const std::string& hex) {
-  char out[8];
-  const unsigned long rgb = std::stoul(hex.substr(1), nullptr, 16);
-  const auto part = [&](int shift) { return static_cast<unsigned>(((rgb >> shift) & 0xff) * 55 / 100); };
-  std::snprintf(out, sizeof out, "#%02x%02x%02x", part(16), part(8), part(0));
-  return out;
-}
-
 std::vector<std::size_t> faint_members(int S) { return report::downsample(static_cast<std::size_t>(S), kFaintMembers); }
 
 // q-quantile of the finite values in `sorted` (math/quantile.h); NaN when there are none.
@@ -55,7 +45,7 @@ std::string curve_chart(const ReportView& v, const Array& h, const std::string& 
   c.x.integer = true;
   c.y.label = what;
   report::Band band{{}, {}, {}, colour, "5-95 % of members"};
-  report::Line mean{{}, {}, kMeanColour, 2.5, 1, "mean", false}, median{{}, {}, darker(colour), 2.5, 1, "median", true};
+  report::Line mean{{}, {}, kMeanColour, 2.5, 1, "mean", false}, median{{}, {}, report::darker(colour), 2.5, 1, "median", true};
   std::vector<double> column, scale;
   for (const std::size_t e : epochs) {
     column.clear();
