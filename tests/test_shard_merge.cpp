@@ -1,8 +1,8 @@
 // Sharding a swarm over jobs (train --shard k/K) and joining the parts (turbanet merge): the
 // merged file is bitwise the run file of one run of the whole swarm (apart from the paths in
 // /config), for shared, bootstrap (also with per-member target statistics), per-member-shard and
-// group_by sequence data and a per-member lr grid; the
-// blocks are balanced and cover the swarm; bad parts are refused with exit 2, naming them.
+// group_by sequence data and a per-member lr grid; the blocks are balanced and cover the swarm;
+// bad parts are refused with exit 2, naming them.
 #include <doctest/doctest.h>
 
 #include <cmath>
